@@ -1,0 +1,134 @@
+"""Settings, one section per prefix, read from the environment and `.env`.
+
+Built once in each entrypoint (`Settings.load()`) and passed down; never a module-level global.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def _section(prefix: str) -> SettingsConfigDict:
+    return SettingsConfigDict(env_prefix=prefix, env_file=".env", extra="ignore", frozen=True)
+
+
+class DatabaseSettings(BaseSettings):
+    model_config = _section("DATABASE_")
+
+    url: str | None = Field(
+        default=None,
+        description="DSN the application connects with (the unprivileged app role). "
+        "Unset: FAA runs embedded PostgreSQL in data_dir.",
+    )
+    admin_url: str | None = Field(
+        default=None,
+        description="DSN used for migrations and household administration (owner of the tables). "
+        "Defaults to url.",
+    )
+    app_role: str = Field(default="faa_app", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    app_password: SecretStr | None = Field(default=None, description="Password set on the app role by `faa migrate`.")
+    data_dir: Path = Field(default=Path("data/postgres"), description="Embedded PostgreSQL data folder.")
+    pool_min: int = Field(default=2, ge=1)
+    pool_max: int = Field(default=10, ge=1)
+
+
+class RedisSettings(BaseSettings):
+    model_config = _section("REDIS_")
+
+    url: str = "redis://127.0.0.1:6379/0"
+
+
+class LLMSettings(BaseSettings):
+    model_config = _section("LLM_")
+
+    base_url: str | None = Field(default=None, description="OpenAI-compatible endpoint, e.g. https://api.openai.com/v1")
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_retries: int = Field(default=2, ge=0)
+    temperature: float = Field(default=0.2, ge=0, le=2)
+    streaming: bool = Field(default=True, description="Stream the reply where a channel can show progress.")
+
+    @property
+    def configured(self) -> bool:
+        return self.base_url is not None or self.api_key is not None
+
+
+class EmbeddingSettings(BaseSettings):
+    model_config = _section("EMBEDDING_")
+
+    base_url: str | None = Field(default=None, description="Defaults to LLM_BASE_URL.")
+    api_key: SecretStr | None = Field(default=None, description="Defaults to LLM_API_KEY.")
+    model: str = "text-embedding-3-small"
+    dim: int = Field(default=384, ge=8, le=4000, description="Fixed when the schema is created.")
+    cache_size: int = Field(default=1000, ge=0)
+    cache_ttl_s: float = Field(default=3600.0, ge=0)
+
+
+class EngineSettings(BaseSettings):
+    model_config = _section("ENGINE_")
+
+    prompts_file: Path | None = Field(default=None, description="YAML of prompt blocks and versions.")
+    experiment: str = Field(default="prompt_version", description="Name of the running prompt A/B experiment.")
+    variants: dict[str, int] = Field(
+        default_factory=lambda: {"default": 100}, description='Prompt versions and weights, e.g. {"default":50,"fast":50}'
+    )
+    max_rounds: int = Field(default=3, ge=1, le=3)
+    max_verification_rounds: int = Field(default=3, ge=0, le=3)
+    max_tool_calls: int = Field(default=12, ge=1)
+    max_tokens: int = Field(default=40_000, ge=100)
+    max_seconds: float = Field(default=90.0, gt=0)
+    tool_timeout_s: float = Field(default=15.0, gt=0)
+    history_turns: int = Field(default=4, ge=0)
+
+
+class WorkerSettings(BaseSettings):
+    model_config = _section("WORKER_")
+
+    max_jobs: int = Field(default=10, ge=1)
+    job_timeout_s: int = Field(default=180, ge=10)
+    max_tries: int = Field(default=5, ge=1)
+    stale_after_s: int = Field(default=120, ge=5, description="Inbox/outbox rows older than this are re-enqueued.")
+    delivery_max_attempts: int = Field(default=8, ge=1)
+
+
+class WebSettings(BaseSettings):
+    model_config = _section("WEB_")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    reply_wait_s: float = Field(default=25.0, ge=0)
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+
+
+class LogSettings(BaseSettings):
+    model_config = _section("LOG_")
+
+    level: str = "INFO"
+    json_output: bool = Field(default=True, alias="LOG_JSON")
+
+    @field_validator("level")
+    @classmethod
+    def _upper(cls, value: str) -> str:
+        return value.upper()
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    database: DatabaseSettings = Field(default_factory=DatabaseSettings)
+    redis: RedisSettings = Field(default_factory=RedisSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+
+    @classmethod
+    def load(cls) -> Settings:
+        """Read every section from the environment and `.env`."""
+        return cls()

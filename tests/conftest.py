@@ -1,0 +1,77 @@
+"""Session fixtures: a throwaway PostgreSQL 18 + pgvector cluster and the local Redis, both real."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import asyncpg
+import pytest
+import redis.asyncio as redis_asyncio
+
+from migrations.runner import migrate
+from tools import local_postgres
+from tools.database import Database, dsn_with_user
+
+EMBEDDING_DIM = 64
+APP_ROLE = "faa_app"
+
+
+@dataclass(frozen=True)
+class PostgresInfo:
+    admin_dsn: str
+    app_dsn: str
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresInfo]:
+    root = Path(tempfile.mkdtemp(prefix="faa-test-pg-"))
+    server = local_postgres.start(root / "data", temporary=True)
+    admin_dsn = server.get_uri()
+    try:
+        yield PostgresInfo(admin_dsn=admin_dsn, app_dsn=dsn_with_user(admin_dsn, APP_ROLE))
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+async def migrated(postgres: PostgresInfo) -> PostgresInfo:
+    await migrate(postgres.admin_dsn, embedding_dim=EMBEDDING_DIM, app_role=APP_ROLE)
+    return postgres
+
+
+@pytest.fixture(scope="session")
+async def db(migrated: PostgresInfo) -> AsyncIterator[Database]:
+    database = await Database.connect(migrated.app_dsn, min_size=1, max_size=8)
+    yield database
+    await database.close()
+
+
+@pytest.fixture(scope="session")
+async def admin_conn(migrated: PostgresInfo) -> AsyncIterator[asyncpg.Connection]:
+    conn = await asyncpg.connect(migrated.admin_dsn)
+    yield conn
+    await conn.close()
+
+
+def _redis_db() -> int:
+    # Parallel test runs on one machine share one Redis: each process takes its own database number.
+    return 1 + os.getpid() % 15
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    base = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+    return f"{base.rstrip('/')}/{_redis_db()}"
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[redis_asyncio.Redis]:
+    client = redis_asyncio.from_url(redis_url)
+    await client.flushdb()
+    yield client
+    await client.flushdb()
+    await client.aclose()
