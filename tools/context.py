@@ -1,0 +1,52 @@
+"""What every tool call receives: the transaction it runs in and who is asking. Never part of a tool's schema."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from tools.database import Connection
+
+EmbeddingKind = Literal["query", "passage"]
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors of the schema's fixed dimension. `kind` matters to e5-style models."""
+
+    dim: int
+
+    async def embed(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class Member:
+    id: int
+    name: str
+    timezone: str
+    locale: str
+    role: str
+
+
+@dataclass
+class ToolContext:
+    """One tool call's world: a transaction already scoped to the household (RLS), and the asking member.
+
+    `embed_cache` lives for one message, so the same text is embedded once per message whatever the tools ask.
+    """
+
+    conn: Connection
+    household_id: int
+    user_id: int
+    timezone: str
+    now: datetime
+    embedder: Embedder
+    inbox_id: int | None = None
+    members: tuple[Member, ...] = ()
+    embed_cache: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    async def embed_one(self, text: str, kind: EmbeddingKind) -> list[float]:
+        key = (kind, text)
+        if key not in self.embed_cache:
+            [self.embed_cache[key]] = await self.embedder.embed([text], kind)
+        return self.embed_cache[key]
