@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -91,8 +91,16 @@ class WorkerSettings(BaseSettings):
     max_jobs: int = Field(default=10, ge=1)
     job_timeout_s: int = Field(default=180, ge=10)
     max_tries: int = Field(default=5, ge=1)
-    stale_after_s: int = Field(default=120, ge=5, description="Inbox/outbox rows older than this are re-enqueued.")
+    stale_after_s: int = Field(
+        default=240, ge=5, description="Unfinished messages untouched this long are re-enqueued (> job timeout)."
+    )
     delivery_max_attempts: int = Field(default=8, ge=1)
+
+    @model_validator(mode="after")
+    def _stale_after_timeout(self) -> WorkerSettings:
+        if self.stale_after_s <= self.job_timeout_s:
+            raise ValueError("WORKER_STALE_AFTER_S must exceed WORKER_JOB_TIMEOUT_S, or running jobs get doubled")
+        return self
 
 
 class WebSettings(BaseSettings):

@@ -98,13 +98,14 @@ CREATE TABLE memories (
     ai_understanding  jsonb NOT NULL DEFAULT '{}',
     embedding         vector({{EMBEDDING_DIM}}),
     amount            numeric(14, 2),
-    currency          char(3),
+    currency          char(3) CHECK (currency ~ '^[A-Z]{3}$'),
     occurred_at       timestamptz NOT NULL DEFAULT now(),
     visibility        text NOT NULL DEFAULT 'household' CHECK (visibility IN ('household', 'private')),
     source_inbox_id   bigint REFERENCES inbox ON DELETE SET NULL,
     created_at        timestamptz NOT NULL DEFAULT now(),
     updated_at        timestamptz NOT NULL DEFAULT now(),
-    deleted_at        timestamptz
+    deleted_at        timestamptz,
+    CHECK (amount IS NULL OR currency IS NOT NULL)
 );
 CREATE INDEX memories_household_time ON memories (household_id, occurred_at DESC) WHERE deleted_at IS NULL;
 CREATE INDEX memories_understanding ON memories USING gin (ai_understanding jsonb_path_ops);
@@ -112,7 +113,10 @@ CREATE INDEX memories_category ON memories (household_id, (ai_understanding ->> 
     WHERE deleted_at IS NULL;
 CREATE INDEX memories_kind ON memories (household_id, (ai_understanding ->> 'kind'), occurred_at)
     WHERE deleted_at IS NULL;
-CREATE INDEX memories_person ON memories (household_id, (ai_understanding ->> 'person')) WHERE deleted_at IS NULL;
+CREATE INDEX memories_person ON memories (household_id, lower(ai_understanding ->> 'person'))
+    WHERE deleted_at IS NULL;
+CREATE INDEX memories_merchant ON memories (household_id, lower(ai_understanding ->> 'merchant'))
+    WHERE deleted_at IS NULL;
 CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops);
 CREATE INDEX memories_source ON memories (source_inbox_id);
 

@@ -34,7 +34,7 @@ ALTER TABLE memories ENABLE ROW LEVEL SECURITY;
 ALTER TABLE memories FORCE ROW LEVEL SECURITY;
 CREATE POLICY household_isolation ON memories
     USING (household_id = faa_household() AND (visibility = 'household' OR author_id = faa_user()))
-    WITH CHECK (household_id = faa_household());
+    WITH CHECK (household_id = faa_household() AND (visibility = 'household' OR author_id = faa_user()));
 
 -- Narrow doors that must work before a household is known (who is this sender?) or across households
 -- (the sweeper). They run as the owner and return ids only.

@@ -1,0 +1,238 @@
+"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /health, GET /openapi.json."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot import intake
+from bot.live import ReplyWaiter, follow_events
+from bot.openapi import document
+from engine.deps import Deps
+from tools import households, inbox, outbox
+from tools.households import Principal
+
+log = structlog.get_logger()
+
+DEPS = web.AppKey("deps", Deps)
+WAITER = web.AppKey("waiter", ReplyWaiter)
+TOKENS = web.AppKey("tokens", dict)
+TRACE_ID = web.RequestKey("trace_id", str)
+_TOKEN_CACHE_S = 60.0  # a revoked token keeps working this long in a running web process
+
+
+class MessageIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=16_000)
+    client_message_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9._:-]+$",
+        description="Your id for this message; sending it again never creates a second message.",
+    )
+    wait: bool = Field(default=True, description="Wait for the reply (up to the server's limit) instead of 202.")
+
+
+class ApiError(web.HTTPException):
+    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+        self.status_code = status
+        super().__init__(
+            text=json.dumps({"error": {"code": code, "message": message, **extra}}), content_type="application/json"
+        )
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    trace_id = request.headers.get("X-Request-ID", "")[:64] or uuid.uuid4().hex
+    request[TRACE_ID] = trace_id
+    structlog.contextvars.bind_contextvars(trace_id=trace_id)
+    try:
+        return await handler(request)
+    except ApiError:
+        raise
+    except web.HTTPRequestEntityTooLarge:
+        limit = request.app[DEPS].settings.web.max_body_bytes
+        raise ApiError(413, "too_large", f"the body is larger than {limit} bytes") from None
+    except web.HTTPException as exc:
+        raise ApiError(exc.status, exc.reason.lower().replace(" ", "_"), exc.reason) from None
+    finally:
+        structlog.contextvars.unbind_contextvars("trace_id")
+
+
+async def _principal(request: web.Request) -> Principal:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise ApiError(401, "unauthorized", "send the member's API token as 'Authorization: Bearer <token>'")
+    cache: dict[str, tuple[Principal, float]] = request.app[TOKENS]
+    cached = cache.get(token)
+    if cached is not None and cached[1] > time.monotonic():
+        return cached[0]
+    async with request.app[DEPS].db.unscoped() as conn:
+        principal = await households.resolve_token(conn, token)
+    if principal is None:
+        raise ApiError(401, "unauthorized", "unknown API token")
+    if len(cache) > 10_000:
+        cache.clear()
+    cache[token] = (principal, time.monotonic() + _TOKEN_CACHE_S)
+    return principal
+
+
+async def _message_in(request: web.Request) -> MessageIn:
+    raw = await request.read()
+    try:
+        return MessageIn.model_validate_json(raw)
+    except ValidationError as exc:
+        problems = [{"field": ".".join(str(p) for p in e["loc"]), "problem": e["msg"]} for e in exc.errors()]
+        raise ApiError(400, "invalid_request", "the body must be JSON like {\"text\": \"…\"}", problems=problems) from None
+
+
+async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple[Any, bool]:
+    principal = await _principal(request)
+    client_id = body.client_message_id or uuid.uuid4().hex
+    return await intake.accept(
+        request.app[DEPS],
+        principal,
+        channel="web",
+        external_id=f"{principal.user_id}:{client_id}",
+        text=body.text,
+        trace_id=request[TRACE_ID],
+        **kwargs,
+    )
+
+
+async def _status(deps: Deps, household_id: int, inbox_id: int) -> dict[str, Any] | None:
+    async with deps.db.household(household_id) as conn:
+        row = await inbox.get(conn, inbox_id)
+        if row is None:
+            return None
+        reply = await outbox.for_inbox(conn, inbox_id)
+    body: dict[str, Any] = {"message_id": row.id, "status": row.status, "received_at": row.received_at.isoformat()}
+    if reply is not None:
+        body.update(reply=reply.text, outcome=reply.payload.get("outcome"), options=reply.payload.get("options", []))
+    return body
+
+
+async def post_message(request: web.Request) -> web.Response:
+    deps = request.app[DEPS]
+    body = await _message_in(request)
+    row, created = await _accept(request, body)
+    wait_s = deps.settings.web.reply_wait_s if body.wait else 0
+    if wait_s > 0:
+        waiter = request.app[WAITER]
+        future = waiter.expect(row.id)
+        try:
+            status = await _status(deps, row.household_id, row.id)
+            if status is None or "reply" not in status:
+                await asyncio.wait_for(asyncio.shield(future), wait_s)
+                status = await _status(deps, row.household_id, row.id)
+        except TimeoutError:
+            pass
+        finally:
+            waiter.forget(row.id, future)
+        if status is not None and "reply" in status:
+            return web.json_response({**status, "duplicate": not created})
+    return web.json_response(
+        {"message_id": row.id, "status": row.status, "duplicate": not created}, status=202,
+        headers={"Location": f"/v1/messages/{row.id}"},
+    )
+
+
+async def get_message(request: web.Request) -> web.Response:
+    principal = await _principal(request)
+    try:
+        inbox_id = int(request.match_info["message_id"])
+    except ValueError:
+        raise ApiError(404, "not_found", "no such message") from None
+    status = await _status(request.app[DEPS], principal.household_id, inbox_id)
+    if status is None:
+        raise ApiError(404, "not_found", "no such message")
+    return web.json_response(status)
+
+
+async def stream_message(request: web.Request) -> web.StreamResponse:
+    deps = request.app[DEPS]
+    body = await _message_in(request)
+    row, created = await _accept(request, body, payload={"stream": True}, enqueue=False)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+
+    async def send(event: dict[str, Any]) -> None:
+        data = json.dumps(event.get("data", {}), ensure_ascii=False)
+        await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+
+    async with follow_events(deps.redis, row.id) as events:
+        if created:
+            await intake.enqueue_inbound(deps, row)
+        status = await _status(deps, row.household_id, row.id)
+        if status is not None and "reply" in status:
+            await send({"type": "content_delta", "data": {"text": status["reply"]}})
+            await send({"type": "stream_end", "data": {"message_id": row.id, "outcome": status.get("outcome")}})
+        else:
+            try:
+                async with asyncio.timeout(deps.settings.engine.max_seconds + 30):
+                    async for event in events:
+                        await send(event)
+            except TimeoutError:
+                await send({"type": "error", "data": {"message": "still working; poll GET /v1/messages/%d" % row.id}})
+    await response.write_eof()
+    return response
+
+
+async def health(request: web.Request) -> web.Response:
+    deps = request.app[DEPS]
+    checks: dict[str, str] = {}
+    try:
+        async with asyncio.timeout(2):
+            async with deps.db.unscoped() as conn:
+                await conn.fetchval("SELECT 1")
+        checks["postgres"] = "ok"
+    except Exception as exc:  # any failure at all means unhealthy; the type is reported
+        checks["postgres"] = f"error: {type(exc).__name__}"
+    try:
+        async with asyncio.timeout(2):
+            await deps.redis.ping()
+        checks["redis"] = "ok"
+    except Exception as exc:
+        checks["redis"] = f"error: {type(exc).__name__}"
+    healthy = all(v == "ok" for v in checks.values())
+    return web.json_response({"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503)
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(document(MessageIn.model_json_schema()))
+
+
+def create_app(deps: Deps) -> web.Application:
+    app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors])
+    app[DEPS] = deps
+    app[TOKENS] = {}
+    app.add_routes(
+        [
+            web.post("/v1/messages", post_message),
+            web.post("/v1/messages/stream", stream_message),
+            web.get("/v1/messages/{message_id}", get_message),
+            web.get("/health", health),
+            web.get("/openapi.json", openapi),
+        ]
+    )
+
+    async def waiter_context(app: web.Application) -> Any:
+        waiter = ReplyWaiter(deps.redis)
+        await waiter.start()
+        app[WAITER] = waiter
+        yield
+        await waiter.stop()
+
+    app.cleanup_ctx.append(waiter_context)
+    return app

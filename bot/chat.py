@@ -1,0 +1,88 @@
+"""The terminal chat: a member types, FAA answers — through the same inbox → queue → engine → outbox path."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+
+import asyncpg
+from arq import create_pool
+from arq.connections import RedisSettings
+
+from bot import intake
+from bot.live import ReplyWaiter
+from bot.runtime import Runtime
+from engine.composition import close_deps, open_deps
+from tools import households
+from tools.households import HouseholdError, Principal
+
+ReadLine = Callable[[str], Awaitable[str | None]]
+
+
+async def _stdin_line(prompt: str) -> str | None:
+    def read() -> str | None:
+        try:
+            return input(prompt)
+        except EOFError:
+            return None
+
+    return await asyncio.to_thread(read)
+
+
+async def find_principal(runtime: Runtime, member: str, household: str | None) -> tuple[Principal, str]:
+    """Look the member up with the owner's connection: the terminal is an operator's tool."""
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        if household is None:
+            ids = [r["id"] for r in await conn.fetch("SELECT id FROM households ORDER BY id LIMIT 2")]
+            if len(ids) != 1:
+                raise HouseholdError("name the household with --household (there is not exactly one)")
+            household_id = int(ids[0])
+        else:
+            household_id = await households.find_household(conn, household)
+        found = await households.find_member(conn, household_id, member)
+    finally:
+        await conn.close()
+    return Principal(found.id, household_id), found.name
+
+
+async def chat(runtime: Runtime, member: str, household: str | None, *, read_line: ReadLine = _stdin_line) -> None:
+    settings = runtime.settings
+    principal, name = await find_principal(runtime, member, household)
+    redis = await create_pool(RedisSettings.from_dsn(settings.redis.url))
+    deps = await open_deps(settings, redis=redis)
+    waiter = ReplyWaiter(redis)
+    await waiter.start()
+    print(f"Chatting as {name}. Ctrl-D or /quit ends.", file=sys.stderr)
+    try:
+        while (line := await read_line(f"{name}> ")) is not None:
+            text = line.strip()
+            if text in ("/quit", "/exit"):
+                break
+            if not text:
+                continue
+            row, _ = await intake.accept(
+                deps,
+                principal,
+                channel="terminal",
+                external_id=f"{principal.user_id}:{uuid.uuid4().hex}",
+                text=text,
+                trace_id=uuid.uuid4().hex,
+                enqueue=False,
+            )
+            future = waiter.expect(row.id)  # before the job exists, so the reply cannot slip past
+            await intake.enqueue_inbound(deps, row)
+            try:
+                reply = await asyncio.wait_for(future, settings.engine.max_seconds + 30)
+            except TimeoutError:
+                print(f"FAA: (still working on message {row.id}; the answer will be kept)")
+                continue
+            print(f"FAA: {reply['reply']}")
+            for number, option in enumerate(reply.get("options") or [], 1):
+                print(f"  [{number}] {option}")
+    finally:
+        await waiter.stop()
+        await close_deps(deps)
+        await redis.aclose()

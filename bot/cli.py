@@ -1,0 +1,117 @@
+"""`faa` commands that live in the web side: migrate, household, member, serve, chat (the parser's base)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import asyncpg
+from pydantic import ValidationError
+
+from bot.chat import chat
+from bot.runtime import Runtime, migrate_runtime, resolve
+from bot.web import serve
+from engine.errors import FAAError
+from engine.observability import configure_logging
+from engine.settings import Settings
+from migrations.runner import MigrationError
+from tools import households
+
+Command = Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]
+
+
+async def cmd_migrate(runtime: Runtime, args: argparse.Namespace) -> int:
+    applied = await migrate_runtime(runtime)
+    print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+    return 0
+
+
+async def cmd_household_create(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        household_id = await households.create_household(conn, args.name, args.timezone)
+    finally:
+        await conn.close()
+    print(f"household {household_id} created: {args.name}")
+    return 0
+
+
+async def cmd_member_add(runtime: Runtime, args: argparse.Namespace) -> int:
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        async with conn.transaction():
+            household_id = await households.find_household(conn, args.household)
+            user_id, token = await households.add_member(
+                conn, household_id, args.name, timezone=args.timezone, locale=args.locale, role=args.role
+            )
+    finally:
+        await conn.close()
+    print(f"member {user_id} added: {args.name} ({args.role}, {args.timezone})")
+    print(f"API token (shown once): {token}")
+    return 0
+
+
+async def cmd_serve(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    await serve(runtime.settings)
+    return 0
+
+
+async def cmd_chat(runtime: Runtime, args: argparse.Namespace) -> int:
+    await chat(runtime, args.member, args.household)
+    return 0
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Any]:
+    """The parser and its sub-command group, which the worker's entrypoint extends."""
+    parser = argparse.ArgumentParser(prog="faa", description="FAA — the family AI assistant")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    commands.add_parser("migrate", help="apply database migrations").set_defaults(run=cmd_migrate)
+    commands.add_parser("serve", help="run the web API").set_defaults(run=cmd_serve)
+
+    chat_parser = commands.add_parser("chat", help="chat with FAA from the terminal as a member")
+    chat_parser.add_argument("--member", required=True, help="the member's name")
+    chat_parser.add_argument("--household", help="household name or id (needed when there are several)")
+    chat_parser.set_defaults(run=cmd_chat)
+
+    household = commands.add_parser("household", help="manage households").add_subparsers(dest="action", required=True)
+    create = household.add_parser("create", help="create a household")
+    create.add_argument("name")
+    create.add_argument("--timezone", default="UTC", help="IANA timezone, e.g. Europe/Berlin")
+    create.set_defaults(run=cmd_household_create)
+
+    member = commands.add_parser("member", help="manage members").add_subparsers(dest="action", required=True)
+    add = member.add_parser("add", help="add a member and print their API token")
+    add.add_argument("name")
+    add.add_argument("--household", required=True, help="household name or id")
+    add.add_argument("--timezone", required=True, help="IANA timezone, e.g. Europe/Berlin")
+    add.add_argument("--locale", default="en")
+    add.add_argument("--role", default="adult", choices=households.ROLES)
+    add.set_defaults(run=cmd_member_add)
+    return parser, commands
+
+
+def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.load()
+    except ValidationError as exc:
+        print(f"faa: invalid settings (environment or .env):\n{exc}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log)
+    try:
+        runtime = resolve(settings)
+        return asyncio.run(args.run(runtime, args))
+    except (FAAError, MigrationError) as exc:
+        print(f"faa: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except (OSError, asyncpg.PostgresError) as exc:
+        print(f"faa: cannot reach a service: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,66 @@
+"""Accepting a message: store it in the inbox (once), then enqueue its job. Never calls the LLM."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import structlog
+
+from engine.deps import Deps
+from tools import inbox
+from tools.households import Principal
+from tools.inbox import InboxRow
+
+log = structlog.get_logger()
+
+HANDLE_JOB = "handle_inbound"
+
+
+def inbox_job_id(inbox_id: int) -> str:
+    return f"inbox:{inbox_id}"
+
+
+async def accept(
+    deps: Deps,
+    principal: Principal,
+    *,
+    channel: str,
+    external_id: str,
+    text: str,
+    trace_id: str,
+    payload: dict[str, Any] | None = None,
+    enqueue: bool = True,
+) -> tuple[InboxRow, bool]:
+    """Commit the inbox row, then enqueue; a redelivery finds the row and enqueues nothing new.
+
+    With `enqueue=False` the caller enqueues later (after subscribing to the message's events); a message
+    left unqueued by a crash in between is picked up by the sweeper.
+    """
+    started = time.monotonic()
+    async with deps.db.household(principal.household_id, principal.user_id) as conn:
+        row, created = await inbox.accept(
+            conn,
+            household_id=principal.household_id,
+            user_id=principal.user_id,
+            channel=channel,
+            external_id=external_id,
+            text=text,
+            trace_id=trace_id,
+            payload=payload,
+        )
+    if created and enqueue:
+        await enqueue_inbound(deps, row)
+    log.info(
+        "message.received",
+        channel=channel,
+        inbox_id=row.id,
+        household_id=row.household_id,
+        duplicate=not created,
+        duration_ms=round((time.monotonic() - started) * 1000, 2),
+    )
+    return row, created
+
+
+async def enqueue_inbound(deps: Deps, row: InboxRow) -> None:
+    await deps.redis.enqueue_job(HANDLE_JOB, row.id, row.household_id, _job_id=inbox_job_id(row.id))

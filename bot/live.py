@@ -1,0 +1,124 @@
+"""Live delivery inside FAA's own processes: replies and stream events travel from worker to web over Redis.
+
+The web API and the terminal chat have no external peer: their "sender" publishes the reply on a Redis channel
+that the waiting request (or terminal) listens to; the outbox row stays the record of it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from dataclasses import asdict
+from typing import Any
+
+import structlog
+from redis.asyncio import Redis
+
+from engine.llm_types import StreamEvent
+from tools.outbox import OutboxRow
+
+log = structlog.get_logger()
+
+REPLY_CHANNEL = "faa:reply:{inbox_id}"
+EVENT_CHANNEL = "faa:events:{inbox_id}"
+
+
+def reply_message(row: OutboxRow) -> dict[str, Any]:
+    return {"message_id": row.inbox_id, "reply": row.text, **row.payload}
+
+
+class LiveReplySender:
+    """The ReplySender of the web and terminal channels."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+
+    async def send(self, row: OutboxRow) -> None:
+        await self._redis.publish(REPLY_CHANNEL.format(inbox_id=row.inbox_id), json.dumps(reply_message(row)))
+
+
+class RedisEventSink:
+    """Publishes a message's stream events for whoever follows it (the SSE endpoint)."""
+
+    def __init__(self, redis: Redis, inbox_id: int) -> None:
+        self._redis = redis
+        self._channel = EVENT_CHANNEL.format(inbox_id=inbox_id)
+
+    async def __call__(self, event: StreamEvent) -> None:
+        await self._redis.publish(self._channel, json.dumps(asdict(event), default=str))
+
+
+class ReplyWaiter:
+    """One Redis subscription per process, handing published replies to the requests waiting for them."""
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._waiting: dict[int, list[asyncio.Future[dict[str, Any]]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+        await self._ready.wait()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def expect(self, inbox_id: int) -> asyncio.Future[dict[str, Any]]:
+        """Register before checking the database, so a reply published in between is not missed."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(inbox_id, []).append(future)
+        return future
+
+    def forget(self, inbox_id: int, future: asyncio.Future[dict[str, Any]]) -> None:
+        futures = self._waiting.get(inbox_id, [])
+        if future in futures:
+            futures.remove(future)
+        if not futures:
+            self._waiting.pop(inbox_id, None)
+
+    async def _listen(self) -> None:
+        pubsub = self._redis.pubsub()
+        await pubsub.psubscribe(REPLY_CHANNEL.format(inbox_id="*"))
+        self._ready.set()
+        try:
+            async for item in pubsub.listen():
+                if item.get("type") != "pmessage":
+                    continue
+                try:
+                    inbox_id = int(item["channel"].decode().rsplit(":", 1)[1])
+                    reply = json.loads(item["data"])
+                except (ValueError, IndexError, UnicodeDecodeError):
+                    log.warning("reply.waiter.bad_message")
+                    continue
+                for future in self._waiting.pop(inbox_id, []):
+                    if not future.done():
+                        future.set_result(reply)
+        finally:
+            await pubsub.aclose()
+
+
+@contextlib.asynccontextmanager
+async def follow_events(redis: Redis, inbox_id: int) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    """Subscribe to one message's events; the iterator ends after `stream_end`."""
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(EVENT_CHANNEL.format(inbox_id=inbox_id))
+
+    async def events() -> AsyncIterator[dict[str, Any]]:
+        async for item in pubsub.listen():
+            if item.get("type") != "message":
+                continue
+            event = json.loads(item["data"])
+            yield event
+            if event.get("type") == "stream_end":
+                return
+
+    try:
+        yield events()
+    finally:
+        await pubsub.aclose()

@@ -1,0 +1,80 @@
+"""The OpenAPI 3.1 document of the web API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {
+    "type": "object",
+    "properties": {"error": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+}
+_STATUS = {
+    "type": "object",
+    "properties": {
+        "message_id": {"type": "integer"},
+        "status": {"type": "string", "enum": ["queued", "processing", "done", "failed"]},
+        "reply": {"type": "string"},
+        "outcome": {"type": "string", "enum": ["answered", "clarifying", "degraded", "failed"]},
+        "options": {"type": "array", "items": {"type": "string"}},
+        "duplicate": {"type": "boolean"},
+    },
+    "required": ["message_id", "status"],
+}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    text = {400: "Invalid body", 401: "Missing or unknown token", 404: "Not found", 413: "Body over 1 MiB"}
+    return {
+        str(code): {"description": text[code], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        for code in codes
+    }
+
+
+def document(message_schema: dict[str, Any]) -> dict[str, Any]:
+    status_ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/MessageStatus"}}}}
+    message_body = {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MessageIn"}}}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "FAA — family AI assistant", "version": "1"},
+        "components": {
+            "securitySchemes": {"member_token": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"MessageIn": message_schema, "MessageStatus": _STATUS, "Error": _ERROR},
+        },
+        "security": [{"member_token": []}],
+        "paths": {
+            "/v1/messages": {
+                "post": {
+                    "summary": "Send a message as a member; waits for the reply up to the server's limit",
+                    "requestBody": message_body,
+                    "responses": {
+                        "200": {"description": "The reply", **status_ref},
+                        "202": {"description": "Accepted; poll the Location", **status_ref},
+                        **_errors(400, 401, 413),
+                    },
+                }
+            },
+            "/v1/messages/stream": {
+                "post": {
+                    "summary": "Send a message and follow its processing as server-sent events",
+                    "description": "Events: stream_start, thinking, tool_use, tool_result, content_delta, "
+                    "session_stats, error, stream_end.",
+                    "requestBody": message_body,
+                    "responses": {"200": {"description": "text/event-stream"}, **_errors(400, 401, 413)},
+                }
+            },
+            "/v1/messages/{message_id}": {
+                "get": {
+                    "summary": "A message's status and reply",
+                    "parameters": [{"name": "message_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "responses": {"200": {"description": "Status", **status_ref}, **_errors(401, 404)},
+                }
+            },
+            "/health": {
+                "get": {
+                    "summary": "PostgreSQL and Redis reachability",
+                    "security": [],
+                    "responses": {"200": {"description": "Healthy"}, "503": {"description": "Unhealthy"}},
+                }
+            },
+        },
+    }

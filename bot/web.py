@@ -1,0 +1,33 @@
+"""The web process's composition root."""
+
+from __future__ import annotations
+
+import asyncio
+
+import structlog
+from aiohttp import web
+from arq import create_pool
+from arq.connections import RedisSettings
+
+from bot.api import create_app
+from engine.composition import close_deps, open_deps
+from engine.settings import Settings
+
+log = structlog.get_logger()
+
+
+async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> None:
+    """Run the web API until `stop` is set (or forever)."""
+    redis = await create_pool(RedisSettings.from_dsn(settings.redis.url))
+    deps = await open_deps(settings, redis=redis)
+    runner = web.AppRunner(create_app(deps), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, settings.web.host, settings.web.port)
+    await site.start()
+    log.info("web.started", host=settings.web.host, port=settings.web.port)
+    try:
+        await (stop or asyncio.Event()).wait()
+    finally:
+        await runner.cleanup()
+        await close_deps(deps)
+        await redis.aclose()

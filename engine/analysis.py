@@ -1,0 +1,61 @@
+"""The AnalysisModel: what the model understood and what it plans, validated at the LLM boundary."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+ContextKind = Literal["recent_memories", "semantic_search", "direct_search", "thread_summaries"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Understanding(_Strict):
+    intent: Literal["record", "query", "update", "delete", "clarification_answer", "chat", "other"]
+    summary: str = Field(max_length=500, description="One sentence: what the member wants, in English.")
+    language: str = Field(default="en", max_length=10, description="Language of the member's message (ISO 639-1).")
+
+
+class ContextRequest(_Strict):
+    kind: ContextKind
+    query: str | None = Field(default=None, max_length=500)
+    filter: dict[str, Any] | None = Field(default=None, description="A filter tree as the search tool takes it.")
+    limit: int = Field(default=10, ge=1, le=30)
+
+
+class PlannedCall(_Strict):
+    id: str = Field(max_length=20, description="Short step id, e.g. s1.")
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+    depends_on: list[str] = Field(default_factory=list, max_length=10)
+
+
+class Clarification(_Strict):
+    question: str = Field(min_length=1, max_length=500)
+    options: list[str] = Field(default_factory=list, max_length=6)
+
+
+class ResponseDirectives(_Strict):
+    reply: str | None = Field(
+        default=None,
+        max_length=4000,
+        description="The final reply when it does not depend on tool results (e.g. a confirmation of a store).",
+    )
+    needs_tool_results: bool = Field(
+        default=False, description="True when the reply must quote what the tools return (numbers, found facts)."
+    )
+
+
+class AnalysisModel(_Strict):
+    understanding: Understanding
+    context_requests: list[ContextRequest] = Field(default_factory=list, max_length=4)
+    clarification: Clarification | None = None
+    tool_plan: list[PlannedCall] = Field(default_factory=list, max_length=12)
+    response: ResponseDirectives = Field(default_factory=ResponseDirectives)
+
+
+def analysis_schema() -> dict[str, Any]:
+    return AnalysisModel.model_json_schema()

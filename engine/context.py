@@ -1,0 +1,91 @@
+"""Context assembly: the base context of every analysis and the extra context the model may ask for."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import structlog
+
+from engine.analysis import ContextRequest
+from engine.errors import ContextError, ToolRetry
+from engine.run import Run
+from tools import households, interactions
+from tools.interactions import PendingClarification, Turn
+
+log = structlog.get_logger()
+
+
+async def load_people(run: Run) -> None:
+    """Fill the run with the household's members and the asking member's timezone."""
+    message = run.message
+    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+        run.members = await households.members(conn, message.household_id)
+    me = next((m for m in run.members if m.id == message.user_id), None)
+    if me is None:
+        raise ContextError(f"member {message.user_id} is not in household {message.household_id}")
+    run.timezone = me.timezone
+
+
+async def load_history(run: Run, turns: int) -> tuple[list[Turn], PendingClarification | None]:
+    message = run.message
+    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+        recent = await interactions.recent_turns(conn, message.household_id, message.user_id, turns) if turns else []
+        pending = await interactions.pending_clarification(conn, message.user_id)
+    return recent, pending
+
+
+def base_context(run: Run, turns: list[Turn], pending: PendingClarification | None) -> str:
+    me = next(m for m in run.members if m.id == run.message.user_id)
+    now = datetime.now(UTC).astimezone(ZoneInfo(run.timezone))
+    lines = [
+        f"Now: {now.isoformat(timespec='minutes')} ({now.strftime('%A')}, timezone {run.timezone}).",
+        f"Member writing: {me.name} (role {me.role}, locale {me.locale}).",
+        "Household members: " + ", ".join(f"{m.name} ({m.role})" for m in run.members) + ".",
+    ]
+    if turns:
+        lines.append("Recent conversation:")
+        for turn in turns:
+            lines.append(f"- {me.name}: {turn.user_text}\n  FAA: {turn.reply_text}")
+    if pending is not None:
+        lines.append(
+            f"Pending question you asked: {pending.question!r} about the earlier message "
+            f"{pending.state.get('text', '')!r}. The new message answers it."
+        )
+    return "\n".join(lines)
+
+
+_SEARCH_ARGS: dict[str, Any] = {
+    "recent_memories": lambda r: {"order": "newest", "limit": r.limit, **({"filter": r.filter} if r.filter else {})},
+    "semantic_search": lambda r: {"query": r.query or "", "limit": r.limit, **({"filter": r.filter} if r.filter else {})},
+    "direct_search": lambda r: {
+        "limit": r.limit,
+        "order": "newest",
+        "filter": r.filter or {"field": "content", "op": "contains", "value": r.query or ""},
+    },
+}
+
+
+async def serve_requests(run: Run, requests: list[ContextRequest]) -> str:
+    """Answer the model's context requests; a request that fails is reported to the model, not raised."""
+    answers: list[dict[str, Any]] = []
+    for request in requests:
+        try:
+            answers.append({"request": request.model_dump(exclude_none=True), "result": await _serve(run, request)})
+        except ToolRetry as exc:
+            answers.append({"request": request.model_dump(exclude_none=True), "error": exc.message})
+    return json.dumps(answers, ensure_ascii=False, default=str)
+
+
+async def _serve(run: Run, request: ContextRequest) -> Any:
+    message = run.message
+    if request.kind == "thread_summaries":
+        async with run.deps.db.household(message.household_id, message.user_id) as conn:
+            turns = await interactions.recent_turns(conn, message.household_id, message.user_id, request.limit)
+        return [{"at": t.created_at.isoformat(), "member": t.user_text, "faa": t.reply_text} for t in turns]
+    registry = run.deps.registry
+    args = registry.validate("search", _SEARCH_ARGS[request.kind](request))
+    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+        return await registry.run(run.tool_context(conn), "search", args)

@@ -1,0 +1,44 @@
+"""The dependencies of one process, built once in its entrypoint and passed explicitly."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from engine.llm_types import LLM
+from engine.prompts import PromptBook
+from engine.settings import Settings
+from tools.context import Embedder
+from tools.database import Database
+from tools.errors import FAAError
+from tools.outbox import OutboxRow
+from tools.registry import ToolRegistry
+
+
+class DeliveryError(FAAError):
+    """A reply could not be delivered. `permanent` means retrying will not help (blocked bot, bad address)."""
+
+    def __init__(self, reason: str, *, permanent: bool = False, retry_after_s: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.permanent = permanent
+        self.retry_after_s = retry_after_s
+
+
+class ReplySender(Protocol):
+    """Delivers one outbox row on its channel."""
+
+    async def send(self, row: OutboxRow) -> None: ...
+
+
+@dataclass(frozen=True)
+class Deps:
+    settings: Settings
+    db: Database
+    llm: LLM
+    embedder: Embedder
+    registry: ToolRegistry
+    prompts: PromptBook
+    redis: Any = None  # arq's ArqRedis in the worker and web processes
+    senders: Mapping[str, ReplySender] = field(default_factory=dict)

@@ -1,0 +1,70 @@
+"""Domain types that cross the engine's boundary: a message in, a reply out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+Outcome = Literal["answered", "clarifying", "degraded", "failed"]
+
+
+@dataclass(frozen=True)
+class Attachment:
+    kind: str  # "image", "voice", "file", "text"
+    mime: str = ""
+    text: str | None = None  # already extracted text, if any
+    media_id: int | None = None
+
+
+@dataclass(frozen=True)
+class InboundMessage:
+    inbox_id: int
+    household_id: int
+    user_id: int
+    channel: str
+    external_id: str
+    text: str
+    trace_id: str
+    received_at: datetime
+    attachments: tuple[Attachment, ...] = ()
+    stream: bool = False
+
+    @classmethod
+    def from_payload(
+        cls,
+        *,
+        inbox_id: int,
+        household_id: int,
+        user_id: int,
+        channel: str,
+        external_id: str,
+        text: str,
+        trace_id: str,
+        received_at: datetime,
+        payload: dict[str, Any],
+    ) -> InboundMessage:
+        return cls(
+            inbox_id=inbox_id,
+            household_id=household_id,
+            user_id=user_id,
+            channel=channel,
+            external_id=external_id,
+            text=text,
+            trace_id=trace_id,
+            received_at=received_at,
+            attachments=tuple(Attachment(**a) for a in payload.get("attachments", ())),
+            stream=bool(payload.get("stream", False)),
+        )
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    outcome: Outcome
+    options: tuple[str, ...] = ()  # quick-reply buttons where the channel has them
+    media_ids: tuple[int, ...] = ()
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self) -> dict[str, Any]:
+        return {"outcome": self.outcome, "options": list(self.options), "media_ids": list(self.media_ids)}

@@ -1,0 +1,150 @@
+"""Step 5's first half: run a tool plan — validated, journaled, independent steps concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import asyncpg
+import structlog
+
+from engine.analysis import PlannedCall
+from engine.errors import PlanningError, ToolError, ToolRetry, ToolTimeoutError
+from engine.run import Run
+from tools import journal
+
+log = structlog.get_logger()
+
+
+@dataclass(frozen=True)
+class StepResult:
+    id: str
+    tool: str
+    ok: bool
+    result: dict[str, Any] | None = None
+    error: str | None = None
+    fixable: bool = False  # the model can fix it (bad arguments); otherwise the tool itself failed
+    writes: bool = False
+
+    def for_model(self) -> dict[str, Any]:
+        if self.ok:
+            return {"id": self.id, "tool": self.tool, "ok": True, "result": self.result}
+        return {"id": self.id, "tool": self.tool, "ok": False, "error": self.error, "fixable": self.fixable}
+
+
+def waves(plan: list[PlannedCall]) -> list[list[PlannedCall]]:
+    """Group steps so each group depends only on earlier groups; steps of one group run concurrently."""
+    ids = [step.id for step in plan]
+    if len(set(ids)) != len(ids):
+        raise PlanningError(f"step ids must be unique: {ids}")
+    known = set(ids)
+    for step in plan:
+        unknown = set(step.depends_on) - known
+        if unknown:
+            raise PlanningError(f"step {step.id} depends on unknown steps {sorted(unknown)}")
+    done: set[str] = set()
+    remaining = list(plan)
+    grouped = []
+    while remaining:
+        ready = [s for s in remaining if set(s.depends_on) <= done]
+        if not ready:
+            raise PlanningError(f"the plan has a dependency cycle among {[s.id for s in remaining]}")
+        grouped.append(ready)
+        done.update(s.id for s in ready)
+        remaining = [s for s in remaining if s.id not in done]
+    return grouped
+
+
+async def run_plan(run: Run, plan: list[PlannedCall]) -> list[StepResult]:
+    """Run every step; a step whose dependency failed is skipped with a reason."""
+    grouped = waves(plan)
+    # Journal numbers are fixed before anything runs, so a replay matches steps to entries however they interleave.
+    seqs = {step.id: run.next_seq() for step in plan}
+    results: dict[str, StepResult] = {}
+    for group in grouped:
+        runnable = []
+        for step in group:
+            failed = [d for d in step.depends_on if not results[d].ok]
+            if failed:
+                results[step.id] = StepResult(step.id, step.tool, False, error=f"skipped: {failed} failed")
+            else:
+                runnable.append(step)
+        outcomes = await asyncio.gather(*(run_step(run, seqs[s.id], s.id, s.tool, s.args) for s in runnable))
+        results.update((r.id, r) for r in outcomes)
+    return [results[step.id] for step in plan]
+
+
+async def run_step(run: Run, seq: int, step_id: str, tool_name: str, raw_args: str | dict[str, Any]) -> StepResult:
+    registry = run.deps.registry
+    entry = run.entries.get(seq)
+    if entry is not None and entry.kind == "tool":
+        run.note("tool.replayed", tool=tool_name, seq=seq)
+        return _from_entry(step_id, entry)
+    try:
+        tool = registry.get(tool_name)
+        args = registry.validate(tool_name, raw_args)
+    except ToolRetry as exc:
+        return await _finish(run, StepResult(step_id, tool_name, False, error=exc.message, fixable=True))
+    run.budget.charge_tool_call()
+    await run.emit("tool_use", id=step_id, name=tool_name, arguments=args.model_dump(mode="json"))
+    try:
+        result = await _execute(run, seq, tool_name, args)
+    except ToolRetry as exc:
+        outcome = StepResult(step_id, tool_name, False, error=exc.message, fixable=True, writes=tool.writes)
+    except ToolError as exc:
+        outcome = StepResult(step_id, tool_name, False, error=exc.reason, writes=tool.writes)
+    else:
+        outcome = StepResult(step_id, tool_name, True, result=result, writes=tool.writes)
+    return await _finish(run, outcome)
+
+
+async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, Any]:
+    """Run the tool and journal its result in one transaction: the effect and its record commit together."""
+    timeout = min(run.deps.settings.engine.tool_timeout_s, max(run.budget.seconds_left(), 0.1))
+    message = run.message
+    try:
+        async with asyncio.timeout(timeout):
+            async with run.deps.db.household(message.household_id, message.user_id) as conn:
+                result = await run.deps.registry.run(run.tool_context(conn), tool_name, args)
+                await journal.record(
+                    conn,
+                    household_id=message.household_id,
+                    inbox_id=message.inbox_id,
+                    seq=seq,
+                    kind="tool",
+                    payload={"tool": tool_name, "ok": True, "writes": run.deps.registry.get(tool_name).writes, "result": result},
+                )
+                return result
+    except TimeoutError:
+        raise ToolTimeoutError(tool_name, timeout) from None
+    except asyncpg.UniqueViolationError as exc:
+        if getattr(exc, "constraint_name", None) != "journal_pkey":
+            raise ToolRetry(tool_name, f"conflicts with an existing row: {exc.detail or exc}") from exc
+        # A concurrent run of this message committed the same step first; ours rolled back. Use theirs.
+        async with run.deps.db.household(message.household_id, message.user_id) as conn:
+            entry = await journal.get(conn, message.inbox_id, seq)
+        if entry is None or not entry.payload.get("ok"):
+            raise ToolError(tool_name, "a concurrent run of this message failed this step") from exc
+        return dict(entry.payload["result"])
+    except (asyncpg.PostgresError, OSError) as exc:
+        raise ToolError(tool_name, type(exc).__name__) from exc
+
+
+async def _finish(run: Run, outcome: StepResult) -> StepResult:
+    run.tool_calls += 1
+    run.note("tool.call", tool=outcome.tool, ok=outcome.ok, error=outcome.error)
+    log.info("tool.call.completed", tool=outcome.tool, ok=outcome.ok, fixable=outcome.fixable)
+    await run.emit("tool_result", id=outcome.id, name=outcome.tool, ok=outcome.ok, error=outcome.error)
+    return outcome
+
+
+def _from_entry(step_id: str, entry: journal.Entry) -> StepResult:
+    payload = entry.payload
+    return StepResult(step_id, payload["tool"], True, result=payload["result"], writes=payload.get("writes", False))
+
+
+def results_text(results: list[StepResult]) -> str:
+    return json.dumps([r.for_model() for r in results], ensure_ascii=False, default=str)
+

@@ -1,0 +1,267 @@
+"""The LLM client: any OpenAI-compatible chat endpoint through the official `openai` client.
+
+A broken stream falls back to one plain call, since a late reply beats none; every failure leaves as `LLMError`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import openai
+import structlog
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageFunctionToolCall
+from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
+
+from engine.errors import LLMError
+from engine.llm_types import EventSink, LLMResponse, Message, StreamEvent, ToolCallRequest, Usage
+from engine.settings import LLMSettings
+
+__all__ = ["OpenAILLM"]
+
+log = structlog.get_logger()
+
+# Local OpenAI-compatible servers ignore the key, but the client refuses to start without one.
+_PLACEHOLDER_KEY = "not-needed"
+# Errors that mean "this stream is unusable": HTTP and connection failures, and malformed chunks
+# (json.JSONDecodeError and pydantic's ValidationError are both ValueErrors).
+_STREAM_ERRORS = (openai.OpenAIError, ValueError)
+
+
+class OpenAILLM:
+    """An `LLM` over `openai.AsyncOpenAI`; works with OpenAI and any server that speaks its chat API."""
+
+    def __init__(self, client: openai.AsyncOpenAI, model: str, *, temperature: float = 0.2) -> None:
+        self._client = client
+        self._model = model
+        self._temperature = temperature
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings) -> OpenAILLM:
+        """Build a client from the `LLM_` settings; without an API key a placeholder is sent."""
+        api_key = settings.api_key.get_secret_value() if settings.api_key else _PLACEHOLDER_KEY
+        client = openai.AsyncOpenAI(
+            base_url=settings.base_url, api_key=api_key, timeout=settings.timeout_s, max_retries=settings.max_retries
+        )
+        return cls(client, settings.model, temperature=settings.temperature)
+
+    async def close(self) -> None:
+        """Release the HTTP connections."""
+        await self._client.close()
+
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        response_schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> LLMResponse:
+        """One plain call. With `response_schema` the answer is constrained to that JSON schema."""
+        started = time.perf_counter()
+        response_format: Any = openai.omit
+        if response_schema is not None:
+            # strict=False: strict mode rejects common schemas (optional fields, open objects), and the
+            # caller validates the answer with Pydantic anyway.
+            json_schema = {"name": schema_name, "schema": response_schema, "strict": False}
+            response_format = {"type": "json_schema", "json_schema": json_schema}
+        try:
+            completion = await self._client.chat.completions.create(
+                model=self._model,
+                messages=cast(Any, list(messages)),
+                temperature=self._temperature,
+                tools=cast(Any, list(tools)) if tools else openai.omit,
+                response_format=response_format,
+            )
+        except openai.OpenAIError as exc:
+            raise _llm_error(exc) from exc
+        result = _from_completion(completion)
+        self._log_summary(result, started, schema_name if response_schema is not None else None)
+        return result
+
+    async def stream(
+        self,
+        messages: Sequence[Message],
+        *,
+        emit: EventSink,
+        tools: Sequence[dict[str, Any]] | None = None,
+    ) -> LLMResponse:
+        """A streaming call that emits `thinking`, `content_delta` and `tool_use` events as they arrive and
+        returns the accumulated response; falls back to `complete` when the stream fails before finishing.
+
+        On a fallback an `error` event with `fallback: True` tells the listener to discard what it got so
+        far; the plain call's content then follows as one `content_delta`.
+        """
+        started = time.perf_counter()
+        state = _StreamState()
+        try:
+            async with aclosing(self._chunks(messages, tools)) as chunks:
+                async for chunk in chunks:
+                    await state.feed(chunk, emit)
+            if state.finish_reason is None:
+                raise _StreamFailed("stream ended without a finish_reason")
+        except _StreamFailed as failure:
+            return await self._fall_back(messages, tools, emit, str(failure))
+        result = state.result(self._model)
+        await _emit_tool_uses(result, emit)
+        self._log_summary(result, started, None)
+        return result
+
+    async def _chunks(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
+    ) -> AsyncGenerator[ChatCompletionChunk, None]:
+        # Only the request and the iteration are guarded here; the listener's own errors must propagate.
+        try:
+            stream = await self._client.chat.completions.create(
+                model=self._model,
+                messages=cast(Any, list(messages)),
+                temperature=self._temperature,
+                tools=cast(Any, list(tools)) if tools else openai.omit,
+                stream=True,
+                stream_options={"include_usage": True},
+            )
+            async with stream:
+                async for chunk in stream:
+                    yield chunk
+        except _STREAM_ERRORS as exc:
+            raise _StreamFailed(_llm_error(exc).reason) from exc
+
+    async def _fall_back(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, emit: EventSink, reason: str
+    ) -> LLMResponse:
+        log.warning("llm.stream.failed", model=self._model, reason=reason)
+        await emit(StreamEvent("error", {"message": reason, "fallback": True}))
+        result = await self.complete(messages, tools=tools)
+        if result.content:
+            await emit(StreamEvent("content_delta", {"text": result.content}))
+        await _emit_tool_uses(result, emit)
+        return result
+
+    def _log_summary(self, result: LLMResponse, started: float, schema_name: str | None) -> None:
+        log.info(
+            "llm.response.summary",
+            model=result.model or self._model,
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+            prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens,
+            tool_calls=len(result.tool_calls),
+            streamed=result.streamed,
+            schema_name=schema_name,
+        )
+
+
+class _StreamFailed(Exception):
+    """The stream broke or ended unfinished; the argument is the short reason."""
+
+
+@dataclass
+class _ToolCallParts:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _StreamState:
+    """What a stream has delivered so far; tool calls are assembled by their index."""
+
+    content: list[str] = field(default_factory=list)
+    calls: dict[int, _ToolCallParts] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    finish_reason: str | None = None
+
+    async def feed(self, chunk: ChatCompletionChunk, emit: EventSink) -> None:
+        self.model = chunk.model or self.model
+        if chunk.usage is not None:  # the last chunk, with empty choices, when include_usage is set
+            self.usage = _usage(chunk.usage)
+        for choice in chunk.choices:
+            if choice.index != 0:  # we never ask for n > 1
+                continue
+            thinking = _reasoning_text(choice.delta)
+            if thinking:
+                await emit(StreamEvent("thinking", {"text": thinking}))
+            if choice.delta.content:
+                self.content.append(choice.delta.content)
+                await emit(StreamEvent("content_delta", {"text": choice.delta.content}))
+            for delta in choice.delta.tool_calls or ():
+                self._add_tool_delta(delta)
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+
+    def _add_tool_delta(self, delta: ChoiceDeltaToolCall) -> None:
+        # The id and name come in the first delta of an index; the arguments arrive split across many.
+        parts = self.calls.setdefault(delta.index, _ToolCallParts())
+        parts.id = parts.id or delta.id or ""
+        if delta.function is not None:
+            parts.name = parts.name or delta.function.name or ""
+            parts.arguments.append(delta.function.arguments or "")
+
+    def result(self, default_model: str) -> LLMResponse:
+        calls = tuple(
+            ToolCallRequest(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments))
+            for index, parts in sorted(self.calls.items())
+        )
+        return LLMResponse(
+            content="".join(self.content) or None,
+            tool_calls=calls,
+            usage=self.usage,
+            model=self.model or default_model,
+            finish_reason=self.finish_reason,
+            streamed=True,
+        )
+
+
+def _reasoning_text(delta: ChoiceDelta) -> str | None:
+    # Not part of OpenAI's schema: DeepSeek, vLLM and llama.cpp send `reasoning_content`, others `reasoning`.
+    extra = delta.model_extra or {}
+    for key in ("reasoning_content", "reasoning"):
+        value = extra.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+async def _emit_tool_uses(result: LLMResponse, emit: EventSink) -> None:
+    for call in result.tool_calls:
+        await emit(StreamEvent("tool_use", {"id": call.id, "name": call.name, "arguments": call.arguments}))
+
+
+def _from_completion(completion: ChatCompletion) -> LLMResponse:
+    if not completion.choices:
+        raise LLMError("response without choices", retryable=True)
+    choice = completion.choices[0]
+    calls = tuple(
+        ToolCallRequest(id=call.id, name=call.function.name, arguments=call.function.arguments)
+        for call in choice.message.tool_calls or ()
+        if isinstance(call, ChatCompletionMessageFunctionToolCall)  # we only offer function tools
+    )
+    usage = _usage(completion.usage)
+    return LLMResponse(choice.message.content, calls, usage, completion.model, choice.finish_reason)
+
+
+def _usage(usage: CompletionUsage | None) -> Usage:
+    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage is not None else Usage()
+
+
+def _llm_error(exc: Exception) -> LLMError:
+    """Map a client error to `LLMError`. The reason stays short and free of message text: it gets logged."""
+    log.debug("llm.error.detail", error_type=type(exc).__name__, detail=str(exc))
+    if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base class
+        return LLMError("timeout", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMError("connection error", retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        code = f" ({exc.code})" if exc.code else ""
+        # 408 is the server's own timeout; other 4xx mean the request itself is wrong and will fail again.
+        return LLMError(f"HTTP {status}{code}", retryable=status in (408, 429) or status >= 500)
+    if isinstance(exc, openai.APIError):  # an error event inside a stream
+        return LLMError("error event from the server", retryable=True)
+    if isinstance(exc, ValueError):
+        return LLMError("malformed response", retryable=True)
+    return LLMError(type(exc).__name__, retryable=False)

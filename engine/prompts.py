@@ -1,0 +1,84 @@
+"""Step 2 (experiment): prompt versions from a YAML file of blocks, and a deterministic A/B assignment."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from engine.errors import FAAError
+from tools.registry import ToolRegistry
+
+DEFAULT_PROMPTS = Path(__file__).with_name("prompts.yaml")
+
+
+class PromptError(FAAError):
+    """The prompts file is missing, malformed or refers to blocks it lacks."""
+
+
+class _VersionSpec(BaseModel):
+    blocks: list[str] = Field(min_length=1)
+    max_rounds: int = Field(default=3, ge=1, le=3)
+    context: Literal["full", "minimal"] = "full"
+
+
+class _PromptFile(BaseModel):
+    blocks: dict[str, str]
+    versions: dict[str, _VersionSpec] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class PromptVersion:
+    name: str
+    system: str
+    max_rounds: int
+    full_context: bool
+
+
+@dataclass(frozen=True)
+class PromptBook:
+    versions: Mapping[str, PromptVersion]
+
+    @classmethod
+    def load(cls, registry: ToolRegistry, path: Path | None = None) -> PromptBook:
+        path = path or DEFAULT_PROMPTS
+        try:
+            parsed = _PromptFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        except (OSError, yaml.YAMLError, ValidationError) as exc:
+            raise PromptError(f"cannot load prompts from {path}: {exc}") from exc
+        fills = {"{{DYNAMIC_TOOLS}}": registry.describe(), "{{DYNAMIC_TOOL_SPECS}}": registry.spec_text()}
+        versions = {}
+        for name, spec in parsed.versions.items():
+            missing = [b for b in spec.blocks if b not in parsed.blocks]
+            if missing:
+                raise PromptError(f"prompt version {name!r} uses unknown blocks {missing}")
+            text = "\n".join(parsed.blocks[b].strip() for b in spec.blocks)
+            for marker, value in fills.items():
+                text = text.replace(marker, value)
+            versions[name] = PromptVersion(name, text, spec.max_rounds, spec.context == "full")
+        return cls(versions)
+
+    def get(self, name: str) -> PromptVersion:
+        try:
+            return self.versions[name]
+        except KeyError:
+            raise PromptError(f"unknown prompt version {name!r}; known: {sorted(self.versions)}") from None
+
+
+def assign_variant(experiment: str, user_id: int, weights: Mapping[str, int]) -> str:
+    """The same member always gets the same variant of an experiment; shares follow the weights."""
+    active = sorted((name, weight) for name, weight in weights.items() if weight > 0)
+    if not active:
+        raise PromptError(f"experiment {experiment!r} has no variant with a positive weight")
+    digest = hashlib.sha256(f"{experiment}:{user_id}".encode()).digest()
+    point = int.from_bytes(digest[:8], "big") % sum(w for _, w in active)
+    for name, weight in active:
+        if point < weight:
+            return name
+        point -= weight
+    raise AssertionError("unreachable: point is below the total weight")

@@ -1,0 +1,49 @@
+"""Replies written without the model: when it failed, or when a budget ran out."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.errors import BudgetExceeded
+
+if TYPE_CHECKING:
+    from engine.executor import StepResult
+    from engine.run import Run
+
+_FAILURE = {
+    "en": "Sorry, I couldn't handle that message just now. Nothing you sent is lost — please try again in a moment.",
+    "zh": "抱歉，我现在无法处理这条消息。您发送的内容没有丢失，请稍后再试。",
+    "de": "Entschuldigung, das konnte ich gerade nicht bearbeiten. Nichts ist verloren — bitte versuch es gleich noch einmal.",
+}
+
+_TOOL_WORDS = {
+    "store": "saved",
+    "update_memory_fields": "updated",
+    "forget": "forgot",
+    "restore": "restored",
+}
+
+
+def failure_text(run: Run) -> str:
+    me = next((m for m in run.members if m.id == run.message.user_id), None)
+    locale = (me.locale if me else "en").split("-")[0].split("_")[0].lower()
+    return _FAILURE.get(locale, _FAILURE["en"])
+
+
+def basic_answer(results: list[StepResult], budget: BudgetExceeded | None = None) -> str:
+    """A plain account of what the tools did, for when the model cannot phrase it."""
+    done = [r for r in results if r.ok and r.writes]
+    failed = [r for r in results if not r.ok]
+    lines = []
+    if done:
+        lines.append("Done: " + ", ".join(f"{_TOOL_WORDS.get(r.tool, r.tool)}" for r in done) + ".")
+    for result in results:
+        if result.ok and result.tool == "aggregate" and result.result:
+            for group in result.result.get("groups", [])[:10]:
+                key = f"{group.get('key')}: " if group.get("key") else ""
+                lines.append(f"{key}{group.get('value')} {group.get('currency') or ''}".strip())
+    if failed:
+        lines.append("I could not complete: " + "; ".join(f"{r.tool} ({r.error})" for r in failed) + ".")
+    if budget is not None:
+        lines.append(f"I stopped early because this message used up its {budget.budget} budget.")
+    return "\n".join(lines) or "Sorry, I couldn't finish that. Please try again."

@@ -1,0 +1,132 @@
+"""One message's run: its budget, its journal (replay instead of redo) and what it costs."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+import structlog
+
+from engine.deps import Deps
+from engine.domain import InboundMessage
+from engine.errors import BudgetExceeded
+from engine.llm_types import EventSink, LLMResponse, StreamEvent
+from tools import journal
+from tools.context import Member, ToolContext
+from tools.database import Connection
+
+log = structlog.get_logger()
+
+
+@dataclass
+class Budget:
+    max_tool_calls: int
+    max_tokens: int
+    deadline: float  # time.monotonic() value
+    tool_calls: int = 0
+    tokens: int = 0
+
+    def charge_tokens(self, count: int) -> None:
+        self.tokens += count
+        if self.tokens > self.max_tokens:
+            raise BudgetExceeded("tokens", self.max_tokens)
+
+    def charge_tool_call(self) -> None:
+        self.tool_calls += 1
+        if self.tool_calls > self.max_tool_calls:
+            raise BudgetExceeded("tool calls", self.max_tool_calls)
+
+    def check_time(self) -> None:
+        if time.monotonic() > self.deadline:
+            raise BudgetExceeded("seconds", 0)
+
+    def seconds_left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+
+@dataclass
+class Run:
+    deps: Deps
+    message: InboundMessage
+    budget: Budget
+    entries: dict[int, journal.Entry]
+    sink: EventSink | None = None
+    timezone: str = "UTC"
+    members: tuple[Member, ...] = ()
+    prompt_version: str | None = None
+    seq: int = 0
+    llm_calls: int = 0
+    llm_replayed: int = 0
+    rounds: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tool_calls: int = 0
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+    embed_cache: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+
+    def next_seq(self) -> int:
+        self.seq += 1
+        return self.seq
+
+    async def emit(self, type_: str, **data: Any) -> None:
+        if self.sink is not None:
+            await self.sink(StreamEvent(type_, data))  # type: ignore[arg-type]
+
+    def note(self, event: str, **data: Any) -> None:
+        self.trace.append({"event": event, "t_ms": round((time.monotonic() - self.started) * 1000), **data})
+
+    def tool_context(self, conn: Connection) -> ToolContext:
+        return ToolContext(
+            conn=conn,
+            household_id=self.message.household_id,
+            user_id=self.message.user_id,
+            timezone=self.timezone,
+            now=datetime.now(UTC),
+            embedder=self.deps.embedder,
+            inbox_id=self.message.inbox_id,
+            members=self.members,
+            embed_cache=self.embed_cache,
+        )
+
+    async def llm(self, purpose: str, call: Callable[[], Awaitable[LLMResponse]]) -> LLMResponse:
+        """Make an LLM call once per message: a retried job gets the journaled response back."""
+        self.budget.check_time()
+        seq = self.next_seq()
+        entry = self.entries.get(seq)
+        if entry is not None and entry.kind == "llm":
+            response = LLMResponse.from_json(entry.payload["response"])
+            self.llm_replayed += 1
+            self.note("llm.replayed", purpose=purpose, seq=seq)
+        else:
+            response = await call()
+            self.llm_calls += 1
+            response = await self._record_llm(seq, purpose, response)
+        self.tokens_in += response.usage.prompt_tokens
+        self.tokens_out += response.usage.completion_tokens
+        self.budget.charge_tokens(response.usage.total)
+        return response
+
+    async def _record_llm(self, seq: int, purpose: str, response: LLMResponse) -> LLMResponse:
+        self.note("llm.call", purpose=purpose, seq=seq, tokens=response.usage.total, tool_calls=len(response.tool_calls))
+        try:
+            async with self.deps.db.household(self.message.household_id, self.message.user_id) as conn:
+                await journal.record(
+                    conn,
+                    household_id=self.message.household_id,
+                    inbox_id=self.message.inbox_id,
+                    seq=seq,
+                    kind="llm",
+                    payload={"purpose": purpose, "response": response.to_json()},
+                )
+        except asyncpg.UniqueViolationError:
+            # Another run of this message got there first: follow its journal so both agree.
+            async with self.deps.db.household(self.message.household_id, self.message.user_id) as conn:
+                entry = await journal.get(conn, self.message.inbox_id, seq)
+            if entry is not None:
+                return LLMResponse.from_json(entry.payload["response"])
+        return response

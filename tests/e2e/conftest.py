@@ -1,0 +1,112 @@
+"""The whole system in one test process: web API over HTTP, an arq worker on the real Redis, real PostgreSQL,
+and the scripted OpenAI-compatible server over HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import asyncpg
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from arq import create_pool
+from arq.connections import ArqRedis, RedisSettings
+
+from bot.api import create_app
+from engine.composition import close_deps, open_deps
+from engine.deps import Deps
+from engine.settings import (
+    DatabaseSettings,
+    EmbeddingSettings,
+    EngineSettings,
+    LLMSettings,
+    RedisSettings as FAARedisSettings,
+    Settings,
+    WebSettings,
+    WorkerSettings,
+)
+from tests.conftest import APP_ROLE, EMBEDDING_DIM, PostgresInfo
+from tests.fakes.openai_server import FakeOpenAI
+from tools import households
+from worker.main import background_worker
+
+
+@pytest.fixture(scope="session")
+async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI(embedding_dim=EMBEDDING_DIM)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def make_settings(migrated: PostgresInfo, base_url: str, redis_url: str, **engine: object) -> Settings:
+    return Settings(
+        database=DatabaseSettings(url=migrated.app_dsn, admin_url=migrated.admin_dsn, app_role=APP_ROLE),
+        redis=FAARedisSettings(url=redis_url),
+        llm=LLMSettings(base_url=base_url, api_key="test-key", model="scripted", max_retries=0, timeout_s=15),
+        embedding=EmbeddingSettings(dim=EMBEDDING_DIM, model="scripted-embed"),
+        engine=EngineSettings(**engine),
+        worker=WorkerSettings(max_tries=3, stale_after_s=300),
+        web=WebSettings(reply_wait_s=15),
+    )
+
+
+@pytest.fixture
+async def settings(migrated: PostgresInfo, fake_llm: FakeOpenAI, redis_url: str, redis: object) -> Settings:
+    fake_llm.reset()
+    return make_settings(migrated, fake_llm.base_url, redis_url)
+
+
+@dataclass
+class Family:
+    household_id: int
+    tokens: dict[str, str] = field(default_factory=dict)
+    user_ids: dict[str, int] = field(default_factory=dict)
+
+    def auth(self, member: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[member]}"}
+
+
+async def make_family(admin: asyncpg.Connection, name: str, members: dict[str, str]) -> Family:
+    family = Family(await households.create_household(admin, name, "Europe/Berlin"))
+    for member, timezone in members.items():
+        user_id, token = await households.add_member(admin, family.household_id, member, timezone=timezone)
+        family.user_ids[member] = user_id
+        family.tokens[member] = token
+    return family
+
+
+@dataclass
+class System:
+    client: TestClient
+    deps: Deps
+    redis: ArqRedis
+    llm: FakeOpenAI
+    admin: asyncpg.Connection
+
+
+@contextlib.asynccontextmanager
+async def running_system(
+    settings: Settings, fake_llm: FakeOpenAI, admin: asyncpg.Connection, *, worker: bool = True
+) -> AsyncIterator[System]:
+    redis = await create_pool(RedisSettings.from_dsn(settings.redis.url))
+    deps = await open_deps(settings, redis=redis)
+    client = TestClient(TestServer(create_app(deps)))
+    await client.start_server()
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            if worker:
+                await stack.enter_async_context(background_worker(settings))
+            yield System(client, deps, redis, fake_llm, admin)
+            await client.close()  # before the worker stops, so no request waits on it
+    finally:
+        await client.close()
+        await close_deps(deps)
+        await redis.aclose()
+
+
+@pytest.fixture
+async def system(settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection) -> AsyncIterator[System]:
+    async with running_system(settings, fake_llm, admin_conn) as running:
+        yield running

@@ -1,0 +1,67 @@
+"""Scripted model answers for the end-to-end stories: what a competent model would plan for each message."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from tests.fakes.openai_server import ChatRequest, Scripted
+
+
+def member_message(request: ChatRequest) -> str:
+    """The member's own words inside the engine's first user message."""
+    first_user = next(m for m in request.messages if m["role"] == "user")
+    return str(first_user["content"]).rsplit("Message:\n", 1)[-1].strip()
+
+
+def is_analysis(request: ChatRequest) -> bool:
+    return request.schema_name == "analysis"
+
+
+def analysis(
+    intent: str,
+    *,
+    plan: list[dict[str, Any]] | None = None,
+    reply: str | None = None,
+    needs_results: bool = False,
+    clarification: dict[str, Any] | None = None,
+    context_requests: list[dict[str, Any]] | None = None,
+    summary: str = "scripted",
+) -> Scripted:
+    return Scripted.json(
+        {
+            "understanding": {"intent": intent, "summary": summary, "language": "en"},
+            "context_requests": context_requests or [],
+            "clarification": clarification,
+            "tool_plan": [{"id": f"s{i}", "depends_on": [], **step} for i, step in enumerate(plan or [], 1)],
+            "response": {"reply": reply, "needs_tool_results": needs_results},
+        }
+    )
+
+
+def tool_results(request: ChatRequest) -> list[dict[str, Any]]:
+    """The tool results the engine handed to the model in its respond call."""
+    for message in reversed(request.messages):
+        if message["role"] == "user" and "Tool results (JSON):" in str(message["content"]):
+            text = str(message["content"]).split("Tool results (JSON):\n", 1)[1]
+            return list(json.JSONDecoder().raw_decode(text)[0])
+    return []
+
+
+def expense_plan(text: str) -> dict[str, Any] | None:
+    """`I spent 35.50 euros on groceries at Lidl` → a store step."""
+    match = re.search(r"spent ([\d.]+) (euros?|dollars?) on (\w+)(?: at (\w+))?", text, re.I)
+    if match is None:
+        return None
+    amount, unit, category, merchant = match.groups()
+    args: dict[str, Any] = {
+        "content": text,
+        "kind": "expense",
+        "category": category.lower(),
+        "amount": amount,
+        "currency": "EUR" if unit.lower().startswith("euro") else "USD",
+    }
+    if merchant:
+        args["merchant"] = merchant
+    return {"tool": "store", "args": args}

@@ -1,0 +1,58 @@
+"""Bad input gets a clear error, and nothing accepted is lost."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+from tests.e2e.conftest import System, make_family
+from tests.e2e.scripts import analysis
+
+
+async def test_unknown_or_missing_token_is_401(system: System) -> None:
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Basic abc"}):
+        response = await system.client.post("/v1/messages", json={"text": "hi"}, headers=headers)
+        assert response.status == 401
+        assert (await response.json())["error"]["code"] == "unauthorized"
+
+
+async def test_malformed_bodies_are_400_with_the_problem(system: System) -> None:
+    family = await make_family(system.admin, "Bad", {"Anna": "Europe/Berlin"})
+    for body in (b"{not json", b"[]", b'{"text": ""}', b'{"text": "hi", "extra": 1}', b'{"text": 5}'):
+        response = await system.client.post("/v1/messages", data=body, headers=family.auth("Anna"))
+        assert response.status == 400, body
+        assert (await response.json())["error"]["code"] == "invalid_request"
+    assert await system.admin.fetchval("SELECT count(*) FROM inbox WHERE household_id = $1", family.household_id) == 0
+
+
+async def test_oversize_body_is_413_and_stores_nothing(system: System) -> None:
+    family = await make_family(system.admin, "Big", {"Anna": "Europe/Berlin"})
+    response = await system.client.post(
+        "/v1/messages", data=io.BytesIO(b'{"text": "' + b"x" * (1024 * 1024 + 10) + b'"}'), headers=family.auth("Anna")
+    )
+    assert response.status == 413
+    assert await system.admin.fetchval("SELECT count(*) FROM inbox WHERE household_id = $1", family.household_id) == 0
+
+
+async def test_no_wait_gives_202_and_the_message_can_be_polled(system: System) -> None:
+    family = await make_family(system.admin, "Poll", {"Anna": "Europe/Berlin"})
+    system.llm.script(lambda request: analysis("chat", reply="Hello Anna!"))
+    response = await system.client.post("/v1/messages", json={"text": "hi", "wait": False}, headers=family.auth("Anna"))
+    assert response.status == 202
+    location = response.headers["Location"]
+    for _ in range(100):
+        status = await (await system.client.get(location, headers=family.auth("Anna"))).json()
+        if status.get("reply"):
+            break
+        await asyncio.sleep(0.05)
+    assert status["reply"] == "Hello Anna!"
+    assert status["status"] == "done"
+
+
+async def test_health_and_openapi(system: System) -> None:
+    health = await system.client.get("/health")
+    assert health.status == 200
+    assert await health.json() == {"status": "ok", "postgres": "ok", "redis": "ok"}
+    spec = await (await system.client.get("/openapi.json")).json()
+    assert spec["openapi"].startswith("3.")
+    assert {"/v1/messages", "/v1/messages/stream", "/v1/messages/{message_id}", "/health"} <= set(spec["paths"])

@@ -1,0 +1,162 @@
+"""The user stories of the backbone, end to end over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+
+from tests.e2e.conftest import System, make_family
+from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
+from tests.fakes.openai_server import ChatRequest, Scripted
+
+
+def family_model(request: ChatRequest) -> Scripted:
+    """A scripted model that understands the story messages."""
+    text = member_message(request)
+    if is_analysis(request):
+        if "Pending question" in request.all_text and "groceries" in text:
+            plan = {"tool": "store", "args": {"content": "20 euros for groceries", "kind": "expense",
+                                              "category": "groceries", "amount": "20", "currency": "EUR"}}
+            return analysis("clarification_answer", plan=[plan], reply="Got it: 20.00 EUR for groceries.")
+        if step := expense_plan(text):
+            args = step["args"]
+            return analysis("record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}.")
+        if text.startswith("How much did we spend on groceries"):
+            plan = {"tool": "aggregate", "args": {"op": "sum", "field": "amount", "filter": {"all": [
+                {"field": "category", "op": "eq", "value": "groceries"},
+                {"field": "occurred_at", "op": "period", "value": "this_month"}]}}}
+            return analysis("query", plan=[plan], needs_results=True)
+        if text.startswith("What did the doctor"):
+            plan = {"tool": "search", "args": {"query": "doctor said about Tom allergy", "limit": 3}}
+            return analysis("query", plan=[plan], needs_results=True)
+        if text == "add 20 for the thing":
+            return analysis("other", clarification={"question": "What was the 20 for, and in which currency?",
+                                                     "options": ["groceries (EUR)", "fuel (EUR)"]})
+        if "Tom is allergic" in text or "Anna likes" in text or "bike" in text:
+            return analysis("record", plan=[{"tool": "store", "args": {"content": text, "kind": "health"
+                                                                        if "allerg" in text else "fact"}}],
+                            reply="Noted.")
+        return analysis("chat", reply="Hello!")
+    results = tool_results(request)
+    first = results[0]["result"] if results and results[0]["ok"] else {}
+    if "groups" in first:
+        group = first["groups"][0] if first["groups"] else {"value": "0", "currency": "EUR"}
+        return Scripted(content=f"You spent {group['value']} {group['currency']} on groceries this month.")
+    if "memories" in first:
+        rows = first["memories"]
+        return Scripted(content=f"The note says: {rows[0]['content']}" if rows else "I found nothing.")
+    return Scripted(content="Done.")
+
+
+async def send(system: System, auth: dict[str, str], text: str, **extra: object) -> dict:
+    response = await system.client.post("/v1/messages", json={"text": text, **extra}, headers=auth)
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def test_simple_record_stores_one_memory_with_one_llm_call(system: System) -> None:
+    family = await make_family(system.admin, "Miller", {"Anna": "Europe/Berlin"})
+    system.llm.script(family_model)
+
+    body = await send(system, family.auth("Anna"), "I spent 35.50 euros on groceries at Lidl")
+
+    assert body["reply"] == "Saved 35.50 EUR for groceries."
+    assert body["outcome"] == "answered"
+    rows = await system.admin.fetch(
+        "SELECT amount, currency, ai_understanding->>'category' AS category, author_id FROM memories WHERE household_id = $1", family.household_id
+    )
+    assert len(rows) == 1
+    assert rows[0]["amount"] == Decimal("35.50")
+    assert rows[0]["currency"] == "EUR"
+    assert rows[0]["category"] == "groceries"
+    assert rows[0]["author_id"] == family.user_ids["Anna"]
+    assert len(system.llm.requests) == 1
+
+
+async def test_question_gets_the_exact_sql_sum_in_two_llm_calls(system: System) -> None:
+    family = await make_family(system.admin, "Sums", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    system.llm.script(family_model)
+    for who, text in [("Anna", "I spent 35.50 euros on groceries"), ("Ben", "I spent 12.25 euros on groceries"),
+                      ("Anna", "I spent 0.10 euros on groceries"), ("Ben", "I spent 99 euros on fuel")]:
+        await send(system, family.auth(who), text)
+    system.llm.reset()
+
+    body = await send(system, family.auth("Ben"), "How much did we spend on groceries this month?")
+
+    truth = await system.admin.fetchval(
+        "SELECT sum(amount) FROM memories WHERE household_id = $1 AND ai_understanding->>'category' = 'groceries'",
+        family.household_id,
+    )
+    assert truth == Decimal("47.85")
+    assert body["reply"] == "You spent 47.85 EUR on groceries this month."
+    assert len(system.llm.requests) == 2
+
+
+async def test_semantic_question_is_answered_from_the_households_memories(system: System) -> None:
+    family = await make_family(system.admin, "Health", {"Anna": "Europe/Berlin"})
+    system.llm.script(family_model)
+    for text in ["Anna likes green tea in the morning", "Tom is allergic to peanuts, the doctor said to carry an epipen",
+                 "The bike needs new brakes"]:
+        await send(system, family.auth("Anna"), text)
+
+    body = await send(system, family.auth("Anna"), "What did the doctor say about Tom's allergy?")
+
+    assert "peanuts" in body["reply"]
+
+
+async def test_ambiguous_message_gets_one_question_and_the_answer_resumes_it(system: System) -> None:
+    family = await make_family(system.admin, "Vague", {"Anna": "Europe/Berlin"})
+    system.llm.script(family_model)
+
+    asked = await send(system, family.auth("Anna"), "add 20 for the thing")
+    assert asked["outcome"] == "clarifying"
+    assert asked["reply"] == "What was the 20 for, and in which currency?"
+    assert asked["options"] == ["groceries (EUR)", "fuel (EUR)"]
+    assert await system.admin.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", family.household_id) == 0
+
+    answered = await send(system, family.auth("Anna"), "groceries, in euros")
+
+    assert answered["reply"] == "Got it: 20.00 EUR for groceries."
+    assert await system.admin.fetchval(
+        "SELECT amount FROM memories WHERE household_id = $1", family.household_id
+    ) == Decimal("20.00")
+    assert await system.admin.fetchval(
+        "SELECT count(*) FROM pending_clarifications WHERE user_id = $1", family.user_ids["Anna"]
+    ) == 0
+
+
+async def test_three_simultaneous_duplicates_make_one_memory_and_one_reply(system: System) -> None:
+    family = await make_family(system.admin, "Dupes", {"Anna": "Europe/Berlin"})
+    system.llm.script(family_model)
+    payload = {"text": "I spent 9.99 euros on groceries", "client_message_id": "phone-42"}
+
+    responses = await asyncio.gather(
+        *(system.client.post("/v1/messages", json=payload, headers=family.auth("Anna")) for _ in range(3))
+    )
+
+    bodies = [await r.json() for r in responses]
+    assert {b["message_id"] for b in bodies} == {bodies[0]["message_id"]}
+    assert {b["reply"] for b in bodies} == {"Saved 9.99 EUR for groceries."}
+    assert sorted(b["duplicate"] for b in bodies) == [False, True, True]
+    hid = family.household_id
+    assert await system.admin.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", hid) == 1
+    assert await system.admin.fetchval("SELECT count(*) FROM inbox WHERE household_id = $1", hid) == 1
+    assert await system.admin.fetchval("SELECT count(*) FROM outbox WHERE household_id = $1", hid) == 1
+    assert len(system.llm.requests) == 1
+
+
+async def test_households_never_see_each_other(system: System) -> None:
+    miller = await make_family(system.admin, "Iso-A", {"Anna": "Europe/Berlin"})
+    smith = await make_family(system.admin, "Iso-B", {"Sam": "America/New_York"})
+    system.llm.script(family_model)
+    await send(system, miller.auth("Anna"), "I spent 35.50 euros on groceries")
+    await send(system, miller.auth("Anna"), "Tom is allergic to peanuts, the doctor said to carry an epipen")
+
+    total = await send(system, smith.auth("Sam"), "How much did we spend on groceries this month?")
+    doctor = await send(system, smith.auth("Sam"), "What did the doctor say about Tom's allergy?")
+
+    assert total["reply"] == "You spent 0 EUR on groceries this month."
+    assert doctor["reply"] == "I found nothing."
+    mine = (await send(system, miller.auth("Anna"), "How much did we spend on groceries this month?"))["message_id"]
+    foreign = await system.client.get(f"/v1/messages/{mine}", headers=smith.auth("Sam"))
+    assert foreign.status == 404

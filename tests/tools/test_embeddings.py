@@ -1,0 +1,137 @@
+"""The embedding cache (pure, with a fake clock) and the OpenAI embedder over HTTP against the fake server."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import openai
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAI, fake_embedding
+from tools.embeddings import EmbeddingCache, OpenAIEmbedder
+from tools.errors import EmbeddingError
+
+DIM = 64
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_cache_hits_and_misses() -> None:
+    cache = EmbeddingCache(clock=Clock())
+    assert cache.hit_rate == 0.0
+    assert cache.get(("m", "query", "a")) is None
+    cache.put(("m", "query", "a"), [1.0])
+    assert cache.get(("m", "query", "a")) == [1.0]
+    assert cache.get(("m", "passage", "a")) is None
+    assert (cache.hits, cache.misses) == (1, 2)
+    assert cache.hit_rate == pytest.approx(1 / 3)
+
+
+def test_cache_evicts_the_least_recently_used() -> None:
+    cache = EmbeddingCache(max_entries=2, clock=Clock())
+    cache.put("a", [1.0])
+    cache.put("b", [2.0])
+    assert cache.get("a") == [1.0]  # "b" is now the oldest use
+    cache.put("c", [3.0])
+    assert len(cache) == 2
+    assert cache.get("b") is None
+    assert cache.get("a") == [1.0] and cache.get("c") == [3.0]
+
+
+def test_cache_entries_expire() -> None:
+    clock = Clock()
+    cache = EmbeddingCache(ttl_s=60, clock=clock)
+    cache.put("a", [1.0])
+    clock.now += 59.9
+    assert cache.get("a") == [1.0]  # a hit does not extend the entry's life
+    clock.now += 0.2
+    assert cache.get("a") is None
+    assert len(cache) == 0
+    cache.put("a", [2.0])
+    assert cache.get("a") == [2.0]
+
+
+def test_cache_needs_room() -> None:
+    with pytest.raises(ValueError):
+        EmbeddingCache(max_entries=0)
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    fake = FakeOpenAI(embedding_dim=DIM)
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def client(fake_openai: FakeOpenAI) -> AsyncIterator[openai.AsyncOpenAI]:
+    async with openai.AsyncOpenAI(api_key="test-key", base_url=fake_openai.base_url, max_retries=0) as client:
+        yield client
+
+
+async def test_misses_go_out_in_one_request_and_hits_in_none(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
+    cache = EmbeddingCache()
+    embedder = OpenAIEmbedder(client, "e5-small", DIM, cache)
+    texts = ["groceries at Rewe", "dentist on Friday", "groceries at Rewe", "bike lock"]
+
+    vectors = await embedder.embed(texts, "passage")
+    assert fake_openai.embedding_requests == [["groceries at Rewe", "dentist on Friday", "bike lock"]]
+    assert vectors[0] == pytest.approx(fake_embedding("groceries at Rewe", DIM))
+    assert vectors[0] == vectors[2] and len(vectors) == 4 and all(len(v) == DIM for v in vectors)
+
+    again = await embedder.embed(["bike lock", "groceries at Rewe"], "passage")
+    assert len(fake_openai.embedding_requests) == 1
+    assert again == [vectors[3], vectors[0]]
+    assert cache.hits == 2
+
+    await embedder.embed(["bike lock", "swimming"], "query")  # another kind is another key
+    assert fake_openai.embedding_requests[-1] == ["bike lock", "swimming"]
+    other_model = OpenAIEmbedder(client, "other-model", DIM, cache)
+    await other_model.embed(["bike lock"], "query")
+    assert fake_openai.embedding_requests[-1] == ["bike lock"]
+    assert await embedder.embed([], "query") == []
+    assert len(fake_openai.embedding_requests) == 3  # the empty call sent nothing
+
+
+async def test_close_closes_the_client(fake_openai: FakeOpenAI) -> None:
+    client = openai.AsyncOpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0)
+    embedder = OpenAIEmbedder(client, "m", DIM, EmbeddingCache())
+    await embedder.embed(["hello"], "query")
+    await embedder.close()
+    assert client.is_closed()
+
+
+async def test_prefixes_for_e5_models(fake_openai: FakeOpenAI, client: openai.AsyncOpenAI) -> None:
+    embedder = OpenAIEmbedder(client, "intfloat/multilingual-e5-small", DIM, EmbeddingCache(), prefixes=True)
+    await embedder.embed(["Wann ist der Zahnarzttermin?"], "query")
+    await embedder.embed(["Zahnarzttermin am Freitag"], "passage")
+    assert fake_openai.embedding_requests == [["query: Wann ist der Zahnarzttermin?"],
+                                              ["passage: Zahnarzttermin am Freitag"]]
+
+
+async def test_wrong_dimension_is_an_embedding_error(fake_openai: FakeOpenAI, client: openai.AsyncOpenAI) -> None:
+    cache = EmbeddingCache()
+    embedder = OpenAIEmbedder(client, "big-model", 128, cache)
+    with pytest.raises(EmbeddingError, match=r"\[64\]-dimensional vectors but the schema stores 128"):
+        await embedder.embed(["hello"], "query")
+    assert len(cache) == 0  # nothing wrong is cached
+
+
+async def test_api_failures_are_embedding_errors(fake_openai: FakeOpenAI) -> None:
+    wrong_path = fake_openai.base_url.removesuffix("/v1") + "/nowhere"
+    async with openai.AsyncOpenAI(api_key="k", base_url=wrong_path, max_retries=0) as client:
+        with pytest.raises(EmbeddingError, match="failed"):
+            await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["hello"], "query")
+    await fake_openai.stop()
+    async with openai.AsyncOpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0) as client:
+        with pytest.raises(EmbeddingError, match="failed"):
+            await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["hello"], "query")

@@ -1,0 +1,127 @@
+"""Embeddings over any OpenAI-compatible endpoint, with a process-wide LRU cache that expires entries.
+
+The cache saves the round trip for texts that come back (repeated questions, re-analysed messages); the
+per-message cache in `ToolContext` sits in front of it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import openai
+
+from tools.context import EmbeddingKind
+from tools.errors import EmbeddingError
+
+_MAX_INPUTS_PER_REQUEST = 2048  # the OpenAI API's limit per request
+
+
+class EmbeddingCache:
+    """Least-recently-used vectors, each valid for `ttl_s` seconds after it was stored."""
+
+    def __init__(
+        self, max_entries: int = 1000, ttl_s: float = 3600.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if max_entries < 1:
+            raise ValueError("max_entries must be at least 1")
+        self.max_entries = max_entries
+        self.ttl_s = ttl_s
+        self._clock = clock
+        self._entries: OrderedDict[Hashable, tuple[float, list[float]]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Hashable) -> list[float] | None:
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] > self._clock():
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return entry[1]
+        if entry is not None:
+            del self._entries[key]
+        self.misses += 1
+        return None
+
+    def put(self, key: Hashable, vector: list[float]) -> None:
+        self._entries[key] = (self._clock() + self.ttl_s, vector)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+
+    @property
+    def hit_rate(self) -> float:
+        lookups = self.hits + self.misses
+        return self.hits / lookups if lookups else 0.0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class OpenAIEmbedder:
+    """The `Embedder` port over `client.embeddings.create`: cache first, then one request for all the misses.
+
+    `prefixes=True` prepends "query: " / "passage: " as e5-family models expect. `send_dimensions=True` asks
+    the endpoint for `dim`-sized vectors (OpenAI text-embedding-3 models can shorten theirs; most servers can't).
+    """
+
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        model: str,
+        dim: int,
+        cache: EmbeddingCache,
+        *,
+        prefixes: bool = False,
+        send_dimensions: bool = False,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.dim = dim
+        self.cache = cache
+        self.prefixes = prefixes
+        self.send_dimensions = send_dimensions
+
+    async def close(self) -> None:
+        """Close the HTTP client this embedder was given (it is the embedder's own in the composition root)."""
+        await self.client.close()
+
+    async def embed(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
+        found: dict[str, list[float]] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):  # each distinct text once, in order
+            vector = self.cache.get((self.model, kind, text))
+            if vector is None:
+                missing.append(text)
+            else:
+                found[text] = vector
+        for start in range(0, len(missing), _MAX_INPUTS_PER_REQUEST):
+            batch = missing[start : start + _MAX_INPUTS_PER_REQUEST]
+            for text, vector in zip(batch, await self._request(batch, kind), strict=True):
+                self.cache.put((self.model, kind, text), vector)
+                found[text] = vector
+        return [found[text] for text in texts]
+
+    async def _request(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
+        inputs = [f"{kind}: {text}" for text in texts] if self.prefixes else list(texts)
+        extra: dict[str, Any] = {"dimensions": self.dim} if self.send_dimensions else {}
+        try:
+            # Floats explicitly: the client otherwise asks for base64, which not every compatible server speaks.
+            response = await self.client.embeddings.create(
+                model=self.model, input=inputs, encoding_format="float", **extra
+            )
+        except openai.OpenAIError as exc:
+            raise EmbeddingError(f"embedding request to {self.model} failed: {exc}") from exc
+        data = sorted(response.data, key=lambda item: item.index)
+        if len(data) != len(texts):
+            raise EmbeddingError(f"{self.model} returned {len(data)} embeddings for {len(texts)} texts")
+        vectors = [list(map(float, item.embedding)) for item in data]
+        wrong = {len(vector) for vector in vectors if len(vector) != self.dim}
+        if wrong:
+            raise EmbeddingError(
+                f"{self.model} returned {sorted(wrong)}-dimensional vectors but the schema stores {self.dim}; "
+                "configure the matching model or re-embed"
+            )
+        return vectors

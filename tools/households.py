@@ -1,0 +1,124 @@
+"""Households, members, identities and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import asyncpg
+
+from tools.context import Member
+from tools.database import Connection
+from tools.errors import FAAError
+
+ROLES = ("owner", "adult", "child")
+
+
+class HouseholdError(FAAError):
+    """An administrative request that cannot be done as asked (unknown timezone, duplicate member…)."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a request comes from, once a token or a channel identity was resolved."""
+
+    user_id: int
+    household_id: int
+
+
+def hash_token(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def check_timezone(name: str) -> str:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise HouseholdError(f"unknown timezone {name!r}; use an IANA name such as Europe/Berlin") from exc
+    return name
+
+
+async def create_household(conn: Connection, name: str, timezone: str = "UTC") -> int:
+    """Run on an owner connection (RLS forbids the app role from creating households)."""
+    return int(
+        await conn.fetchval(
+            "INSERT INTO households (name, timezone) VALUES ($1, $2) RETURNING id", name, check_timezone(timezone)
+        )
+    )
+
+
+async def find_household(conn: Connection, name_or_id: str) -> int:
+    rows = await conn.fetch(
+        "SELECT id FROM households WHERE id::text = $1 OR lower(name) = lower($1) ORDER BY id", name_or_id
+    )
+    if len(rows) != 1:
+        raise HouseholdError(
+            f"no household named {name_or_id!r}" if not rows else f"several households are named {name_or_id!r}; use the id"
+        )
+    return int(rows[0]["id"])
+
+
+async def add_member(
+    conn: Connection,
+    household_id: int,
+    name: str,
+    *,
+    timezone: str,
+    locale: str = "en",
+    role: str = "adult",
+) -> tuple[int, str]:
+    """Add a member and return (user id, API token). Only the token's hash is stored."""
+    if role not in ROLES:
+        raise HouseholdError(f"role must be one of {', '.join(ROLES)}")
+    token = "faa_" + secrets.token_urlsafe(24)
+    try:
+        user_id = await conn.fetchval(
+            """INSERT INTO users (household_id, name, timezone, locale, role, api_token_hash)
+               VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""",
+            household_id,
+            name,
+            check_timezone(timezone),
+            locale,
+            role,
+            hash_token(token),
+        )
+    except asyncpg.UniqueViolationError as exc:
+        raise HouseholdError(f"the household already has a member named {name!r}") from exc
+    await conn.execute(
+        "INSERT INTO user_identities (household_id, user_id, channel, external_id, preferred) "
+        "VALUES ($1, $2, 'web', $3, true)",
+        household_id,
+        user_id,
+        str(user_id),
+    )
+    return int(user_id), token
+
+
+async def find_member(conn: Connection, household_id: int, name: str) -> Member:
+    row = await conn.fetchrow(
+        "SELECT id, name, timezone, locale, role FROM users WHERE household_id = $1 AND lower(name) = lower($2)",
+        household_id,
+        name,
+    )
+    if row is None:
+        raise HouseholdError(f"no member named {name!r} in household {household_id}")
+    return Member(**dict(row))
+
+
+async def members(conn: Connection, household_id: int) -> tuple[Member, ...]:
+    rows = await conn.fetch(
+        "SELECT id, name, timezone, locale, role FROM users WHERE household_id = $1 ORDER BY id", household_id
+    )
+    return tuple(Member(**dict(row)) for row in rows)
+
+
+async def resolve_token(conn: Connection, token: str) -> Principal | None:
+    row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_api_token($1)", hash_token(token))
+    return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))
+
+
+async def resolve_identity(conn: Connection, channel: str, external_id: str) -> Principal | None:
+    row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_identity($1, $2)", channel, external_id)
+    return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))

@@ -1,0 +1,125 @@
+"""Interactions (each user-visible turn with its trace), experiment results and pending clarifications."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from tools.database import Connection
+
+
+@dataclass(frozen=True)
+class Turn:
+    user_text: str
+    reply_text: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    household_id: int
+    user_id: int
+    inbox_id: int
+    channel: str
+    user_text: str
+    reply_text: str
+    outcome: str
+    prompt_version: str | None
+    trace: dict[str, Any]
+    llm_calls: int
+    tool_calls: int
+    tokens_in: int
+    tokens_out: int
+    latency_ms: int
+    rounds: int
+    experiment: str | None
+
+
+@dataclass(frozen=True)
+class PendingClarification:
+    inbox_id: int
+    question: str
+    options: list[str]
+    state: dict[str, Any]
+
+
+async def record_turn(conn: Connection, turn: TurnRecord) -> int:
+    interaction_id = int(
+        await conn.fetchval(
+            """INSERT INTO interactions (household_id, user_id, inbox_id, channel, user_text, reply_text, outcome,
+                   prompt_version, trace, llm_calls, tool_calls, tokens_in, tokens_out, latency_ms)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id""",
+            turn.household_id,
+            turn.user_id,
+            turn.inbox_id,
+            turn.channel,
+            turn.user_text,
+            turn.reply_text,
+            turn.outcome,
+            turn.prompt_version,
+            turn.trace,
+            turn.llm_calls,
+            turn.tool_calls,
+            turn.tokens_in,
+            turn.tokens_out,
+            turn.latency_ms,
+        )
+    )
+    if turn.experiment and turn.prompt_version:
+        await conn.execute(
+            """INSERT INTO experiment_results (household_id, interaction_id, experiment, variant, latency_ms, rounds,
+                   llm_calls, tool_calls, tokens)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""",
+            turn.household_id,
+            interaction_id,
+            turn.experiment,
+            turn.prompt_version,
+            turn.latency_ms,
+            turn.rounds,
+            turn.llm_calls,
+            turn.tool_calls,
+            turn.tokens_in + turn.tokens_out,
+        )
+    return interaction_id
+
+
+async def recent_turns(conn: Connection, household_id: int, user_id: int, limit: int) -> list[Turn]:
+    rows = await conn.fetch(
+        """SELECT user_text, reply_text, created_at FROM interactions
+           WHERE household_id = $1 AND user_id = $2 ORDER BY created_at DESC LIMIT $3""",
+        household_id,
+        user_id,
+        limit,
+    )
+    return [Turn(**dict(r)) for r in reversed(rows)]
+
+
+async def pending_clarification(conn: Connection, user_id: int) -> PendingClarification | None:
+    row = await conn.fetchrow(
+        "SELECT inbox_id, question, options, state FROM pending_clarifications WHERE user_id = $1 AND expires_at > now()",
+        user_id,
+    )
+    return None if row is None else PendingClarification(**dict(row))
+
+
+async def set_pending_clarification(
+    conn: Connection, household_id: int, user_id: int, pending: PendingClarification
+) -> None:
+    await conn.execute(
+        """INSERT INTO pending_clarifications (household_id, user_id, inbox_id, question, options, state)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (user_id) DO UPDATE SET inbox_id = excluded.inbox_id, question = excluded.question,
+               options = excluded.options, state = excluded.state, created_at = now(),
+               expires_at = now() + interval '1 day'""",
+        household_id,
+        user_id,
+        pending.inbox_id,
+        pending.question,
+        pending.options,
+        pending.state,
+    )
+
+
+async def clear_pending_clarification(conn: Connection, user_id: int) -> None:
+    await conn.execute("DELETE FROM pending_clarifications WHERE user_id = $1", user_id)

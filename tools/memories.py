@@ -1,0 +1,395 @@
+"""The memory tools: store, search, update_memory_fields, forget and restore. All SQL for `memories` rows lives here.
+
+Every statement names the household explicitly besides row-level security, so a mistake in one layer is not a leak.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
+
+import asyncpg
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    StringConstraints,
+    WithJsonSchema,
+    model_validator,
+)
+
+from tools.context import ToolContext
+from tools.errors import ToolRetry
+from tools.filters import Filter, Kind, compile_filter, filter_help, localize, parse_moment
+
+
+def _slug(value: Any) -> Any:
+    return "-".join(value.strip().lower().split()) if isinstance(value, str) else value
+
+
+def _check_slug(value: str) -> str:
+    if not re.fullmatch(r"\w[\w-]*", value):
+        raise ValueError(f"{value!r} is not a slug; use lowercase words joined by '-', e.g. 'groceries'")
+    return value
+
+
+def _currency(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    code = value.strip().upper()
+    if not re.fullmatch(r"[A-Z]{3}", code):
+        raise ValueError(f"{value!r} is not a 3-letter ISO 4217 currency code such as EUR or USD")
+    return code
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _moment(value: Any) -> date | datetime:
+    if isinstance(value, (date, datetime)):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("expected an ISO 8601 date or date-time string")
+    return parse_moment(value)
+
+
+Content = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+Slug = Annotated[str, BeforeValidator(_slug), StringConstraints(max_length=40), AfterValidator(_check_slug)]
+Amount = Annotated[
+    Decimal,
+    Field(max_digits=14, decimal_places=2),
+    WithJsonSchema({"type": ["number", "string"], "description": "exact decimal, at most 2 places, e.g. 35.50"}),
+]
+Currency = Annotated[str, BeforeValidator(_currency)]
+Moment = Annotated[
+    date | datetime,
+    PlainValidator(_moment),
+    WithJsonSchema({"type": "string", "description": "ISO 8601 date or date-time; no offset = member's timezone"}),
+]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=40)]
+Tags = Annotated[list[Tag], Field(max_length=10)]
+DetailValue = Annotated[str, Field(max_length=500)] | int | Annotated[float, Field(allow_inf_nan=False)] | bool | None
+Details = Annotated[dict[Annotated[str, Field(min_length=1, max_length=40)], DetailValue], Field(max_length=20)]
+Visibility = Literal["household", "private"]
+MemoryId = Annotated[int, Field(gt=0)]
+
+_D_CONTENT = "the fact as one short self-contained sentence"
+_D_CATEGORY = "lowercase slug, e.g. groceries, rent, dentist"
+_D_AMOUNT = "exact amount; required for expense and income"
+_D_CURRENCY = "ISO 4217 code, e.g. EUR; required with amount"
+_D_OCCURRED = "when it happened or will happen; default now; a bare date = that day"
+_D_VISIBILITY = "private = only the author sees it"
+_D_DETAILS = "up to 20 extra facts, name -> short value"
+
+
+class StoreArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    content: Content = Field(description=_D_CONTENT)
+    kind: Kind
+    category: Slug | None = Field(None, description=_D_CATEGORY)
+    amount: Amount | None = Field(None, description=_D_AMOUNT)
+    currency: Currency | None = Field(None, description=_D_CURRENCY)
+    occurred_at: Moment | None = Field(None, description=_D_OCCURRED)
+    person: Name | None = Field(None, description="who it is about, e.g. a family member")
+    merchant: Name | None = None
+    tags: Tags = []
+    visibility: Visibility = Field("household", description=_D_VISIBILITY)
+    details: Details = Field({}, description=_D_DETAILS)
+
+    @model_validator(mode="after")
+    def _money_rules(self) -> StoreArgs:
+        _check_money(self.kind, self.amount, self.currency, ValueError)
+        return self
+
+
+class UpdateMemoryFieldsArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memory_id: MemoryId
+    content: Content | None = Field(None, description=_D_CONTENT)
+    kind: Kind | None = None
+    category: Slug | None = Field(None, description=_D_CATEGORY)
+    amount: Amount | None = Field(None, description=_D_AMOUNT)
+    currency: Currency | None = Field(None, description=_D_CURRENCY)
+    occurred_at: Moment | None = Field(None, description=_D_OCCURRED)
+    person: Name | None = None
+    merchant: Name | None = None
+    tags: Tags | None = None
+    visibility: Visibility | None = Field(None, description=_D_VISIBILITY)
+    details: Details | None = Field(None, description=_D_DETAILS + "; replaces the old details")
+
+    @model_validator(mode="after")
+    def _something_to_change(self) -> UpdateMemoryFieldsArgs:
+        changes = self.model_fields_set - {"memory_id"}
+        if not changes:
+            raise ValueError("give at least one field to change besides memory_id")
+        mandatory = {"content", "kind", "occurred_at", "visibility"}
+        required = sorted(f for f in changes & mandatory if getattr(self, f) is None)
+        if required:
+            raise ValueError(f"{', '.join(required)} cannot be cleared")
+        return self
+
+
+class SearchArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: Annotated[
+        Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None, BeforeValidator(_blank_is_none)
+    ] = Field(None, description="what to look for, in natural language (semantic search)")
+    filter: Filter | None = Field(None, description=filter_help())
+    limit: int = Field(10, ge=1, le=50)
+    order: Literal["relevance", "newest", "oldest", "amount_desc"] = Field(
+        "relevance", description="relevance needs a query; without one it means newest"
+    )
+
+
+class MemoryIdsArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    memory_ids: Annotated[list[MemoryId], Field(min_length=1, max_length=50)]
+
+
+class Memory(BaseModel):
+    memory_id: int
+    content: str
+    kind: str | None = None
+    category: str | None = None
+    amount: str | None = None
+    currency: str | None = None
+    occurred_at: str
+    person: str | None = None
+    merchant: str | None = None
+    tags: list[str] = []
+    details: dict[str, Any] = {}
+    visibility: str
+    author: str | None = None
+    similarity: float | None = None
+
+
+class SearchResult(BaseModel):
+    count: int
+    memories: list[Memory]
+
+
+class ForgetResult(BaseModel):
+    forgotten: list[int]
+    not_found: list[int]
+
+
+class RestoreResult(BaseModel):
+    restored: list[int]
+    not_found: list[int]
+
+
+def _check_money(kind: str, amount: Decimal | None, currency: str | None, error: Any) -> None:
+    if amount is not None and currency is None:
+        raise error("currency is required when amount is set")
+    if kind in ("expense", "income") and amount is None:
+        raise error(f"amount (and currency) is required for kind {kind}")
+
+
+_COLUMNS = (
+    "m.id, m.author_id, m.content, m.ai_understanding, m.amount, m.currency, m.occurred_at, m.visibility, "
+    "u.name AS author"
+)
+_FROM = "LEFT JOIN users u ON u.id = m.author_id"
+_ORDER = {
+    "newest": "m.occurred_at DESC, m.id DESC",
+    "oldest": "m.occurred_at, m.id",
+    "amount_desc": "m.amount DESC NULLS LAST, m.occurred_at DESC",
+    "relevance": "m.distance, m.id",
+}
+# Enough candidates for a good top-50 while the household filter is applied by the iterative index scan.
+_HNSW_EF_SEARCH = 100
+
+
+def _understanding(args: StoreArgs | UpdateMemoryFieldsArgs, base: dict[str, Any]) -> dict[str, Any]:
+    keys = ("kind", "category", "person", "merchant", "tags", "details")
+    given = args.model_fields_set if isinstance(args, UpdateMemoryFieldsArgs) else set(keys)
+    merged = dict(base)
+    for key in keys:
+        if key in given:
+            merged[key] = getattr(args, key)
+    return {key: value for key, value in merged.items() if value not in (None, [], {})}
+
+
+def _memory(row: asyncpg.Record, tz: ZoneInfo) -> Memory:
+    understanding: dict[str, Any] = row["ai_understanding"] or {}
+    distance = row.get("distance")
+    return Memory(
+        memory_id=row["id"],
+        content=row["content"],
+        kind=understanding.get("kind"),
+        category=understanding.get("category"),
+        amount=None if row["amount"] is None else str(row["amount"]),
+        currency=row["currency"],
+        occurred_at=row["occurred_at"].astimezone(tz).isoformat(),
+        person=understanding.get("person"),
+        merchant=understanding.get("merchant"),
+        tags=list(understanding.get("tags") or []),
+        details=dict(understanding.get("details") or {}),
+        visibility=row["visibility"],
+        author=row["author"],
+        similarity=None if distance is None else round(1.0 - float(distance), 4),
+    )
+
+
+def _when(ctx: ToolContext, moment: date | datetime | None) -> datetime:
+    if moment is None:
+        return ctx.now if ctx.now.tzinfo else ctx.now.replace(tzinfo=UTC)
+    # A bare date is stored at local noon so the day stays the same for members a few timezones away.
+    return localize(moment, ZoneInfo(ctx.timezone), at=time(12))
+
+
+async def store(ctx: ToolContext, args: StoreArgs) -> Memory:
+    """Remember one thing a family member told you (expense, income, health, plan, fact, note, shopping, contact).
+
+    Store one memory per fact, with `content` a short self-contained sentence ("Paid 35.50 EUR for groceries
+    at Rewe"). Amounts are exact decimals with a 3-letter currency; expense and income need both. `occurred_at`
+    is when it happened (default now; without an offset it is in the member's timezone). Use
+    `visibility: "private"` when the member wants it hidden from the rest of the household. Returns the stored
+    memory with its memory_id.
+    """
+    embedding = await ctx.embed_one(args.content, "passage")
+    row = await ctx.conn.fetchrow(
+        f"""WITH m AS (
+                INSERT INTO memories (household_id, author_id, content, ai_understanding, embedding, amount,
+                                      currency, occurred_at, visibility, source_inbox_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *)
+            SELECT {_COLUMNS} FROM m {_FROM}""",
+        ctx.household_id,
+        ctx.user_id,
+        args.content,
+        _understanding(args, {}),
+        embedding,
+        args.amount,
+        args.currency,
+        _when(ctx, args.occurred_at),
+        args.visibility,
+        ctx.inbox_id,
+    )
+    return _memory(row, ZoneInfo(ctx.timezone))
+
+
+async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
+    """Find memories by meaning (`query`), by exact conditions (`filter`), or both.
+
+    Use `query` for fuzzy recall ("when is Anna's dentist appointment?") and `filter` for exact criteria
+    (kind, category, person, period, amount, author…). Each result has memory_id, content, its fields, the
+    author and, with a query, a similarity from 0 to 1. Do not add up amounts from results: use `aggregate`
+    for totals, counts and averages.
+    """
+    params: list[Any] = [ctx.household_id]
+    where = ["m.household_id = $1", "m.deleted_at IS NULL"]
+    if args.filter is not None:
+        where.append(compile_filter(args.filter, params, ctx))
+    order = args.order
+    if args.query is None:
+        order = "newest" if order == "relevance" else order
+        params.append(args.limit)
+        sql = (
+            f"SELECT {_COLUMNS} FROM memories m {_FROM} WHERE {' AND '.join(where)} "
+            f"ORDER BY {_ORDER[order]} LIMIT ${len(params)}"
+        )
+    else:
+        await ctx.conn.execute(
+            "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            str(_HNSW_EF_SEARCH),
+        )
+        params.append(await ctx.embed_one(args.query, "query"))
+        vector = f"${len(params)}::vector"
+        params.append(args.limit)
+        # relaxed_order may return the nearest rows slightly out of order: the outer query sorts them exactly.
+        sql = f"""WITH m AS MATERIALIZED (
+                      SELECT m.*, m.embedding <=> {vector} AS distance FROM memories m
+                      WHERE {' AND '.join(where)} AND m.embedding IS NOT NULL
+                      ORDER BY m.embedding <=> {vector} LIMIT ${len(params)})
+                  SELECT {_COLUMNS}, m.distance FROM m {_FROM} ORDER BY {_ORDER[order]}"""
+    rows = await ctx.conn.fetch(sql, *params)
+    tz = ZoneInfo(ctx.timezone)
+    return SearchResult(count=len(rows), memories=[_memory(row, tz) for row in rows])
+
+
+async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -> Memory:
+    """Correct or complete one stored memory: give its memory_id and only the fields to change.
+
+    Fields you leave out keep their value; a field set to null is cleared. Changing `content` re-indexes the
+    memory for semantic search. Find the memory_id with `search` first. Returns the memory as now stored.
+    """
+    row = await ctx.conn.fetchrow(
+        f"""SELECT {_COLUMNS} FROM memories m {_FROM}
+            WHERE m.household_id = $1 AND m.id = $2 AND m.deleted_at IS NULL FOR UPDATE OF m""",
+        ctx.household_id,
+        args.memory_id,
+    )
+    if row is None:
+        raise ToolRetry("update_memory_fields", f"there is no memory {args.memory_id}; find its memory_id with search")
+    given = args.model_fields_set
+    if "visibility" in given and args.visibility != row["visibility"] and row["author_id"] != ctx.user_id:
+        raise ToolRetry("update_memory_fields", "only the member who stored a memory can change its visibility")
+    understanding = _understanding(args, row["ai_understanding"] or {})
+    amount = args.amount if "amount" in given else row["amount"]
+    currency = args.currency if "currency" in given else row["currency"]
+    try:
+        _check_money(understanding.get("kind", ""), amount, currency, ValueError)
+    except ValueError as exc:
+        raise ToolRetry("update_memory_fields", str(exc)) from None
+    content = args.content if args.content is not None else row["content"]
+    embedding = await ctx.embed_one(content, "passage") if content != row["content"] else None
+    updated = await ctx.conn.fetchrow(
+        f"""WITH m AS (
+                UPDATE memories SET content = $3, ai_understanding = $4, embedding = coalesce($5::vector, embedding),
+                       amount = $6, currency = $7, occurred_at = $8, visibility = $9, updated_at = now()
+                WHERE household_id = $1 AND id = $2 RETURNING *)
+            SELECT {_COLUMNS} FROM m {_FROM}""",
+        ctx.household_id,
+        args.memory_id,
+        content,
+        understanding,
+        embedding,
+        amount,
+        currency,
+        _when(ctx, args.occurred_at) if args.occurred_at is not None else row["occurred_at"],
+        args.visibility or row["visibility"],
+    )
+    return _memory(updated, ZoneInfo(ctx.timezone))
+
+
+async def forget(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
+    """Forget memories the family wants gone (wrong, duplicate or withdrawn), by memory_id.
+
+    They stop appearing in search and totals; `restore` brings them back if this was a mistake.
+    Returns the ids forgotten and the ids that were not found.
+    """
+    rows = await ctx.conn.fetch(
+        """UPDATE memories SET deleted_at = now(), updated_at = now()
+           WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL RETURNING id""",
+        ctx.household_id,
+        args.memory_ids,
+    )
+    done = sorted(row["id"] for row in rows)
+    return ForgetResult(forgotten=done, not_found=sorted(set(args.memory_ids) - set(done)))
+
+
+async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
+    """Undo `forget`: bring forgotten memories back, by memory_id.
+
+    Returns the ids restored and the ids that were not found among forgotten memories.
+    """
+    rows = await ctx.conn.fetch(
+        """UPDATE memories SET deleted_at = NULL, updated_at = now()
+           WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NOT NULL RETURNING id""",
+        ctx.household_id,
+        args.memory_ids,
+    )
+    done = sorted(row["id"] for row in rows)
+    return RestoreResult(restored=done, not_found=sorted(set(args.memory_ids) - set(done)))

@@ -1,0 +1,109 @@
+"""The outbox: replies and notifications, written in the transaction that finishes their cause."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from tools.database import Connection
+
+_COLUMNS = (
+    "id, household_id, user_id, inbox_id, channel, recipient, text, payload, status, attempts, last_error, "
+    "created_at, sent_at"
+)
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    id: int
+    household_id: int
+    user_id: int
+    inbox_id: int | None
+    channel: str
+    recipient: str
+    text: str
+    payload: dict[str, Any]
+    status: str
+    attempts: int
+    last_error: str | None
+    created_at: datetime
+    sent_at: datetime | None
+
+
+async def add(
+    conn: Connection,
+    *,
+    household_id: int,
+    user_id: int,
+    channel: str,
+    recipient: str,
+    text: str,
+    inbox_id: int | None = None,
+    payload: dict[str, Any] | None = None,
+) -> int | None:
+    """Queue a message; `None` when the inbox message already has its reply (at most one per message)."""
+    value = await conn.fetchval(
+        """INSERT INTO outbox (household_id, user_id, inbox_id, channel, recipient, text, payload)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (inbox_id) WHERE inbox_id IS NOT NULL DO NOTHING
+           RETURNING id""",
+        household_id,
+        user_id,
+        inbox_id,
+        channel,
+        recipient,
+        text,
+        payload or {},
+    )
+    return None if value is None else int(value)
+
+
+async def get(conn: Connection, outbox_id: int) -> OutboxRow | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM outbox WHERE id = $1", outbox_id)
+    return None if row is None else OutboxRow(**dict(row))
+
+
+async def for_inbox(conn: Connection, inbox_id: int) -> OutboxRow | None:
+    row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM outbox WHERE inbox_id = $1", inbox_id)
+    return None if row is None else OutboxRow(**dict(row))
+
+
+async def lock_pending(conn: Connection, outbox_id: int) -> OutboxRow | None:
+    """Lock a pending row for delivery; `None` if sent, failed, or being delivered by another worker."""
+    row = await conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM outbox WHERE id = $1 AND status = 'pending' FOR UPDATE SKIP LOCKED", outbox_id
+    )
+    return None if row is None else OutboxRow(**dict(row))
+
+
+async def mark_sent(conn: Connection, outbox_id: int) -> None:
+    await conn.execute(
+        "UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1", outbox_id
+    )
+
+
+async def mark_attempt_failed(conn: Connection, outbox_id: int, error: str, *, retry_in: timedelta | None) -> None:
+    """Record a failed delivery: retried after `retry_in`, or failed for good when `retry_in` is None."""
+    if retry_in is None:
+        await conn.execute(
+            "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = $2 WHERE id = $1",
+            outbox_id,
+            error[:1000],
+        )
+    else:
+        await conn.execute(
+            """UPDATE outbox SET attempts = attempts + 1, last_error = $2, next_attempt_at = now() + $3
+               WHERE id = $1""",
+            outbox_id,
+            error[:1000],
+            retry_in,
+        )
+
+
+async def due(conn: Connection, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:
+    """(outbox id, household id) of pending rows whose delivery is overdue, across households."""
+    rows = await conn.fetch(
+        "SELECT id, household_id FROM faa_due_outbox(make_interval(secs => $1), $2)", older_than_s, limit
+    )
+    return [(int(r["id"]), int(r["household_id"])) for r in rows]

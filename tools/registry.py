@@ -1,0 +1,242 @@
+"""The tool registry: typed async functions with model-facing docstrings, their JSON schemas, validation and runs.
+
+A tool is `async def name(ctx: ToolContext, args: NameArgs) -> NameResult`. Its schema comes from `NameArgs`,
+its description from the docstring. Nothing about who is asking (household, member) is ever an argument: that
+comes from the context, so the model cannot ask for anyone else's data.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, get_type_hints
+
+import asyncpg
+from pydantic import BaseModel, ValidationError
+
+from tools.aggregate import aggregate
+from tools.context import ToolContext
+from tools.errors import ToolError, ToolRetry
+from tools.memories import forget, restore, search, store, update_memory_fields
+
+_FORBIDDEN_ARGS = frozenset({"household_id", "user_id"})
+_MAX_REPORTED_ERRORS = 6
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    args_model: type[BaseModel]
+    func: Callable[[ToolContext, Any], Awaitable[Any]]
+    writes: bool
+
+    def __post_init__(self) -> None:
+        leaked = _FORBIDDEN_ARGS & _property_names(self.args_model.model_json_schema())
+        if leaked:
+            raise TypeError(f"tool {self.name} must not take {sorted(leaked)}: they come from the ToolContext")
+
+    def parameters(self) -> dict[str, Any]:
+        """The JSON schema of the arguments, with definitions inlined wherever they are not recursive."""
+        schema = compact_schema(self.args_model.model_json_schema())
+        schema.pop("description", None)  # the tool's description already says it
+        return schema
+
+    def spec(self) -> dict[str, Any]:
+        """The OpenAI function-calling spec."""
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters()},
+        }
+
+    def brief(self) -> str:
+        summary = self.description.strip().splitlines()[0] if self.description.strip() else ""
+        return f"{self.name} — {summary}"
+
+
+def tool(func: Callable[[ToolContext, Any], Awaitable[Any]], *, writes: bool) -> Tool:
+    """A Tool from a typed async function: name from the function, description from its docstring, arguments
+    model from the annotation of its second parameter."""
+    parameters = list(inspect.signature(func).parameters)
+    if len(parameters) != 2:
+        raise TypeError(f"{func.__name__} must take (ctx, args)")
+    args_model = get_type_hints(func)[parameters[1]]
+    if not (inspect.isclass(args_model) and issubclass(args_model, BaseModel)):
+        raise TypeError(f"{func.__name__}: the args parameter must be annotated with a pydantic model")
+    description = inspect.getdoc(func)
+    if not description:
+        raise TypeError(f"{func.__name__} needs a docstring: it is the tool's description for the model")
+    return Tool(func.__name__, description, args_model, func, writes)
+
+
+class ToolRegistry:
+    """An explicit, ordered set of tools."""
+
+    def __init__(self, tools: Sequence[Tool]) -> None:
+        self._tools: dict[str, Tool] = {}
+        for item in tools:
+            if item.name in self._tools:
+                raise ValueError(f"two tools are named {item.name}")
+            self._tools[item.name] = item
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise ToolRetry(name, f"there is no tool named {name!r}; use one of: {', '.join(self._tools)}") from None
+
+    def specs(self) -> list[dict[str, Any]]:
+        return [item.spec() for item in self._tools.values()]
+
+    def describe(self) -> str:
+        """One line per tool, for the prompt's {{DYNAMIC_TOOLS}}."""
+        return "\n".join(item.brief() for item in self._tools.values())
+
+    def spec_text(self) -> str:
+        """Each tool's parameters as compact JSON, one tool per line, for the prompt's {{DYNAMIC_TOOL_SPECS}}."""
+        return "\n".join(
+            f"{item.name}: {json.dumps(item.parameters(), separators=(',', ':'), ensure_ascii=False)}"
+            for item in self._tools.values()
+        )
+
+    def validate(self, name: str, raw_args: str | dict[str, Any]) -> BaseModel:
+        """The arguments as the tool's model; ToolRetry (for the model to fix) when they do not fit."""
+        item = self.get(name)
+        data: Any = raw_args
+        if isinstance(raw_args, str):
+            try:
+                data = json.loads(raw_args) if raw_args.strip() else {}
+            except (json.JSONDecodeError, RecursionError) as exc:
+                raise ToolRetry(name, f"the arguments are not valid JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise ToolRetry(name, f"the arguments must be a JSON object, not {type(data).__name__}")
+        try:
+            return item.args_model.model_validate(data)
+        except ValidationError as exc:
+            raise ToolRetry(name, "invalid arguments: " + describe_errors(exc)) from None
+
+    async def run(self, ctx: ToolContext, name: str, args: BaseModel | dict[str, Any]) -> dict[str, Any]:
+        """Run a tool on validated arguments; the result as JSON-ready data (Decimals as exact strings)."""
+        item = self.get(name)
+        if not isinstance(args, item.args_model):
+            args = self.validate(name, args if isinstance(args, dict) else args.model_dump(by_alias=True))
+        try:
+            result = await item.func(ctx, args)
+        except ToolRetry as exc:
+            if exc.tool == name:
+                raise
+            raise ToolRetry(name, exc.message) from exc  # e.g. raised by the filter compiler
+        except asyncpg.PostgresError as exc:
+            raise ToolError(name, f"database error {type(exc).__name__}") from exc
+        if isinstance(result, BaseModel):
+            dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+            return dumped
+        if isinstance(result, dict):
+            plain: dict[str, Any] = json.loads(json.dumps(result, default=str))
+            return plain
+        raise ToolError(name, f"returned {type(result).__name__}, not a model or dict")
+
+
+def describe_errors(exc: ValidationError) -> str:
+    """Pydantic's errors as a short line the model can act on: `field.path: problem; …`."""
+    parts = []
+    for error in exc.errors(include_url=False)[:_MAX_REPORTED_ERRORS]:
+        path: list[str] = []
+        for part in error["loc"]:
+            if not path or path[-1] != str(part):  # tagged unions repeat the tag: all.all.0 → all.0
+                path.append(str(part))
+        message = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{'.'.join(path) or '(arguments)'}: {message}")
+    extra = exc.error_count() - _MAX_REPORTED_ERRORS
+    return "; ".join(parts) + (f"; and {extra} more" if extra > 0 else "")
+
+
+def _property_names(schema: Any) -> set[str]:
+    found: set[str] = set()
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, dict):
+                found |= set(value)
+            found |= _property_names(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            found |= _property_names(value)
+    return found
+
+
+def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A smaller equivalent schema: titles dropped, `anyOf [T, null]` folded into `type: [T, "null"]`, and
+    `$defs` inlined except the ones a recursive type needs (kept under `$defs`)."""
+    defs: dict[str, Any] = schema.get("$defs", {})
+    recursive: set[str] = set()
+
+    def find_cycles(node: Any, stack: tuple[str, ...]) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                target = ref.removeprefix("#/$defs/")
+                if target in stack:
+                    recursive.add(target)
+                elif target not in recursive:
+                    find_cycles(defs[target], (*stack, target))
+            for key, value in node.items():
+                if key != "$defs":
+                    find_cycles(value, stack)
+        elif isinstance(node, list):
+            for value in node:
+                find_cycles(value, stack)
+
+    def expand(node: Any, in_properties: bool = False) -> Any:
+        if isinstance(node, list):
+            return [expand(value) for value in node]
+        if not isinstance(node, dict):
+            return node
+        if in_properties:  # keys here are argument names, not schema keywords
+            return {key: expand(value) for key, value in node.items()}
+        ref = node.get("$ref", "")
+        if ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") not in recursive:
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            return expand({**defs[ref.removeprefix("#/$defs/")], **siblings})
+        out = {
+            key: expand(value, in_properties=key == "properties")
+            for key, value in node.items()
+            if key not in ("title", "$defs") and not (key == "default" and value is None)
+        }
+        return _fold_nullable(out)
+
+    find_cycles(schema, ())
+    result: dict[str, Any] = expand(schema)
+    if recursive:
+        result["$defs"] = {name: expand(defs[name]) for name in sorted(recursive)}
+    return result
+
+
+def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
+    options = node.get("anyOf")
+    if not isinstance(options, list) or {"type": "null"} not in options:
+        return node
+    rest = [option for option in options if option != {"type": "null"}]
+    if len(rest) != 1 or not isinstance(rest[0].get("type"), (str, list)):
+        return node
+    types = rest[0]["type"] if isinstance(rest[0]["type"], list) else [rest[0]["type"]]
+    merged = {key: value for key, value in node.items() if key != "anyOf"}
+    return {**rest[0], **merged, "type": [*types, "null"] if "null" not in types else types}
+
+
+def default_registry() -> ToolRegistry:
+    """Every generic tool, in the order the prompt lists them."""
+    return ToolRegistry(
+        [
+            tool(store, writes=True),
+            tool(search, writes=False),
+            tool(aggregate, writes=False),
+            tool(update_memory_fields, writes=True),
+            tool(forget, writes=True),
+            tool(restore, writes=True),
+        ]
+    )

@@ -1,0 +1,126 @@
+"""arq jobs: thin wrappers that bind the log context and call the engine or a sender."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import structlog
+from arq import Retry
+
+from bot.intake import HANDLE_JOB, inbox_job_id
+from bot.live import RedisEventSink
+from engine.deps import DeliveryError, Deps
+from engine.pipeline import Engine
+from tools import inbox, outbox
+
+log = structlog.get_logger()
+
+DELIVER_JOB = "deliver_outbound"
+# A reply's own delivery job normally runs within a second; the sweeper steps in only after this long.
+_OUTBOX_GRACE_S = 30.0
+
+
+def outbox_job_id(outbox_id: int, attempt: int = 0) -> str:
+    return f"outbox:{outbox_id}:{attempt}"
+
+
+def _backoff(job_try: int, cap: float = 300.0) -> float:
+    return min(cap, 2.0 ** job_try)
+
+
+async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) -> str:
+    deps: Deps = ctx["deps"]
+    engine: Engine = ctx["engine"]
+    job_try = int(ctx.get("job_try", 1))
+    final = job_try >= deps.settings.worker.max_tries
+    structlog.contextvars.bind_contextvars(inbox_id=inbox_id, household_id=household_id, job_try=job_try)
+    try:
+        async with deps.db.household(household_id) as conn:
+            row = await inbox.get(conn, inbox_id)
+        if row is not None:
+            structlog.contextvars.bind_contextvars(trace_id=row.trace_id)
+        sink = RedisEventSink(deps.redis, inbox_id) if row is not None and row.payload.get("stream") else None
+        try:
+            finished = await engine.process(inbox_id, household_id, sink=sink, final_attempt=final)
+        except Exception as exc:
+            if final:
+                log.error("message.failed", error=type(exc).__name__)
+                finished = await engine.fail(inbox_id, household_id, f"{type(exc).__name__}: {exc}", sink=sink)
+            else:
+                log.warning("message.retrying", error=type(exc).__name__, defer_s=_backoff(job_try))
+                raise Retry(defer=_backoff(job_try)) from exc
+        if finished is None:
+            return "already finished"
+        if finished.outbox_id is not None:
+            await deps.redis.enqueue_job(
+                DELIVER_JOB, finished.outbox_id, household_id, _job_id=outbox_job_id(finished.outbox_id)
+            )
+        return finished.reply.outcome
+    finally:
+        structlog.contextvars.unbind_contextvars("inbox_id", "household_id", "job_try", "trace_id")
+
+
+async def deliver_outbound(ctx: dict[str, Any], outbox_id: int, household_id: int) -> str:
+    """Deliver one outbox row on its channel; the row lock keeps two workers from sending it twice."""
+    deps: Deps = ctx["deps"]
+    max_attempts = deps.settings.worker.delivery_max_attempts
+    retry_in: float | None = None
+    async with deps.db.household(household_id) as conn:
+        row = await outbox.lock_pending(conn, outbox_id)
+        if row is None:
+            return "nothing to deliver"
+        sender = deps.senders.get(row.channel)
+        try:
+            if sender is None:
+                raise DeliveryError(f"no sender for channel {row.channel!r}", permanent=True)
+            await sender.send(row)
+        except DeliveryError as exc:
+            final = exc.permanent or row.attempts + 1 >= max_attempts
+            retry_in = None if final else (exc.retry_after_s or _backoff(row.attempts + 1))
+            await outbox.mark_attempt_failed(
+                conn, outbox_id, exc.reason, retry_in=None if retry_in is None else timedelta(seconds=retry_in)
+            )
+            log.warning("reply.delivery.failed", channel=row.channel, permanent=final, attempts=row.attempts + 1)
+            if final:
+                return "failed"
+        else:
+            await outbox.mark_sent(conn, outbox_id)
+            log.info("reply.delivered", channel=row.channel, outbox_id=outbox_id)
+            return "sent"
+    await deps.redis.enqueue_job(
+        DELIVER_JOB, outbox_id, household_id, _job_id=outbox_job_id(outbox_id, row.attempts + 1), _defer_by=retry_in
+    )
+    return "retrying"
+
+
+async def sweep(ctx: dict[str, Any]) -> dict[str, int]:
+    """Re-enqueue what a lost job left behind: unfinished inbox rows and overdue outbox rows."""
+    deps: Deps = ctx["deps"]
+    settings = deps.settings.worker
+    async with deps.db.unscoped() as conn:
+        stale = await inbox.stale(conn, settings.stale_after_s)
+        due = await outbox.due(conn, _OUTBOX_GRACE_S)
+    requeued = 0
+    for inbox_id, household_id in stale:
+        async with deps.db.household(household_id) as conn:
+            await inbox.touch(conn, inbox_id)
+            row = await inbox.get(conn, inbox_id)
+        attempt = row.attempts if row else 0
+        job = await deps.redis.enqueue_job(
+            HANDLE_JOB, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:sweep{attempt}"
+        )
+        requeued += job is not None
+    redelivered = 0
+    for outbox_id, household_id in due:
+        async with deps.db.household(household_id) as conn:
+            row = await outbox.get(conn, outbox_id)
+        if row is None:
+            continue
+        job = await deps.redis.enqueue_job(
+            DELIVER_JOB, outbox_id, household_id, _job_id=outbox_job_id(outbox_id, row.attempts) + ":sweep"
+        )
+        redelivered += job is not None
+    if stale or due:
+        log.info("sweeper.completed", inbox_requeued=requeued, outbox_requeued=redelivered)
+    return {"inbox": requeued, "outbox": redelivered}
