@@ -300,7 +300,7 @@ class Engine:
                     tool_calls=run.tool_calls,
                     tokens_in=run.tokens_in,
                     tokens_out=run.tokens_out,
-                    latency_ms=stats["latency_ms"],
+                    latency_ms=int(stats["latency_ms"]),
                     rounds=run.rounds,
                     experiment=self.deps.settings.engine.experiment if run.prompt_version else None,
                 ),
@@ -324,9 +324,10 @@ class Engine:
         log.info("step6.record.completed", duration_ms=_ms(started), outcome=reply.outcome, **stats)
         return Finished(reply, outbox_id)
 
-    @staticmethod
-    def _stats(run: Run) -> dict[str, int]:
+    def _stats(self, run: Run) -> dict[str, float]:
+        cache = getattr(self.deps.embedder, "cache", None)
         return {
+            "embedding_cache_hit_rate": round(cache.hit_rate, 3) if cache is not None else 0.0,
             "latency_ms": _ms(run.started),
             "llm_calls": run.llm_calls,
             "llm_replayed": run.llm_replayed,

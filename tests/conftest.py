@@ -16,7 +16,7 @@ from migrations.runner import migrate
 from tools import local_postgres
 from tools.database import Database, dsn_with_user
 
-pytest_plugins = ["tests.network_guard"]  # no test may reach a real model or any other remote host
+pytest_plugins = ["tests.network_guard", "tests.system"]  # no test may reach a real model or any other remote host
 
 EMBEDDING_DIM = 64
 APP_ROLE = "faa_app"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 
-from tests.e2e.conftest import System, make_family
+from tests.system import System, make_family
 from tests.e2e.scripts import analysis
 
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.e2e.conftest import System, make_family
+from tests.system import System, make_family
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
 from bot import intake

@@ -1,4 +1,4 @@
-"""The whole system in one test process: web API over HTTP, an arq worker on the real Redis, real PostgreSQL,
+"""Fixtures for the whole system in one test process: web API over HTTP, an arq worker on the real Redis, real PostgreSQL,
 and the scripted OpenAI-compatible server over HTTP."""
 
 from __future__ import annotations

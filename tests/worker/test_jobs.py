@@ -1,0 +1,88 @@
+"""The worker's guarantees: the sweeper recovers lost jobs; delivery retries, and records permanent failures."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from bot import intake
+from engine.deps import DeliveryError
+from tests.system import System, make_family
+from tests.e2e.scripts import analysis
+from tools import outbox
+from tools.households import Principal
+from tools.outbox import OutboxRow
+from worker.jobs import deliver_outbound, sweep
+
+
+async def test_sweeper_runs_a_message_whose_job_was_lost(system: System) -> None:
+    family = await make_family(system.admin, "Lost", {"Anna": "Europe/Berlin"})
+    system.llm.script(lambda request: analysis("chat", reply="Found you."))
+    principal = Principal(family.user_ids["Anna"], family.household_id)
+    # Committed, but the enqueue never happened (Redis flushed, process died in between).
+    row, _ = await intake.accept(system.deps, principal, channel="web", external_id="lost-1", text="hello?",
+                                 trace_id="t-lost", enqueue=False)
+    await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
+
+    swept = await sweep({"deps": system.deps})
+
+    assert swept["inbox"] == 1
+    for _ in range(200):
+        reply = await system.admin.fetchrow("SELECT text, status FROM outbox WHERE inbox_id = $1", row.id)
+        if reply is not None and reply["status"] == "sent":
+            break
+        await asyncio.sleep(0.05)
+    assert reply is not None and reply["text"] == "Found you." and reply["status"] == "sent"
+    assert await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", row.id) == "done"
+
+
+class FlakySender:
+    def __init__(self, failures: list[DeliveryError]) -> None:
+        self.failures = failures
+        self.sent: list[str] = []
+
+    async def send(self, row: OutboxRow) -> None:
+        if self.failures:
+            raise self.failures.pop(0)
+        self.sent.append(row.text)
+
+
+async def _reply_row(system: System, family_name: str) -> tuple[int, int]:
+    family = await make_family(system.admin, family_name, {"Anna": "Europe/Berlin"})
+    async with system.deps.db.household(family.household_id) as conn:
+        outbox_id = await outbox.add(conn, household_id=family.household_id, user_id=family.user_ids["Anna"],
+                                     channel="flaky", recipient="anna", text="Your reminder")
+    assert outbox_id is not None
+    return outbox_id, family.household_id
+
+
+async def test_delivery_retries_then_sends_once(system: System) -> None:
+    outbox_id, household_id = await _reply_row(system, "Flaky")
+    sender = FlakySender([DeliveryError("timeout"), DeliveryError("429", retry_after_s=1)])
+    ctx = {"deps": dataclasses.replace(system.deps, senders={"flaky": sender})}
+
+    results = [await deliver_outbound(ctx, outbox_id, household_id) for _ in range(4)]
+
+    assert results == ["retrying", "retrying", "sent", "nothing to deliver"]
+    assert sender.sent == ["Your reminder"]
+    row = await system.admin.fetchrow("SELECT status, attempts, last_error FROM outbox WHERE id = $1", outbox_id)
+    assert (row["status"], row["attempts"], row["last_error"]) == ("sent", 3, "429")
+
+
+async def test_permanent_delivery_failure_is_recorded_not_dropped(system: System) -> None:
+    outbox_id, household_id = await _reply_row(system, "Blocked")
+    sender = FlakySender([DeliveryError("bot was blocked by the user", permanent=True)])
+    ctx = {"deps": dataclasses.replace(system.deps, senders={"flaky": sender})}
+
+    assert await deliver_outbound(ctx, outbox_id, household_id) == "failed"
+
+    row = await system.admin.fetchrow("SELECT status, last_error, text FROM outbox WHERE id = $1", outbox_id)
+    assert (row["status"], row["last_error"], row["text"]) == ("failed", "bot was blocked by the user", "Your reminder")
+
+
+async def test_reply_on_a_channel_without_sender_fails_visibly(system: System) -> None:
+    outbox_id, household_id = await _reply_row(system, "Nowhere")
+    assert await deliver_outbound({"deps": system.deps}, outbox_id, household_id) == "failed"
+    assert await system.admin.fetchval("SELECT last_error FROM outbox WHERE id = $1", outbox_id) == (
+        "no sender for channel 'flaky'"
+    )
