@@ -52,7 +52,9 @@ class ApiError(web.HTTPException):
 
 
 @web.middleware
-async def _errors(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+async def _errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
     trace_id = request.headers.get("X-Request-ID", "")[:64] or uuid.uuid4().hex
     request[TRACE_ID] = trace_id
     structlog.contextvars.bind_contextvars(trace_id=trace_id)
@@ -94,7 +96,7 @@ async def _message_in(request: web.Request) -> MessageIn:
         return MessageIn.model_validate_json(raw)
     except ValidationError as exc:
         problems = [{"field": ".".join(str(p) for p in e["loc"]), "problem": e["msg"]} for e in exc.errors()]
-        raise ApiError(400, "invalid_request", "the body must be JSON like {\"text\": \"…\"}", problems=problems) from None
+        raise ApiError(400, "invalid_request", 'the body must be JSON like {"text": "…"}', problems=problems) from None
 
 
 async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple[Any, bool]:
@@ -143,7 +145,8 @@ async def post_message(request: web.Request) -> web.Response:
         if status is not None and "reply" in status:
             return web.json_response({**status, "duplicate": not created})
     return web.json_response(
-        {"message_id": row.id, "status": row.status, "duplicate": not created}, status=202,
+        {"message_id": row.id, "status": row.status, "duplicate": not created},
+        status=202,
         headers={"Location": f"/v1/messages/{row.id}"},
     )
 
@@ -184,7 +187,7 @@ async def stream_message(request: web.Request) -> web.StreamResponse:
                     async for event in events:
                         await send(event)
             except TimeoutError:
-                await send({"type": "error", "data": {"message": "still working; poll GET /v1/messages/%d" % row.id}})
+                await send({"type": "error", "data": {"message": f"still working; poll GET /v1/messages/{row.id}"}})
     await response.write_eof()
     return response
 

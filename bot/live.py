@@ -15,6 +15,7 @@ from typing import Any
 
 import structlog
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engine.llm_types import StreamEvent
 from tools.outbox import OutboxRow
@@ -83,10 +84,19 @@ class ReplyWaiter:
             self._waiting.pop(inbox_id, None)
 
     async def _listen(self) -> None:
+        while True:
+            try:
+                await self._listen_once()
+            except RedisConnectionError:
+                # Waiting requests fall back to their timeout (202 + poll); new ones are served after reconnecting.
+                log.warning("reply.waiter.disconnected")
+                await asyncio.sleep(1.0)
+
+    async def _listen_once(self) -> None:
         pubsub = self._redis.pubsub()
-        await pubsub.psubscribe(REPLY_CHANNEL.format(inbox_id="*"))
-        self._ready.set()
         try:
+            await pubsub.psubscribe(REPLY_CHANNEL.format(inbox_id="*"))
+            self._ready.set()
             async for item in pubsub.listen():
                 if item.get("type") != "pmessage":
                     continue

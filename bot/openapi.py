@@ -6,7 +6,9 @@ from typing import Any
 
 _ERROR = {
     "type": "object",
-    "properties": {"error": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}},
+    "properties": {
+        "error": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}
+    },
 }
 _STATUS = {
     "type": "object",
@@ -25,14 +27,20 @@ _STATUS = {
 def _errors(*codes: int) -> dict[str, Any]:
     text = {400: "Invalid body", 401: "Missing or unknown token", 404: "Not found", 413: "Body over 1 MiB"}
     return {
-        str(code): {"description": text[code], "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        str(code): {
+            "description": text[code],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
         for code in codes
     }
 
 
 def document(message_schema: dict[str, Any]) -> dict[str, Any]:
     status_ref = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/MessageStatus"}}}}
-    message_body = {"required": True, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MessageIn"}}}}
+    message_body = {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/MessageIn"}}},
+    }
     return {
         "openapi": "3.1.0",
         "info": {"title": "FAA — family AI assistant", "version": "1"},
@@ -65,7 +73,9 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
             "/v1/messages/{message_id}": {
                 "get": {
                     "summary": "A message's status and reply",
-                    "parameters": [{"name": "message_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "parameters": [
+                        {"name": "message_id", "in": "path", "required": True, "schema": {"type": "integer"}}
+                    ],
                     "responses": {"200": {"description": "Status", **status_ref}, **_errors(401, 404)},
                 }
             },

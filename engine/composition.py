@@ -34,9 +34,7 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
     return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
 
 
-async def open_deps(
-    settings: Settings, *, redis: Any = None, senders: Mapping[str, ReplySender] | None = None
-) -> Deps:
+async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[str, ReplySender] | None = None) -> Deps:
     if settings.database.url is None:
         raise ConfigurationError("DATABASE_URL is not set (or run `faa up`, which starts embedded PostgreSQL)")
     if not settings.llm.configured:

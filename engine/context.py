@@ -59,7 +59,11 @@ def base_context(run: Run, turns: list[Turn], pending: PendingClarification | No
 
 _SEARCH_ARGS: dict[str, Any] = {
     "recent_memories": lambda r: {"order": "newest", "limit": r.limit, **({"filter": r.filter} if r.filter else {})},
-    "semantic_search": lambda r: {"query": r.query or "", "limit": r.limit, **({"filter": r.filter} if r.filter else {})},
+    "semantic_search": lambda r: {
+        "query": r.query or "",
+        "limit": r.limit,
+        **({"filter": r.filter} if r.filter else {}),
+    },
     "direct_search": lambda r: {
         "limit": r.limit,
         "order": "newest",

@@ -114,7 +114,12 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
                     inbox_id=message.inbox_id,
                     seq=seq,
                     kind="tool",
-                    payload={"tool": tool_name, "ok": True, "writes": run.deps.registry.get(tool_name).writes, "result": result},
+                    payload={
+                        "tool": tool_name,
+                        "ok": True,
+                        "writes": run.deps.registry.get(tool_name).writes,
+                        "result": result,
+                    },
                 )
                 return result
     except TimeoutError:
@@ -147,4 +152,3 @@ def _from_entry(step_id: str, entry: journal.Entry) -> StepResult:
 
 def results_text(results: list[StepResult]) -> str:
     return json.dumps([r.for_model() for r in results], ensure_ascii=False, default=str)
-

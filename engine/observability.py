@@ -27,4 +27,6 @@ def configure_logging(settings: LogSettings) -> None:
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
-    logging.basicConfig(level=max(level, logging.WARNING), stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=max(level, logging.WARNING), stream=sys.stderr, format="%(name)s %(levelname)s %(message)s"
+    )

@@ -233,7 +233,7 @@ class Engine:
         try:
             for verification in range(max_rounds + 1):
                 tools = self.deps.registry.specs() if verification < max_rounds else None
-                response = await run.llm("respond", lambda: self._reply_call(run, messages, tools))
+                response = await run.llm("respond", lambda tools=tools: self._reply_call(run, messages, tools))
                 if not (response.tool_calls and tools):
                     return (response.content or "").strip() or basic_answer(results)
                 results = results + await self._verify(run, messages, response)

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 _FAILURE = {
     "en": "Sorry, I couldn't handle that message just now. Nothing you sent is lost — please try again in a moment.",
     "zh": "抱歉，我现在无法处理这条消息。您发送的内容没有丢失，请稍后再试。",
-    "de": "Entschuldigung, das konnte ich gerade nicht bearbeiten. Nichts ist verloren — bitte versuch es gleich noch einmal.",
+    "de": "Entschuldigung, das konnte ich gerade nicht bearbeiten. Nichts ist verloren — "
+    "bitte versuch es gleich noch einmal.",
 }
 
 _TOOL_WORDS = {

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -112,7 +112,9 @@ class Run:
         return response
 
     async def _record_llm(self, seq: int, purpose: str, response: LLMResponse) -> LLMResponse:
-        self.note("llm.call", purpose=purpose, seq=seq, tokens=response.usage.total, tool_calls=len(response.tool_calls))
+        self.note(
+            "llm.call", purpose=purpose, seq=seq, tokens=response.usage.total, tool_calls=len(response.tool_calls)
+        )
         try:
             async with self.deps.db.household(self.message.household_id, self.message.user_id) as conn:
                 await journal.record(

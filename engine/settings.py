@@ -25,8 +25,7 @@ class DatabaseSettings(BaseSettings):
     )
     admin_url: str | None = Field(
         default=None,
-        description="DSN used for migrations and household administration (owner of the tables). "
-        "Defaults to url.",
+        description="DSN used for migrations and household administration (owner of the tables). Defaults to url.",
     )
     app_role: str = Field(default="faa_app", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     app_password: SecretStr | None = Field(default=None, description="Password set on the app role by `faa migrate`.")
@@ -74,7 +73,8 @@ class EngineSettings(BaseSettings):
     prompts_file: Path | None = Field(default=None, description="YAML of prompt blocks and versions.")
     experiment: str = Field(default="prompt_version", description="Name of the running prompt A/B experiment.")
     variants: dict[str, int] = Field(
-        default_factory=lambda: {"default": 100}, description='Prompt versions and weights, e.g. {"default":50,"fast":50}'
+        default_factory=lambda: {"default": 100},
+        description='Prompt versions and weights, e.g. {"default":50,"fast":50}',
     )
     max_rounds: int = Field(default=3, ge=1, le=3)
     max_verification_rounds: int = Field(default=3, ge=0, le=3)

@@ -55,9 +55,7 @@ def load_migrations(embedding_dim: int, directory: Path = MIGRATIONS_DIR) -> lis
     return found
 
 
-async def migrate(
-    admin_dsn: str, *, embedding_dim: int, app_role: str, app_password: str | None = None
-) -> list[str]:
+async def migrate(admin_dsn: str, *, embedding_dim: int, app_role: str, app_password: str | None = None) -> list[str]:
     """Apply pending migrations and grants; return the names applied now."""
     if not _ROLE.match(app_role):
         raise MigrationError(f"invalid role name {app_role!r}")
@@ -119,11 +117,11 @@ async def _ensure_app_role(conn: asyncpg.Connection, role: str, password: str | 
     async with conn.transaction():
         exists = await conn.fetchval("SELECT 1 FROM pg_roles WHERE rolname = $1", role)
         verb = "ALTER" if exists else "CREATE"
-        await conn.execute(
-            f'{verb} ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION'
-        )
+        await conn.execute(f'{verb} ROLE "{role}" LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE NOREPLICATION')
         if password is not None:
-            statement = await conn.fetchval("SELECT format('ALTER ROLE %I PASSWORD %L', $1::text, $2::text)", role, password)
+            statement = await conn.fetchval(
+                "SELECT format('ALTER ROLE %I PASSWORD %L', $1::text, $2::text)", role, password
+            )
             await conn.execute(statement)
         owned = await conn.fetch(
             "SELECT c.relname FROM pg_class c JOIN pg_roles r ON r.oid = c.relowner "

@@ -1,5 +1,5 @@
-"""Fixtures for the whole system in one test process: web API over HTTP, an arq worker on the real Redis, real PostgreSQL,
-and the scripted OpenAI-compatible server over HTTP."""
+"""Fixtures for the whole system in one test process: web API over HTTP, an arq worker on the real Redis,
+real PostgreSQL, and the scripted OpenAI-compatible server over HTTP."""
 
 from __future__ import annotations
 
@@ -21,10 +21,12 @@ from engine.settings import (
     EmbeddingSettings,
     EngineSettings,
     LLMSettings,
-    RedisSettings as FAARedisSettings,
     Settings,
     WebSettings,
     WorkerSettings,
+)
+from engine.settings import (
+    RedisSettings as FAARedisSettings,
 )
 from tests.conftest import APP_ROLE, EMBEDDING_DIM, PostgresInfo
 from tests.fakes.openai_server import FakeOpenAI

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any, Literal, Protocol, Union, get_args
 from zoneinfo import ZoneInfo
@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 from typing_extensions import TypeAliasType
 
 from tools.errors import ToolRetry
+from tools.periods import PERIODS, localize, parse_moment, period_range
 
 MAX_DEPTH = 4
 MAX_NODES = 32
@@ -26,17 +27,22 @@ MAX_STRING = 200
 MAX_AMOUNT = Decimal("1e12")
 
 Kind = Literal["expense", "income", "health", "plan", "fact", "note", "shopping", "contact"]
-Period = Literal[
-    "today", "yesterday", "this_week", "last_week", "this_month", "last_month", "this_year", "last_year",
-    "last_7_days", "last_30_days",
-]
 FieldName = Literal[
-    "content", "kind", "category", "person", "merchant", "tags", "currency", "amount", "occurred_at",
-    "created_at", "author", "visibility",
+    "content",
+    "kind",
+    "category",
+    "person",
+    "merchant",
+    "tags",
+    "currency",
+    "amount",
+    "occurred_at",
+    "created_at",
+    "author",
+    "visibility",
 ]
 Op = Literal["eq", "ne", "lt", "lte", "gt", "gte", "in", "contains", "exists", "between", "period"]
 KINDS: tuple[str, ...] = get_args(Kind)
-PERIODS: tuple[str, ...] = get_args(Period)
 
 ValueKind = Literal["text", "label", "name", "tags", "currency", "amount", "time", "author", "visibility"]
 
@@ -190,56 +196,6 @@ def _check_limits(node: Any) -> Any:
 
 Filter = Annotated[FilterNode, AfterValidator(_check_limits)]
 """A whole filter tree, size-checked: use this type for a tool's `filter` argument."""
-
-
-def parse_moment(text: str) -> date | datetime:
-    """An ISO 8601 date or date-time (naive or with an offset)."""
-    text = text.strip()
-    try:
-        return date.fromisoformat(text) if len(text) <= 10 else datetime.fromisoformat(text)
-    except ValueError:
-        example = "e.g. 2025-03-14 or 2025-03-14T18:30"
-        raise ValueError(f"{text!r} is not an ISO 8601 date or date-time ({example})") from None
-
-
-def localize(moment: date | datetime, tz: ZoneInfo, at: time = time(0)) -> datetime:
-    """An aware UTC instant: naive date-times and dates (at `at` o'clock) are read in `tz`."""
-    if not isinstance(moment, datetime):
-        moment = datetime.combine(moment, at)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=tz)
-    return moment.astimezone(UTC)
-
-
-def _add_months(day: date, months: int) -> date:
-    index = day.year * 12 + day.month - 1 + months
-    return date(index // 12, index % 12 + 1, 1)
-
-
-def period_range(period: str, now: datetime, timezone: str) -> tuple[datetime, datetime]:
-    """[start, end) in UTC of a named period around `now`, as the member's calendar sees it (weeks start Monday)."""
-    tz = ZoneInfo(timezone)
-    today = (now if now.tzinfo else now.replace(tzinfo=UTC)).astimezone(tz).date()
-    monday = today - timedelta(days=today.weekday())
-    first = today.replace(day=1)
-    year = date(today.year, 1, 1)
-    day = timedelta(days=1)
-    spans: dict[str, tuple[date, date]] = {
-        "today": (today, today + day),
-        "yesterday": (today - day, today),
-        "this_week": (monday, monday + 7 * day),
-        "last_week": (monday - 7 * day, monday),
-        "this_month": (first, _add_months(first, 1)),
-        "last_month": (_add_months(first, -1), first),
-        "this_year": (year, date(today.year + 1, 1, 1)),
-        "last_year": (date(today.year - 1, 1, 1), year),
-        "last_7_days": (today - 6 * day, today + day),
-        "last_30_days": (today - 29 * day, today + day),
-    }
-    if period not in spans:
-        raise ValueError(f"unknown period {period!r}; use one of {', '.join(PERIODS)}")
-    start, end = spans[period]
-    return localize(start, tz), localize(end, tz)
 
 
 def _scalar(field: str, kind: ValueKind, value: Any) -> Any:

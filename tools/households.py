@@ -55,7 +55,9 @@ async def find_household(conn: Connection, name_or_id: str) -> int:
     )
     if len(rows) != 1:
         raise HouseholdError(
-            f"no household named {name_or_id!r}" if not rows else f"several households are named {name_or_id!r}; use the id"
+            f"no household named {name_or_id!r}"
+            if not rows
+            else f"several households are named {name_or_id!r}; use the id"
         )
     return int(rows[0]["id"])
 

@@ -9,7 +9,9 @@ from typing import Any
 from tools.database import Connection
 from tools.errors import StorageError
 
-_COLUMNS = "id, household_id, user_id, channel, external_id, text, payload, status, attempts, error, trace_id, received_at"
+_COLUMNS = (
+    "id, household_id, user_id, channel, external_id, text, payload, status, attempts, error, trace_id, received_at"
+)
 
 
 @dataclass(frozen=True)

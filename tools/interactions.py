@@ -97,7 +97,8 @@ async def recent_turns(conn: Connection, household_id: int, user_id: int, limit:
 
 async def pending_clarification(conn: Connection, user_id: int) -> PendingClarification | None:
     row = await conn.fetchrow(
-        "SELECT inbox_id, question, options, state FROM pending_clarifications WHERE user_id = $1 AND expires_at > now()",
+        """SELECT inbox_id, question, options, state FROM pending_clarifications
+           WHERE user_id = $1 AND expires_at > now()""",
         user_id,
     )
     return None if row is None else PendingClarification(**dict(row))

@@ -26,7 +26,8 @@ from pydantic import (
 
 from tools.context import ToolContext
 from tools.errors import ToolRetry
-from tools.filters import Filter, Kind, compile_filter, filter_help, localize, parse_moment
+from tools.filters import Filter, Kind, compile_filter, filter_help
+from tools.periods import localize, parse_moment
 
 
 def _slug(value: Any) -> Any:
@@ -311,7 +312,7 @@ async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
         # relaxed_order may return the nearest rows slightly out of order: the outer query sorts them exactly.
         sql = f"""WITH m AS MATERIALIZED (
                       SELECT m.*, m.embedding <=> {vector} AS distance FROM memories m
-                      WHERE {' AND '.join(where)} AND m.embedding IS NOT NULL
+                      WHERE {" AND ".join(where)} AND m.embedding IS NOT NULL
                       ORDER BY m.embedding <=> {vector} LIMIT ${len(params)})
                   SELECT {_COLUMNS}, m.distance FROM m {_FROM} ORDER BY {_ORDER[order]}"""
     rows = await ctx.conn.fetch(sql, *params)

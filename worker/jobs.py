@@ -26,7 +26,7 @@ def outbox_job_id(outbox_id: int, attempt: int = 0) -> str:
 
 
 def _backoff(job_try: int, cap: float = 300.0) -> float:
-    return min(cap, 2.0 ** job_try)
+    return min(cap, 2.0**job_try)
 
 
 async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) -> str:

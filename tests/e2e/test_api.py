@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 
-from tests.system import System, make_family
 from tests.e2e.scripts import analysis
+from tests.system import System, make_family
 
 
 async def test_unknown_or_missing_token_is_401(system: System) -> None:

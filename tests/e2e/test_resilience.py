@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from tests.system import System, make_family
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
-from tests.fakes.openai_server import ChatRequest, Scripted
 from bot import intake
 from engine.pipeline import Engine
+from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
+from tests.fakes.openai_server import ChatRequest, Scripted
+from tests.system import System, make_family
 from tools import inbox
 from tools.households import Principal
 from worker.jobs import handle_inbound
@@ -39,8 +39,15 @@ async def test_job_killed_after_its_tool_effect_replays_on_retry(system: System)
 
     system.llm.script(model)
     principal = Principal(family.user_ids["Anna"], family.household_id)
-    row, _ = await intake.accept(system.deps, principal, channel="web", external_id="crash-1",
-                                 text="I spent 7.20 euros on groceries", trace_id="t-crash", enqueue=False)
+    row, _ = await intake.accept(
+        system.deps,
+        principal,
+        channel="web",
+        external_id="crash-1",
+        text="I spent 7.20 euros on groceries",
+        trace_id="t-crash",
+        enqueue=False,
+    )
     ctx = {"deps": system.deps, "engine": Engine(system.deps), "job_try": 1}
 
     first = asyncio.create_task(handle_inbound(ctx, row.id, family.household_id))
@@ -77,8 +84,9 @@ async def test_invalid_analysis_is_repaired_once(system: System) -> None:
         return Scripted(content="unused")
 
     system.llm.script(model)
-    response = await system.client.post("/v1/messages", json={"text": "I spent 3 euros on groceries"},
-                                        headers=family.auth("Anna"))
+    response = await system.client.post(
+        "/v1/messages", json={"text": "I spent 3 euros on groceries"}, headers=family.auth("Anna")
+    )
     body = await response.json()
     assert body["reply"] == "Saved."
     assert len(system.llm.requests) == 2
@@ -89,15 +97,15 @@ async def test_analysis_still_invalid_after_repair_fails_politely(system: System
     family = await make_family(system.admin, "Garbage", {"Anna": "Europe/Berlin"})
     system.llm.script(lambda request: Scripted(content="I think you spent some money!"))
 
-    response = await system.client.post("/v1/messages", json={"text": "I spent 3 euros on groceries"},
-                                        headers=family.auth("Anna"))
+    response = await system.client.post(
+        "/v1/messages", json={"text": "I spent 3 euros on groceries"}, headers=family.auth("Anna")
+    )
 
     body = await response.json()
     assert body["outcome"] == "failed"
     assert "try again" in body["reply"]
     assert len(system.llm.requests) == 2
-    status, error = await system.admin.fetchrow(
-        "SELECT status, error FROM inbox WHERE id = $1", body["message_id"])
+    status, error = await system.admin.fetchrow("SELECT status, error FROM inbox WHERE id = $1", body["message_id"])
     assert status == "failed"
     assert error.startswith("analysis:")
     assert await count(system, "memories", family.household_id) == 0
@@ -109,8 +117,16 @@ async def test_tool_validation_error_goes_back_to_the_model(system: System) -> N
 
     def model(request: ChatRequest) -> Scripted:
         if is_analysis(request):
-            step = {"tool": "store", "args": {"content": "lunch", "kind": "expense", "amount": "twelve",
-                                               "currency": "EUR", "category": "food"}}
+            step = {
+                "tool": "store",
+                "args": {
+                    "content": "lunch",
+                    "kind": "expense",
+                    "amount": "twelve",
+                    "currency": "EUR",
+                    "category": "food",
+                },
+            }
             return analysis("record", plan=[step], reply="Saved 12 EUR.")
         if request.messages[-1]["role"] == "tool":
             return Scripted(content="Saved 12.00 EUR for lunch.")
@@ -119,28 +135,41 @@ async def test_tool_validation_error_goes_back_to_the_model(system: System) -> N
         return Scripted(tool_calls=[("store", fixed)])
 
     system.llm.script(model)
-    response = await system.client.post("/v1/messages", json={"text": "lunch was twelve euros"},
-                                        headers=family.auth("Anna"))
+    response = await system.client.post(
+        "/v1/messages", json={"text": "lunch was twelve euros"}, headers=family.auth("Anna")
+    )
 
     body = await response.json()
     assert body["reply"] == "Saved 12.00 EUR for lunch."
     assert seen_errors and seen_errors[0]["fixable"] is True and "amount" in seen_errors[0]["error"]
-    assert await system.admin.fetchval(
-        "SELECT amount::text FROM memories WHERE household_id = $1", family.household_id) == "12.00"
+    assert (
+        await system.admin.fetchval("SELECT amount::text FROM memories WHERE household_id = $1", family.household_id)
+        == "12.00"
+    )
 
 
 async def test_llm_down_retries_then_replies_politely_and_keeps_the_message(system: System) -> None:
     family = await make_family(system.admin, "Outage", {"Anna": "Europe/Berlin"})
     system.llm.script(lambda request: Scripted(status=503))
     principal = Principal(family.user_ids["Anna"], family.household_id)
-    row, _ = await intake.accept(system.deps, principal, channel="web", external_id="outage-1",
-                                 text="I spent 3 euros on groceries", trace_id="t-out", enqueue=False)
+    row, _ = await intake.accept(
+        system.deps,
+        principal,
+        channel="web",
+        external_id="outage-1",
+        text="I spent 3 euros on groceries",
+        trace_id="t-out",
+        enqueue=False,
+    )
     engine = Engine(system.deps)
     outcomes = []
     for job_try in (1, 2, 3):
         try:
-            outcomes.append(await handle_inbound({"deps": system.deps, "engine": engine, "job_try": job_try},
-                                                 row.id, family.household_id))
+            outcomes.append(
+                await handle_inbound(
+                    {"deps": system.deps, "engine": engine, "job_try": job_try}, row.id, family.household_id
+                )
+            )
         except Exception as exc:  # arq's Retry
             outcomes.append(type(exc).__name__)
     assert outcomes == ["Retry", "Retry", "failed"]
@@ -159,8 +188,9 @@ async def test_streaming_endpoint_emits_the_event_protocol(system: System) -> No
         return Scripted(content="You have stored nothing yet, so the count is 0.", reasoning="Count is zero.")
 
     system.llm.script(model)
-    response = await system.client.post("/v1/messages/stream", json={"text": "how many memories?"},
-                                        headers=family.auth("Anna"))
+    response = await system.client.post(
+        "/v1/messages/stream", json={"text": "how many memories?"}, headers=family.auth("Anna")
+    )
     assert response.status == 200
     assert response.headers["Content-Type"].startswith("text/event-stream")
     events = []

@@ -24,23 +24,28 @@ async def test_model_asks_for_context_then_answers_in_the_second_round(system: S
         await system.client.post("/v1/messages", json={"text": text}, headers=family.auth("Anna"))
     system.llm.reset()
 
-    response = await system.client.post("/v1/messages", json={"text": "what's the wifi password?"},
-                                        headers=family.auth("Anna"))
+    response = await system.client.post(
+        "/v1/messages", json={"text": "what's the wifi password?"}, headers=family.auth("Anna")
+    )
 
     assert (await response.json())["reply"] == "It's tulip42."
     assert len(system.llm.requests) == 2
     rounds = await system.admin.fetchval(
-        "SELECT rounds FROM experiment_results r JOIN interactions i ON i.id = r.interaction_id "
-        "WHERE i.inbox_id = $1", (await response.json())["message_id"])
+        "SELECT rounds FROM experiment_results r JOIN interactions i ON i.id = r.interaction_id WHERE i.inbox_id = $1",
+        (await response.json())["message_id"],
+    )
     assert rounds == 2
 
 
-async def test_fast_version_keeps_one_round_and_a_minimal_context(migrated, fake_llm, redis_url, redis, admin_conn) -> None:
+async def test_fast_version_keeps_one_round_and_a_minimal_context(
+    migrated, fake_llm, redis_url, redis, admin_conn
+) -> None:
     settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"fast": 1})
     fake_llm.reset()
     family = await make_family(admin_conn, "Fast", {"Anna": "Europe/Berlin"})
-    fake_llm.script(lambda request: analysis("query", context_requests=[{"kind": "recent_memories"}],
-                                             reply="Nothing stored yet."))
+    fake_llm.script(
+        lambda request: analysis("query", context_requests=[{"kind": "recent_memories"}], reply="Nothing stored yet.")
+    )
     async with running_system(settings, fake_llm, admin_conn) as system:
         for text in ("first", "second"):
             response = await system.client.post("/v1/messages", json={"text": text}, headers=family.auth("Anna"))
@@ -48,18 +53,23 @@ async def test_fast_version_keeps_one_round_and_a_minimal_context(migrated, fake
     assert len(fake_llm.requests) == 2  # one round each, although the model asked for more context
     assert "Recent conversation" not in fake_llm.requests[-1].all_text
     variants = await admin_conn.fetch(
-        "SELECT DISTINCT variant FROM experiment_results WHERE household_id = $1", family.household_id)
+        "SELECT DISTINCT variant FROM experiment_results WHERE household_id = $1", family.household_id
+    )
     assert [r["variant"] for r in variants] == ["fast"]
 
 
-async def test_tool_call_budget_stops_the_plan_with_an_honest_reply(migrated, fake_llm, redis_url, redis,
-                                                                   admin_conn) -> None:
+async def test_tool_call_budget_stops_the_plan_with_an_honest_reply(
+    migrated, fake_llm, redis_url, redis, admin_conn
+) -> None:
     settings = make_settings(migrated, fake_llm.base_url, redis_url, max_tool_calls=1)
     fake_llm.reset()
     family = await make_family(admin_conn, "Budget", {"Anna": "Europe/Berlin"})
     plan = [{"tool": "aggregate", "args": {"op": "count"}}, {"tool": "aggregate", "args": {"op": "count"}}]
-    fake_llm.script(lambda request: analysis("query", plan=plan, needs_results=True) if is_analysis(request)
-                    else Scripted(content="unused"))
+    fake_llm.script(
+        lambda request: (
+            analysis("query", plan=plan, needs_results=True) if is_analysis(request) else Scripted(content="unused")
+        )
+    )
     async with running_system(settings, fake_llm, admin_conn) as system:
         response = await system.client.post("/v1/messages", json={"text": "count twice"}, headers=family.auth("Anna"))
         body = await response.json()

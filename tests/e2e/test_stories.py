@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
-from tests.system import System, make_family
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
+from tests.system import System, make_family
 
 
 def family_model(request: ChatRequest) -> Scripted:
@@ -15,27 +15,54 @@ def family_model(request: ChatRequest) -> Scripted:
     text = member_message(request)
     if is_analysis(request):
         if "Pending question" in request.all_text and "groceries" in text:
-            plan = {"tool": "store", "args": {"content": "20 euros for groceries", "kind": "expense",
-                                              "category": "groceries", "amount": "20", "currency": "EUR"}}
+            plan = {
+                "tool": "store",
+                "args": {
+                    "content": "20 euros for groceries",
+                    "kind": "expense",
+                    "category": "groceries",
+                    "amount": "20",
+                    "currency": "EUR",
+                },
+            }
             return analysis("clarification_answer", plan=[plan], reply="Got it: 20.00 EUR for groceries.")
         if step := expense_plan(text):
             args = step["args"]
-            return analysis("record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}.")
+            return analysis(
+                "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
+            )
         if text.startswith("How much did we spend on groceries"):
-            plan = {"tool": "aggregate", "args": {"op": "sum", "field": "amount", "filter": {"all": [
-                {"field": "category", "op": "eq", "value": "groceries"},
-                {"field": "occurred_at", "op": "period", "value": "this_month"}]}}}
+            plan = {
+                "tool": "aggregate",
+                "args": {
+                    "op": "sum",
+                    "field": "amount",
+                    "filter": {
+                        "all": [
+                            {"field": "category", "op": "eq", "value": "groceries"},
+                            {"field": "occurred_at", "op": "period", "value": "this_month"},
+                        ]
+                    },
+                },
+            }
             return analysis("query", plan=[plan], needs_results=True)
         if text.startswith("What did the doctor"):
             plan = {"tool": "search", "args": {"query": "doctor said about Tom allergy", "limit": 3}}
             return analysis("query", plan=[plan], needs_results=True)
         if text == "add 20 for the thing":
-            return analysis("other", clarification={"question": "What was the 20 for, and in which currency?",
-                                                     "options": ["groceries (EUR)", "fuel (EUR)"]})
+            return analysis(
+                "other",
+                clarification={
+                    "question": "What was the 20 for, and in which currency?",
+                    "options": ["groceries (EUR)", "fuel (EUR)"],
+                },
+            )
         if "Tom is allergic" in text or "Anna likes" in text or "bike" in text:
-            return analysis("record", plan=[{"tool": "store", "args": {"content": text, "kind": "health"
-                                                                        if "allerg" in text else "fact"}}],
-                            reply="Noted.")
+            return analysis(
+                "record",
+                plan=[{"tool": "store", "args": {"content": text, "kind": "health" if "allerg" in text else "fact"}}],
+                reply="Noted.",
+            )
         return analysis("chat", reply="Hello!")
     results = tool_results(request)
     first = results[0]["result"] if results and results[0]["ok"] else {}
@@ -63,7 +90,9 @@ async def test_simple_record_stores_one_memory_with_one_llm_call(system: System)
     assert body["reply"] == "Saved 35.50 EUR for groceries."
     assert body["outcome"] == "answered"
     rows = await system.admin.fetch(
-        "SELECT amount, currency, ai_understanding->>'category' AS category, author_id FROM memories WHERE household_id = $1", family.household_id
+        "SELECT amount, currency, ai_understanding->>'category' AS category, author_id FROM memories "
+        "WHERE household_id = $1",
+        family.household_id,
     )
     assert len(rows) == 1
     assert rows[0]["amount"] == Decimal("35.50")
@@ -76,8 +105,12 @@ async def test_simple_record_stores_one_memory_with_one_llm_call(system: System)
 async def test_question_gets_the_exact_sql_sum_in_two_llm_calls(system: System) -> None:
     family = await make_family(system.admin, "Sums", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
     system.llm.script(family_model)
-    for who, text in [("Anna", "I spent 35.50 euros on groceries"), ("Ben", "I spent 12.25 euros on groceries"),
-                      ("Anna", "I spent 0.10 euros on groceries"), ("Ben", "I spent 99 euros on fuel")]:
+    for who, text in [
+        ("Anna", "I spent 35.50 euros on groceries"),
+        ("Ben", "I spent 12.25 euros on groceries"),
+        ("Anna", "I spent 0.10 euros on groceries"),
+        ("Ben", "I spent 99 euros on fuel"),
+    ]:
         await send(system, family.auth(who), text)
     system.llm.reset()
 
@@ -95,8 +128,11 @@ async def test_question_gets_the_exact_sql_sum_in_two_llm_calls(system: System) 
 async def test_semantic_question_is_answered_from_the_households_memories(system: System) -> None:
     family = await make_family(system.admin, "Health", {"Anna": "Europe/Berlin"})
     system.llm.script(family_model)
-    for text in ["Anna likes green tea in the morning", "Tom is allergic to peanuts, the doctor said to carry an epipen",
-                 "The bike needs new brakes"]:
+    for text in [
+        "Anna likes green tea in the morning",
+        "Tom is allergic to peanuts, the doctor said to carry an epipen",
+        "The bike needs new brakes",
+    ]:
         await send(system, family.auth("Anna"), text)
 
     body = await send(system, family.auth("Anna"), "What did the doctor say about Tom's allergy?")
@@ -112,7 +148,9 @@ async def test_ambiguous_message_gets_one_question_and_the_answer_resumes_it(sys
     assert asked["outcome"] == "clarifying"
     assert asked["reply"] == "What was the 20 for, and in which currency?"
     assert asked["options"] == ["groceries (EUR)", "fuel (EUR)"]
-    assert await system.admin.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", family.household_id) == 0
+    assert (
+        await system.admin.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", family.household_id) == 0
+    )
 
     answered = await send(system, family.auth("Anna"), "groceries, in euros")
 
@@ -120,9 +158,12 @@ async def test_ambiguous_message_gets_one_question_and_the_answer_resumes_it(sys
     assert await system.admin.fetchval(
         "SELECT amount FROM memories WHERE household_id = $1", family.household_id
     ) == Decimal("20.00")
-    assert await system.admin.fetchval(
-        "SELECT count(*) FROM pending_clarifications WHERE user_id = $1", family.user_ids["Anna"]
-    ) == 0
+    assert (
+        await system.admin.fetchval(
+            "SELECT count(*) FROM pending_clarifications WHERE user_id = $1", family.user_ids["Anna"]
+        )
+        == 0
+    )
 
 
 async def test_three_simultaneous_duplicates_make_one_memory_and_one_reply(system: System) -> None:

@@ -17,7 +17,9 @@ async def test_every_household_table_forces_row_level_security(admin_conn: async
                   AND NOT a.attisdropped))"""
     )
     assert len(rows) >= 12
-    unprotected = [r["relname"] for r in rows if not (r["relrowsecurity"] and r["relforcerowsecurity"] and r["policies"])]
+    unprotected = [
+        r["relname"] for r in rows if not (r["relrowsecurity"] and r["relforcerowsecurity"] and r["policies"])
+    ]
     assert unprotected == []
 
 

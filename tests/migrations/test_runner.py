@@ -17,9 +17,7 @@ async def test_concurrent_runs_apply_each_migration_once(postgres: PostgresInfo)
     await conn.execute("CREATE DATABASE race")
     await conn.close()
     dsn = postgres.admin_dsn.replace("/postgres?", "/race?")
-    results = await asyncio.gather(
-        *(migrate(dsn, embedding_dim=EMBEDDING_DIM, app_role=APP_ROLE) for _ in range(3))
-    )
+    results = await asyncio.gather(*(migrate(dsn, embedding_dim=EMBEDDING_DIM, app_role=APP_ROLE) for _ in range(3)))
     names = [name for result in results for name in result]
     assert sorted(names) == sorted(f"{m.version:04d}_{m.name}" for m in load_migrations(EMBEDDING_DIM))
 

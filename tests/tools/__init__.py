@@ -137,4 +137,3 @@ async def add_memory(
             visibility,
         )
     )
-

@@ -30,10 +30,20 @@ async def shopping_family(admin_conn: asyncpg.Connection) -> Family:
         ("Ben", "Book in New York", "20.00", "USD", utc(2025, 1, 31, 23, 30), "books"),
     ]
     for author, content, amount, currency, when, category in rows:
-        await add_memory(admin_conn, family, author, content, amount=amount, currency=currency, occurred_at=when,
-                         kind="expense", category=category)
-    await add_memory(admin_conn, family, "Anna", "Ben has a cold", kind="health", person="Ben",
-                     occurred_at=utc(2025, 2, 5, 8))
+        await add_memory(
+            admin_conn,
+            family,
+            author,
+            content,
+            amount=amount,
+            currency=currency,
+            occurred_at=when,
+            kind="expense",
+            category=category,
+        )
+    await add_memory(
+        admin_conn, family, "Anna", "Ben has a cold", kind="health", person="Ben", occurred_at=utc(2025, 2, 5, 8)
+    )
     return family
 
 
@@ -59,25 +69,41 @@ async def test_group_by_month_uses_the_member_calendar(db: Database, admin_conn:
         {"currency": "EUR", "value": "47.85", "count": 3},
         {"currency": "USD", "value": "20.00", "count": 1},
     ]
-    in_new_york = await call(db, family, "Anna", "aggregate", {"op": "sum", "group_by": "month"},
-                             timezone="America/New_York")
+    in_new_york = await call(
+        db, family, "Anna", "aggregate", {"op": "sum", "group_by": "month"}, timezone="America/New_York"
+    )
     assert {"key": "2025-01", "currency": "USD", "value": "20.00", "count": 1} in in_new_york["groups"]
 
 
 async def test_group_by_category_with_a_filter(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await shopping_family(admin_conn)
-    result = await call(db, family, "Anna", "aggregate", {
-        "op": "sum", "group_by": "category",
-        "filter": {"field": "currency", "op": "eq", "value": "EUR"},
-    })
+    result = await call(
+        db,
+        family,
+        "Anna",
+        "aggregate",
+        {
+            "op": "sum",
+            "group_by": "category",
+            "filter": {"field": "currency", "op": "eq", "value": "EUR"},
+        },
+    )
     assert result["groups"] == [
         {"key": "groceries", "currency": "EUR", "value": "47.75", "count": 2},
         {"key": "snacks", "currency": "EUR", "value": "0.10", "count": 1},
     ]
     assert result["totals"] == [{"currency": "EUR", "value": "47.85", "count": 3}]
-    february = await call(db, family, "Anna", "aggregate", {
-        "op": "sum", "filter": {"field": "occurred_at", "op": "period", "value": "last_month"},
-    }, now=utc(2025, 3, 2, 9))
+    february = await call(
+        db,
+        family,
+        "Anna",
+        "aggregate",
+        {
+            "op": "sum",
+            "filter": {"field": "occurred_at", "op": "period", "value": "last_month"},
+        },
+        now=utc(2025, 3, 2, 9),
+    )
     assert february["groups"] == [
         {"currency": "EUR", "value": "12.35", "count": 2},
         {"currency": "USD", "value": "20.00", "count": 1},
@@ -100,8 +126,9 @@ async def test_avg_min_max_and_counts(db: Database, admin_conn: asyncpg.Connecti
     assert await value("count", field="amount") == "3"
     assert await value("count", filter={"field": "kind", "op": "eq", "value": "health"}) == "1"
     assert await value("count", filter={"field": "kind", "op": "eq", "value": "income"}) == "0"
-    nothing = await call(db, family, "Anna", "aggregate", {"op": "sum", "filter": {
-        "field": "kind", "op": "eq", "value": "income"}})
+    nothing = await call(
+        db, family, "Anna", "aggregate", {"op": "sum", "filter": {"field": "kind", "op": "eq", "value": "income"}}
+    )
     assert nothing["groups"] == []
 
 
@@ -117,8 +144,10 @@ async def test_group_by_author_week_and_kind(db: Database, admin_conn: asyncpg.C
     assert [g["key"] for g in by_week["groups"]] == ["2025-01-06", "2025-01-27", "2025-02-03", "2025-02-17"]
     assert by_week["totals"] == [{"value": "5", "count": 5}]
     by_kind = await call(db, family, "Anna", "aggregate", {"op": "count", "group_by": "kind"})
-    assert by_kind["groups"] == [{"key": "expense", "value": "4", "count": 4}, {"key": "health", "value": "1",
-                                                                                "count": 1}]
+    assert by_kind["groups"] == [
+        {"key": "expense", "value": "4", "count": 4},
+        {"key": "health", "value": "1", "count": 1},
+    ]
 
 
 async def test_groups_are_bounded(db: Database, admin_conn: asyncpg.Connection) -> None:
@@ -126,8 +155,10 @@ async def test_groups_are_bounded(db: Database, admin_conn: asyncpg.Connection) 
     await admin_conn.executemany(
         "INSERT INTO memories (household_id, author_id, content, amount, currency, occurred_at) "
         "VALUES ($1, $2, 'coffee', 2.50, 'EUR', $3)",
-        [(family.household_id, family.id("Anna"), utc(2024, 1, 1, 12) + timedelta(days=n))
-         for n in range(MAX_GROUPS + 5)],
+        [
+            (family.household_id, family.id("Anna"), utc(2024, 1, 1, 12) + timedelta(days=n))
+            for n in range(MAX_GROUPS + 5)
+        ],
     )
     result = await call(db, family, "Anna", "aggregate", {"op": "sum", "group_by": "day"})
     assert len(result["groups"]) == MAX_GROUPS and result["truncated"] is True

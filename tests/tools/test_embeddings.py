@@ -114,8 +114,10 @@ async def test_prefixes_for_e5_models(fake_openai: FakeOpenAI, client: openai.As
     embedder = OpenAIEmbedder(client, "intfloat/multilingual-e5-small", DIM, EmbeddingCache(), prefixes=True)
     await embedder.embed(["Wann ist der Zahnarzttermin?"], "query")
     await embedder.embed(["Zahnarzttermin am Freitag"], "passage")
-    assert fake_openai.embedding_requests == [["query: Wann ist der Zahnarzttermin?"],
-                                              ["passage: Zahnarzttermin am Freitag"]]
+    assert fake_openai.embedding_requests == [
+        ["query: Wann ist der Zahnarzttermin?"],
+        ["passage: Zahnarzttermin am Freitag"],
+    ]
 
 
 async def test_wrong_dimension_is_an_embedding_error(fake_openai: FakeOpenAI, client: openai.AsyncOpenAI) -> None:

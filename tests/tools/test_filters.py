@@ -13,7 +13,8 @@ from pydantic import BaseModel
 
 from tools.database import Database
 from tools.errors import ToolRetry
-from tools.filters import _FIELDS, PERIODS, Filter, compile_filter, period_range
+from tools.filters import _FIELDS, Filter, compile_filter
+from tools.periods import PERIODS, period_range
 
 from . import REGISTRY, add_memory, call, make_family
 
@@ -47,12 +48,14 @@ def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> date
 
 def test_values_are_bound_never_formatted() -> None:
     evil = "'; DROP TABLE memories; --"
-    tree = {"any": [
-        {"field": "content", "op": "contains", "value": evil},
-        {"field": "person", "op": "eq", "value": evil},
-        {"field": "author", "op": "in", "value": [evil, "Anna"]},
-        {"field": "tags", "op": "contains", "value": evil},
-    ]}
+    tree = {
+        "any": [
+            {"field": "content", "op": "contains", "value": evil},
+            {"field": "person", "op": "eq", "value": evil},
+            {"field": "author", "op": "in", "value": [evil, "Anna"]},
+            {"field": "tags", "op": "contains", "value": evil},
+        ]
+    }
     sql, params = compiled(tree)
     assert "DROP" not in sql and "'; " not in sql
     assert re.findall(r"\$(\d+)", sql) == [str(n) for n in range(1, len(params) + 1)]
@@ -176,7 +179,11 @@ def test_dates_cover_whole_days_and_naive_times_are_local() -> None:
 def _sample_value(field: str, op: str) -> Any:
     kind = _FIELDS[field].kind
     single = {
-        "amount": "12.50", "time": "2025-03-01", "currency": "eur", "visibility": "household", "author": "Anna",
+        "amount": "12.50",
+        "time": "2025-03-01",
+        "currency": "eur",
+        "visibility": "household",
+        "author": "Anna",
     }.get(kind, "note" if field == "kind" else "groceries")
     if op == "exists":
         return False
@@ -197,8 +204,18 @@ async def test_every_allowed_field_and_op_runs_in_postgres(
     db: Database, admin_conn: asyncpg.Connection, field: str, op: str
 ) -> None:
     family = await make_family(admin_conn, "Anna")
-    await add_memory(admin_conn, family, "Anna", "Groceries at Rewe", amount="12.50", currency="EUR",
-                     occurred_at=utc(2025, 2, 10, 12), kind="expense", category="groceries", tags=["groceries"])
+    await add_memory(
+        admin_conn,
+        family,
+        "Anna",
+        "Groceries at Rewe",
+        amount="12.50",
+        currency="EUR",
+        occurred_at=utc(2025, 2, 10, 12),
+        kind="expense",
+        category="groceries",
+        tags=["groceries"],
+    )
     tree = {"not": {"field": field, "op": op, "value": _sample_value(field, op)}}
     result = await call(db, family, "Anna", "search", {"filter": tree}, now=utc(2025, 3, 1, 3))
     assert result["count"] in (0, 1)
@@ -207,12 +224,30 @@ async def test_every_allowed_field_and_op_runs_in_postgres(
 async def test_filters_select_the_right_rows(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna", "Ben", timezone="America/New_York")
     rows = {
-        "discount": await add_memory(admin_conn, family, "Anna", "Shoes at 50% off", amount="40.00", currency="USD",
-                                     occurred_at=utc(2025, 3, 4, 4, 30), kind="expense", category="clothes",
-                                     tags=["shoes", "sale"]),
-        "plain": await add_memory(admin_conn, family, "Ben", "Shoes at 500 off", amount="90.00", currency="USD",
-                                  occurred_at=utc(2025, 3, 4, 5, 30), kind="expense", category="clothes",
-                                  person="ben"),
+        "discount": await add_memory(
+            admin_conn,
+            family,
+            "Anna",
+            "Shoes at 50% off",
+            amount="40.00",
+            currency="USD",
+            occurred_at=utc(2025, 3, 4, 4, 30),
+            kind="expense",
+            category="clothes",
+            tags=["shoes", "sale"],
+        ),
+        "plain": await add_memory(
+            admin_conn,
+            family,
+            "Ben",
+            "Shoes at 500 off",
+            amount="90.00",
+            currency="USD",
+            occurred_at=utc(2025, 3, 4, 5, 30),
+            kind="expense",
+            category="clothes",
+            person="ben",
+        ),
         "note": await add_memory(admin_conn, family, "Ben", "Ben likes blue", kind="fact", person="Ben"),
     }
 
@@ -235,9 +270,20 @@ async def test_filters_select_the_right_rows(db: Database, admin_conn: asyncpg.C
     assert await ids({"field": "currency", "op": "in", "value": ["usd"]}) == {rows["discount"], rows["plain"]}
     # "not" keeps rows where the field is missing: the note has no category.
     assert await ids({"not": {"field": "category", "op": "eq", "value": "Clothes"}}) == {rows["note"]}
-    assert await ids({"all": [
-        {"field": "kind", "op": "eq", "value": "expense"},
-        {"any": [{"field": "amount", "op": "gt", "value": 50}, {"field": "tags", "op": "contains", "value": "sale"}]},
-    ]}) == {rows["discount"], rows["plain"]}
+    assert await ids(
+        {
+            "all": [
+                {"field": "kind", "op": "eq", "value": "expense"},
+                {
+                    "any": [
+                        {"field": "amount", "op": "gt", "value": 50},
+                        {"field": "tags", "op": "contains", "value": "sale"},
+                    ]
+                },
+            ]
+        }
+    ) == {rows["discount"], rows["plain"]}
     assert await ids({"field": "occurred_at", "op": "period", "value": "this_month"}) == {
-        rows["discount"], rows["plain"]}
+        rows["discount"],
+        rows["plain"],
+    }

@@ -41,16 +41,44 @@ async def world(db: Database, admin_conn: asyncpg.Connection) -> World:
     a = await make_family(admin_conn, "Anna", "Ben")
     b = await make_family(admin_conn, "Carl", "Dora")
     a_ids = [
-        (await call(db, a, "Anna", "store", {"content": "Groceries at Rewe", "kind": "expense", "amount": "10.00",
-                                             "currency": "EUR", "category": "groceries"}))["memory_id"],
+        (
+            await call(
+                db,
+                a,
+                "Anna",
+                "store",
+                {
+                    "content": "Groceries at Rewe",
+                    "kind": "expense",
+                    "amount": "10.00",
+                    "currency": "EUR",
+                    "category": "groceries",
+                },
+            )
+        )["memory_id"],
         (await call(db, a, "Ben", "store", {"content": "Ben's bike lock code is 1234", "kind": "fact"}))["memory_id"],
     ]
     b_ids = [
-        (await call(db, b, "Carl", "store", {
-            "content": "Groceries at Zebrafish market", "kind": "expense", "amount": "999.99", "currency": "EUR",
-            "category": "groceries"}))["memory_id"],
-        (await call(db, b, "Dora", "store", {"content": "Zebrafish secret diary", "kind": "note",
-                                             "visibility": "private"}))["memory_id"],
+        (
+            await call(
+                db,
+                b,
+                "Carl",
+                "store",
+                {
+                    "content": "Groceries at Zebrafish market",
+                    "kind": "expense",
+                    "amount": "999.99",
+                    "currency": "EUR",
+                    "category": "groceries",
+                },
+            )
+        )["memory_id"],
+        (
+            await call(
+                db, b, "Dora", "store", {"content": "Zebrafish secret diary", "kind": "note", "visibility": "private"}
+            )
+        )["memory_id"],
         (await call(db, b, "Carl", "store", {"content": "Zebrafish tank cleaning", "kind": "plan"}))["memory_id"],
     ]
     forgotten = (await call(db, b, "Carl", "store", {"content": "Zebrafish food", "kind": "shopping"}))["memory_id"]

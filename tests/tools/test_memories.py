@@ -23,14 +23,31 @@ async def test_store_writes_one_row_for_the_asking_member(db: Database, admin_co
     inbox_id = await admin_conn.fetchval(
         "INSERT INTO inbox (household_id, user_id, channel, external_id, trace_id) "
         "VALUES ($1, $2, 'cli', $3, 't') RETURNING id",
-        family.household_id, family.id("Ben"), f"msg-{family.household_id}",
+        family.household_id,
+        family.id("Ben"),
+        f"msg-{family.household_id}",
     )
     embedder = HashEmbedder()
-    stored = await call(db, family, "Ben", "store", {
-        "content": "Paid 35.5 EUR for groceries at Rewe", "kind": "expense", "category": "Groceries",
-        "amount": 35.5, "currency": "eur", "merchant": "Rewe", "tags": ["Food", "weekly"],
-        "occurred_at": "2025-03-14T09:15", "details": {"items": 12, "paid_with": "card"},
-    }, now=NOW, embedder=embedder, inbox_id=inbox_id)
+    stored = await call(
+        db,
+        family,
+        "Ben",
+        "store",
+        {
+            "content": "Paid 35.5 EUR for groceries at Rewe",
+            "kind": "expense",
+            "category": "Groceries",
+            "amount": 35.5,
+            "currency": "eur",
+            "merchant": "Rewe",
+            "tags": ["Food", "weekly"],
+            "occurred_at": "2025-03-14T09:15",
+            "details": {"items": 12, "paid_with": "card"},
+        },
+        now=NOW,
+        embedder=embedder,
+        inbox_id=inbox_id,
+    )
 
     assert stored["amount"] == "35.50" and stored["currency"] == "EUR"
     assert stored["category"] == "groceries" and stored["tags"] == ["food", "weekly"]
@@ -43,7 +60,10 @@ async def test_store_writes_one_row_for_the_asking_member(db: Database, admin_co
     assert row["occurred_at"] == datetime(2025, 3, 14, 8, 15, tzinfo=UTC)
     assert row["embedding"] is not None
     assert json.loads(row["ai_understanding"]) == {
-        "kind": "expense", "category": "groceries", "merchant": "Rewe", "tags": ["food", "weekly"],
+        "kind": "expense",
+        "category": "groceries",
+        "merchant": "Rewe",
+        "tags": ["food", "weekly"],
         "details": {"items": 12, "paid_with": "card"},
     }
 
@@ -52,8 +72,14 @@ async def test_store_defaults_and_bare_dates(db: Database, admin_conn: asyncpg.C
     family = await make_family(admin_conn, "Anna", timezone="America/New_York")
     now_note = await call(db, family, "Anna", "store", {"content": "Kids love pancakes", "kind": "fact"}, now=NOW)
     assert now_note["occurred_at"] == "2025-03-14T13:30:00-04:00"
-    dated = await call(db, family, "Anna", "store",
-                       {"content": "Dentist for Ben", "kind": "plan", "occurred_at": "2025-04-02"}, now=NOW)
+    dated = await call(
+        db,
+        family,
+        "Anna",
+        "store",
+        {"content": "Dentist for Ben", "kind": "plan", "occurred_at": "2025-04-02"},
+        now=NOW,
+    )
     assert dated["occurred_at"] == "2025-04-02T12:00:00-04:00"  # a bare date is kept at local noon
 
 
@@ -99,15 +125,25 @@ async def test_search_by_meaning_and_by_filter(db: Database, admin_conn: asyncpg
     assert found["memories"][0]["similarity"] > found["memories"][1]["similarity"]
     assert found["count"] == 2
 
-    expenses = await call(db, family, "Ben", "search", {
-        "filter": {"field": "kind", "op": "eq", "value": "expense"}, "order": "amount_desc"})
+    expenses = await call(
+        db,
+        family,
+        "Ben",
+        "search",
+        {"filter": {"field": "kind", "op": "eq", "value": "expense"}, "order": "amount_desc"},
+    )
     assert [m["amount"] for m in expenses["memories"]] == ["60.00", "35.50"]
     assert all("similarity" not in m for m in expenses["memories"])
     assert expenses["memories"][0]["author"] == "Anna"
     assert expenses["memories"][0]["occurred_at"] == "2025-03-14T18:30:00+01:00"
 
-    both = await call(db, family, "Ben", "search", {
-        "query": "groceries", "filter": {"field": "amount", "op": "lt", "value": 50}, "limit": 5})
+    both = await call(
+        db,
+        family,
+        "Ben",
+        "search",
+        {"query": "groceries", "filter": {"field": "amount", "op": "lt", "value": 50}, "limit": 5},
+    )
     assert [m["content"] for m in both["memories"]] == ["Groceries at Rewe"]
 
     newest = await call(db, family, "Ben", "search", {"limit": 3})
@@ -127,28 +163,48 @@ async def test_search_sets_up_the_filtered_hnsw_scan(db: Database, admin_conn: a
 
 async def test_update_changes_only_the_given_fields(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna", "Ben")
-    stored = await call(db, family, "Anna", "store", {
-        "content": "Groceries at Rewe", "kind": "expense", "amount": "35.50", "currency": "EUR",
-        "category": "groceries", "person": "Anna", "tags": ["food"]}, now=NOW)
+    stored = await call(
+        db,
+        family,
+        "Anna",
+        "store",
+        {
+            "content": "Groceries at Rewe",
+            "kind": "expense",
+            "amount": "35.50",
+            "currency": "EUR",
+            "category": "groceries",
+            "person": "Anna",
+            "tags": ["food"],
+        },
+        now=NOW,
+    )
     memory_id = stored["memory_id"]
     before = await admin_conn.fetchval("SELECT embedding::text FROM memories WHERE id = $1", memory_id)
 
-    updated = await call(db, family, "Ben", "update_memory_fields",
-                         {"memory_id": memory_id, "amount": "36.10", "person": None})
+    updated = await call(
+        db, family, "Ben", "update_memory_fields", {"memory_id": memory_id, "amount": "36.10", "person": None}
+    )
     assert updated["amount"] == "36.10" and "person" not in updated
     assert updated["category"] == "groceries" and updated["tags"] == ["food"] and updated["author"] == "Anna"
     assert await admin_conn.fetchval("SELECT embedding::text FROM memories WHERE id = $1", memory_id) == before
 
     embedder = HashEmbedder()
-    renamed = await call(db, family, "Ben", "update_memory_fields",
-                         {"memory_id": memory_id, "content": "Groceries at Aldi", "occurred_at": "2025-03-01"},
-                         embedder=embedder)
+    renamed = await call(
+        db,
+        family,
+        "Ben",
+        "update_memory_fields",
+        {"memory_id": memory_id, "content": "Groceries at Aldi", "occurred_at": "2025-03-01"},
+        embedder=embedder,
+    )
     assert renamed["content"] == "Groceries at Aldi" and renamed["occurred_at"].startswith("2025-03-01T12:00")
     assert embedder.calls == [(("Groceries at Aldi",), "passage")]
     after = await admin_conn.fetchval("SELECT embedding::text FROM memories WHERE id = $1", memory_id)
     assert after != before
     assert [round(float(v), 4) for v in after.strip("[]").split(",")] == [
-        round(v, 4) for v in bag_of_words("Groceries at Aldi")]
+        round(v, 4) for v in bag_of_words("Groceries at Aldi")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -166,8 +222,9 @@ async def test_update_refusals_go_back_to_the_model(
     db: Database, admin_conn: asyncpg.Connection, change: dict[str, object], expected: str
 ) -> None:
     family = await make_family(admin_conn, "Anna", "Ben")
-    stored = await call(db, family, "Anna", "store",
-                        {"content": "Cinema", "kind": "expense", "amount": 24, "currency": "EUR"}, now=NOW)
+    stored = await call(
+        db, family, "Anna", "store", {"content": "Cinema", "kind": "expense", "amount": 24, "currency": "EUR"}, now=NOW
+    )
     with pytest.raises(ToolRetry) as caught:
         await call(db, family, "Ben", "update_memory_fields", {"memory_id": stored["memory_id"], **change})
     assert caught.value.tool == "update_memory_fields"
@@ -177,10 +234,12 @@ async def test_update_refusals_go_back_to_the_model(
 
 async def test_forget_then_restore(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna")
-    kept = await call(db, family, "Anna", "store", {"content": "Bakery", "kind": "expense", "amount": 4,
-                                                    "currency": "EUR"})
-    gone = await call(db, family, "Anna", "store", {"content": "Bakery twice", "kind": "expense", "amount": 4,
-                                                    "currency": "EUR"})
+    kept = await call(
+        db, family, "Anna", "store", {"content": "Bakery", "kind": "expense", "amount": 4, "currency": "EUR"}
+    )
+    gone = await call(
+        db, family, "Anna", "store", {"content": "Bakery twice", "kind": "expense", "amount": 4, "currency": "EUR"}
+    )
     ids = [kept["memory_id"], gone["memory_id"]]
 
     forgotten = await call(db, family, "Anna", "forget", {"memory_ids": [gone["memory_id"], 999_999_998]})
@@ -203,11 +262,22 @@ async def test_forget_then_restore(db: Database, admin_conn: asyncpg.Connection)
 
 async def test_private_memories_stay_with_their_author(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna", "Ben")
-    secret = await call(db, family, "Anna", "store", {
-        "content": "Birthday present for Ben: a bike", "kind": "expense", "amount": 300, "currency": "EUR",
-        "visibility": "private"})
-    await call(db, family, "Anna", "store", {"content": "Bike repair", "kind": "expense", "amount": 20,
-                                             "currency": "EUR"})
+    secret = await call(
+        db,
+        family,
+        "Anna",
+        "store",
+        {
+            "content": "Birthday present for Ben: a bike",
+            "kind": "expense",
+            "amount": 300,
+            "currency": "EUR",
+            "visibility": "private",
+        },
+    )
+    await call(
+        db, family, "Anna", "store", {"content": "Bike repair", "kind": "expense", "amount": 20, "currency": "EUR"}
+    )
 
     mine = await call(db, family, "Anna", "search", {"query": "bike present"})
     assert secret["memory_id"] in [m["memory_id"] for m in mine["memories"]]

@@ -31,8 +31,12 @@ def walk(node: Any) -> list[Any]:
 
 
 def property_names(schema: dict[str, Any]) -> set[str]:
-    return {name for node in walk(schema) if isinstance(node, dict) and isinstance(node.get("properties"), dict)
-            for name in node["properties"]}
+    return {
+        name
+        for node in walk(schema)
+        if isinstance(node, dict) and isinstance(node.get("properties"), dict)
+        for name in node["properties"]
+    }
 
 
 def test_default_registry_lists_the_generic_tools() -> None:
@@ -109,8 +113,10 @@ def test_several_errors_are_reported_together() -> None:
 
 
 def test_valid_arguments_become_the_model() -> None:
-    args = REGISTRY.validate("search", '{"query": "dentist", "filter": {"all": [{"field": "person", "op": "eq", '
-                                       '"value": "Ben"}]}, "limit": 3}')
+    args = REGISTRY.validate(
+        "search",
+        '{"query": "dentist", "filter": {"all": [{"field": "person", "op": "eq", "value": "Ben"}]}, "limit": 3}',
+    )
     assert type(args).__name__ == "SearchArgs"
     # Dumps (e.g. for tool_use events and the journal) use the same keys the model wrote.
     assert args.model_dump(mode="json")["filter"] == {"all": [{"field": "person", "op": "eq", "value": "Ben"}]}
@@ -142,8 +148,14 @@ async def ask_again(ctx: ToolContext, args: EchoArgs) -> EchoResult:
 
 
 def fake_context() -> ToolContext:
-    return ToolContext(conn=cast(Any, None), household_id=1, user_id=1, timezone="UTC",
-                       now=datetime(2025, 1, 2, 3, 4, tzinfo=UTC), embedder=HashEmbedder())
+    return ToolContext(
+        conn=cast(Any, None),
+        household_id=1,
+        user_id=1,
+        timezone="UTC",
+        now=datetime(2025, 1, 2, 3, 4, tzinfo=UTC),
+        embedder=HashEmbedder(),
+    )
 
 
 async def test_run_returns_json_ready_data_with_exact_decimals() -> None:
@@ -152,7 +164,9 @@ async def test_run_returns_json_ready_data_with_exact_decimals() -> None:
     assert result == {"amount": "0.3", "when": "2025-01-02T03:04:00Z"}
     assert json.loads(json.dumps(result)) == result
     assert await registry.run(fake_context(), "echo", {"amount": "1.10"}) == {
-        "amount": "3.30", "when": "2025-01-02T03:04:00Z"}
+        "amount": "3.30",
+        "when": "2025-01-02T03:04:00Z",
+    }
 
 
 async def test_retries_raised_inside_a_tool_carry_the_tool_name() -> None:

@@ -7,8 +7,8 @@ import dataclasses
 
 from bot import intake
 from engine.deps import DeliveryError
-from tests.system import System, make_family
 from tests.e2e.scripts import analysis
+from tests.system import System, make_family
 from tools import outbox
 from tools.households import Principal
 from tools.outbox import OutboxRow
@@ -20,8 +20,9 @@ async def test_sweeper_runs_a_message_whose_job_was_lost(system: System) -> None
     system.llm.script(lambda request: analysis("chat", reply="Found you."))
     principal = Principal(family.user_ids["Anna"], family.household_id)
     # Committed, but the enqueue never happened (Redis flushed, process died in between).
-    row, _ = await intake.accept(system.deps, principal, channel="web", external_id="lost-1", text="hello?",
-                                 trace_id="t-lost", enqueue=False)
+    row, _ = await intake.accept(
+        system.deps, principal, channel="web", external_id="lost-1", text="hello?", trace_id="t-lost", enqueue=False
+    )
     await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
 
     swept = await sweep({"deps": system.deps})
@@ -50,8 +51,14 @@ class FlakySender:
 async def _reply_row(system: System, family_name: str) -> tuple[int, int]:
     family = await make_family(system.admin, family_name, {"Anna": "Europe/Berlin"})
     async with system.deps.db.household(family.household_id) as conn:
-        outbox_id = await outbox.add(conn, household_id=family.household_id, user_id=family.user_ids["Anna"],
-                                     channel="flaky", recipient="anna", text="Your reminder")
+        outbox_id = await outbox.add(
+            conn,
+            household_id=family.household_id,
+            user_id=family.user_ids["Anna"],
+            channel="flaky",
+            recipient="anna",
+            text="Your reminder",
+        )
     assert outbox_id is not None
     return outbox_id, family.household_id
 
