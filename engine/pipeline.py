@@ -72,7 +72,8 @@ class Engine:
             if retryable and not final_attempt:
                 await run.emit("error", message=type(exc).__name__, retrying=True)
                 raise
-            log.error("message.failed", error=type(exc).__name__, reason=str(exc)[:200])
+            log.error("message.failed", error=type(exc).__name__)
+            log.debug("message.failed.detail", reason=str(exc)[:500])  # may quote data: debug only
             reply = Reply(failure_text(run), "failed", stats={"error": f"{type(exc).__name__}: {str(exc)[:300]}"})
         finished = await self._record(run, reply, pending_state)
         await run.emit("session_stats", **self._stats(run))
@@ -150,11 +151,12 @@ class Engine:
         return text
 
     def _experiment(self, run: Run) -> PromptVersion:
+        started = time.monotonic()
         settings = self.deps.settings.engine
         variant = assign_variant(settings.experiment, run.message.user_id, settings.variants)
         version = self.deps.prompts.get(variant)
         run.note("experiment", experiment=settings.experiment, variant=variant)
-        log.info("step2.experiment.assigned", experiment=settings.experiment, variant=variant)
+        log.info("step2.experiment.assigned", duration_ms=_ms(started), experiment=settings.experiment, variant=variant)
         run.prompt_version = variant
         return version
 
@@ -211,6 +213,7 @@ class Engine:
         self, run: Run, analysis: AnalysisModel, text: str, previous: PendingClarification | None
     ) -> tuple[Reply, PendingClarification]:
         assert analysis.clarification is not None
+        started = time.monotonic()
         original = previous.state.get("text", "") + "\n" + text if previous else text
         pending = PendingClarification(
             inbox_id=run.message.inbox_id,
@@ -218,7 +221,7 @@ class Engine:
             options=analysis.clarification.options,
             state={"text": original.strip()[:2000], "summary": analysis.understanding.summary},
         )
-        log.info("step4.clarify.requested", options=len(pending.options))
+        log.info("step4.clarify.requested", duration_ms=_ms(started), options=len(pending.options))
         return Reply(pending.question, "clarifying", options=tuple(pending.options)), pending
 
     async def _respond(

@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
+import structlog.contextvars
+import structlog.testing
+
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
@@ -201,3 +204,34 @@ async def test_households_never_see_each_other(system: System) -> None:
     mine = (await send(system, miller.auth("Anna"), "How much did we spend on groceries this month?"))["message_id"]
     foreign = await system.client.get(f"/v1/messages/{mine}", headers=smith.auth("Sam"))
     assert foreign.status == 404
+
+
+async def test_logs_name_the_steps_carry_the_trace_and_never_the_message_text(system: System) -> None:
+    family = await make_family(system.admin, "Logs", {"Anna": "Europe/Berlin"})
+    system.llm.script(family_model)
+    secret = "I spent 66.60 euros on pharmacy at Apotheke"
+
+    with structlog.testing.capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        await system.client.post(
+            "/v1/messages", json={"text": secret}, headers={**family.auth("Anna"), "X-Request-ID": "trace-xyz"}
+        )
+
+    names = {entry["event"] for entry in logs}
+    for expected in (
+        "message.received",
+        "step1.preprocess.completed",
+        "analysis.round.started",
+        "step3.analysis.completed",
+        "llm.response.summary",
+        "tool.call.completed",
+        "step5.execution.completed",
+        "step6.record.completed",
+    ):
+        assert expected in names
+    for entry in logs:
+        if entry["event"] in ("tool.call.completed", "step6.record.completed", "message.received"):
+            assert entry["trace_id"] == "trace-xyz"
+        if entry["event"].startswith("step"):
+            assert "duration_ms" in entry
+        if entry["log_level"] != "debug":
+            assert "66.60" not in repr(entry) and "Apotheke" not in repr(entry)
