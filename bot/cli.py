@@ -41,6 +41,7 @@ async def cmd_household_create(runtime: Runtime, args: argparse.Namespace) -> in
 
 
 async def cmd_member_add(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
     conn = await asyncpg.connect(runtime.admin_dsn)
     try:
         async with conn.transaction():
@@ -112,6 +113,9 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except (OSError, asyncpg.PostgresError) as exc:
+    except (OSError, asyncpg.InterfaceError, asyncpg.InvalidAuthorizationSpecificationError) as exc:
         print(f"faa: cannot reach a service: {exc}", file=sys.stderr)
         return 1
+    except asyncpg.PostgresError as exc:
+        print(f"faa: the database refused: {exc}", file=sys.stderr)
+        return 2

@@ -22,8 +22,12 @@ from tools.outbox import OutboxRow
 
 log = structlog.get_logger()
 
-REPLY_CHANNEL = "faa:reply:{inbox_id}"
-EVENT_CHANNEL = "faa:events:{inbox_id}"
+
+def _channel(redis: Redis, kind: str, inbox_id: int | str) -> str:
+    # Pub/sub ignores the database number, so it is part of the name: two installs sharing one Redis server
+    # on different databases never see each other's replies.
+    db = redis.connection_pool.connection_kwargs.get("db", 0)
+    return f"faa:{db}:{kind}:{inbox_id}"
 
 
 def reply_message(row: OutboxRow) -> dict[str, Any]:
@@ -37,7 +41,7 @@ class LiveReplySender:
         self._redis = redis
 
     async def send(self, row: OutboxRow) -> None:
-        await self._redis.publish(REPLY_CHANNEL.format(inbox_id=row.inbox_id), json.dumps(reply_message(row)))
+        await self._redis.publish(_channel(self._redis, "reply", row.inbox_id), json.dumps(reply_message(row)))
 
 
 class RedisEventSink:
@@ -45,7 +49,7 @@ class RedisEventSink:
 
     def __init__(self, redis: Redis, inbox_id: int) -> None:
         self._redis = redis
-        self._channel = EVENT_CHANNEL.format(inbox_id=inbox_id)
+        self._channel = _channel(redis, "events", inbox_id)
 
     async def __call__(self, event: StreamEvent) -> None:
         await self._redis.publish(self._channel, json.dumps(asdict(event), default=str))
@@ -95,7 +99,7 @@ class ReplyWaiter:
     async def _listen_once(self) -> None:
         pubsub = self._redis.pubsub()
         try:
-            await pubsub.psubscribe(REPLY_CHANNEL.format(inbox_id="*"))
+            await pubsub.psubscribe(_channel(self._redis, "reply", "*"))
             self._ready.set()
             async for item in pubsub.listen():
                 if item.get("type") != "pmessage":
@@ -117,7 +121,7 @@ class ReplyWaiter:
 async def follow_events(redis: Redis, inbox_id: int) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
     """Subscribe to one message's events; the iterator ends after `stream_end`."""
     pubsub = redis.pubsub()
-    await pubsub.subscribe(EVENT_CHANNEL.format(inbox_id=inbox_id))
+    await pubsub.subscribe(_channel(redis, "events", inbox_id))
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         async for item in pubsub.listen():

@@ -12,7 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 def _section(prefix: str) -> SettingsConfigDict:
-    return SettingsConfigDict(env_prefix=prefix, env_file=".env", extra="ignore", frozen=True)
+    return SettingsConfigDict(env_prefix=prefix, env_file=".env", extra="ignore", frozen=True, env_ignore_empty=True)
 
 
 class DatabaseSettings(BaseSettings):

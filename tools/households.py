@@ -32,6 +32,13 @@ def hash_token(token: str) -> bytes:
     return hashlib.sha256(token.encode()).digest()
 
 
+def check_name(name: str, what: str, longest: int) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= longest:
+        raise HouseholdError(f"a {what} name needs 1 to {longest} characters")
+    return name
+
+
 def check_timezone(name: str) -> str:
     try:
         ZoneInfo(name)
@@ -44,7 +51,9 @@ async def create_household(conn: Connection, name: str, timezone: str = "UTC") -
     """Run on an owner connection (RLS forbids the app role from creating households)."""
     return int(
         await conn.fetchval(
-            "INSERT INTO households (name, timezone) VALUES ($1, $2) RETURNING id", name, check_timezone(timezone)
+            "INSERT INTO households (name, timezone) VALUES ($1, $2) RETURNING id",
+            check_name(name, "household", 200),
+            check_timezone(timezone),
         )
     )
 
@@ -80,7 +89,7 @@ async def add_member(
             """INSERT INTO users (household_id, name, timezone, locale, role, api_token_hash)
                VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""",
             household_id,
-            name,
+            check_name(name, "member", 100),
             check_timezone(timezone),
             locale,
             role,

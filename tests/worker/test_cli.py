@@ -1,0 +1,290 @@
+"""The `faa` console script as an operator runs it: settings from the environment, output and exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+import structlog
+
+from migrations.runner import load_migrations
+from tests.bot.conftest import create_database, drop_database
+from tests.conftest import EMBEDDING_DIM, PostgresInfo
+from tools.households import Principal, hash_token, resolve_token
+from worker.cli import main
+
+Faa = Callable[..., Awaitable[int]]
+SECTIONS = tuple(
+    f"{name}_" for name in "DATABASE REDIS LLM EMBEDDING ENGINE WORKER WEB LOG TELEGRAM THREEMA EMAIL".split()
+)
+
+
+@pytest.fixture
+async def database(migrated: PostgresInfo) -> AsyncIterator[PostgresInfo]:
+    """An empty database of this test's own: `faa migrate` has something to do, and "Miller" is unique."""
+    database = await create_database(migrated, "cli")
+    yield database
+    await drop_database(migrated, database)
+
+
+@pytest.fixture
+def environment(
+    database: PostgresInfo, redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> PostgresInfo:
+    """What an operator would export, and nothing else: no FAA variable of the outer shell, no `.env` file."""
+    monkeypatch.chdir(tmp_path)
+    for name in list(os.environ):
+        if name.startswith(SECTIONS):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DATABASE_URL", database.app_dsn)
+    monkeypatch.setenv("DATABASE_ADMIN_URL", database.admin_dsn)
+    monkeypatch.setenv("EMBEDDING_DIM", str(EMBEDDING_DIM))
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    return database
+
+
+@pytest.fixture
+def faa(environment: PostgresInfo) -> Iterator[Faa]:
+    """Run `faa ARGS…` and return its exit code.
+
+    In a thread, because the command calls asyncio.run itself. The command also configures structlog to write to
+    the sys.stderr of that moment (capsys's, closed after the test) and to cache each logger on first use: put the
+    configuration back, or later tests would log into a closed file. (A logger first used inside a command would
+    keep that stream; the commands run here log nothing.)
+    """
+    saved = structlog.get_config()
+
+    async def run(*argv: str) -> int:
+        return await asyncio.to_thread(main, list(argv))
+
+    yield run
+    structlog.configure(**saved)
+
+
+@pytest.fixture
+async def admin(environment: PostgresInfo) -> AsyncIterator[asyncpg.Connection]:
+    conn = await asyncpg.connect(environment.admin_dsn)
+    yield conn
+    await conn.close()
+
+
+def assert_clean_failure(err: str, message: str) -> None:
+    assert f"faa: {message}" in err
+    assert "Traceback" not in err
+
+
+async def test_migrate_applies_the_schema_once(faa: Faa, capsys: pytest.CaptureFixture[str]) -> None:
+    names = [f"{m.version:04d}_{m.name}" for m in load_migrations(EMBEDDING_DIM)]
+
+    assert await faa("migrate") == 0
+    assert capsys.readouterr().out == f"applied: {', '.join(names)}\n"
+
+    assert await faa("migrate") == 0
+    assert capsys.readouterr().out == "schema is up to date\n"
+
+
+async def test_household_and_member_make_a_working_api_token(
+    faa: Faa, admin: asyncpg.Connection, environment: PostgresInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("household", "create", "Miller", "--timezone", "Europe/Berlin") == 0  # migrates first
+    household = await admin.fetchrow("SELECT id, name, timezone FROM households")
+    assert capsys.readouterr().out == f"household {household['id']} created: Miller\n"
+    assert (household["name"], household["timezone"]) == ("Miller", "Europe/Berlin")
+
+    assert (
+        await faa("member", "add", "Anna", "--household", "Miller", "--timezone", "Europe/Berlin", "--role", "owner")
+        == 0
+    )
+
+    out = capsys.readouterr().out
+    printed = re.fullmatch(  # exactly these two lines: the token appears once
+        r"member (\d+) added: Anna \(owner, Europe/Berlin\)\nAPI token \(shown once\): (faa_\S+)\n", out
+    )
+    assert printed is not None, out
+    user_id, token = int(printed.group(1)), printed.group(2)
+    anna = await admin.fetchrow("SELECT id, household_id, name, timezone, locale, role, api_token_hash FROM users")
+    assert dict(anna) == {
+        "id": user_id,
+        "household_id": household["id"],
+        "name": "Anna",
+        "timezone": "Europe/Berlin",
+        "locale": "en",
+        "role": "owner",
+        "api_token_hash": hash_token(token),  # only the hash is kept
+    }
+    app = await asyncpg.connect(environment.app_dsn)  # no household set: the token is all the caller has
+    try:
+        principal = await resolve_token(app, token)
+        assert principal == Principal(user_id, household["id"])
+        assert await resolve_token(app, token + "x") is None
+    finally:
+        await app.close()
+
+
+async def test_household_with_an_unknown_timezone_is_refused(
+    faa: Faa, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("household", "create", "Miller", "--timezone", "Mars/Olympus") == 2
+
+    out, err = capsys.readouterr()
+    assert_clean_failure(err, "unknown timezone 'Mars/Olympus'; use an IANA name such as Europe/Berlin")
+    assert out == ""
+    assert await admin.fetchval("SELECT count(*) FROM households") == 0
+
+
+async def test_bad_member_requests_are_refused_with_a_message(
+    faa: Faa, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("household", "create", "Miller", "--timezone", "Europe/Berlin") == 0
+    assert await faa("member", "add", "Anna", "--household", "Miller", "--timezone", "Europe/Berlin") == 0
+    capsys.readouterr()
+
+    assert await faa("member", "add", "anna", "--household", "Miller", "--timezone", "Europe/Berlin") == 2
+    assert_clean_failure(capsys.readouterr().err, "the household already has a member named 'anna'")
+
+    assert await faa("member", "add", "Ben", "--household", "Atlantis", "--timezone", "Europe/Berlin") == 2
+    assert_clean_failure(capsys.readouterr().err, "no household named 'Atlantis'")
+
+    assert await faa("member", "add", "Ben", "--household", "Miller", "--timezone", "Mars/Olympus") == 2
+    assert_clean_failure(capsys.readouterr().err, "unknown timezone 'Mars/Olympus'")
+
+    assert capsys.readouterr().out == ""
+    assert [r["name"] for r in await admin.fetch("SELECT name FROM users")] == ["Anna"]
+    assert await admin.fetchval("SELECT count(*) FROM user_identities") == 1
+
+
+async def test_a_household_name_shared_by_two_needs_the_id(
+    faa: Faa, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("household", "create", "Miller") == 0
+    assert await faa("household", "create", "Miller") == 0
+    first, second = [r["id"] for r in await admin.fetch("SELECT id FROM households ORDER BY id")]
+    capsys.readouterr()
+
+    assert await faa("member", "add", "Anna", "--household", "Miller", "--timezone", "UTC") == 2
+    assert_clean_failure(capsys.readouterr().err, "several households are named 'Miller'; use the id")
+
+    assert await faa("member", "add", "Anna", "--household", str(second), "--timezone", "UTC") == 0
+    assert await admin.fetchval("SELECT household_id FROM users WHERE name = 'Anna'") == second
+    assert await admin.fetchval("SELECT timezone FROM households WHERE id = $1", first) == "UTC"  # the default
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        (
+            ["member", "add", "Ben", "--household", "Miller", "--timezone", "UTC", "--role", "admin"],
+            "argument --role: invalid choice: 'admin'",
+        ),
+        (["member", "add", "Ben", "--household", "Miller"], "the following arguments are required: --timezone"),
+        (["household"], "the following arguments are required: action"),
+        (["chat"], "the following arguments are required: --member"),
+        (["launch"], "invalid choice: 'launch'"),
+    ],
+    ids=["invalid-role", "no-timezone", "no-action", "no-member", "unknown-command"],
+)
+def test_argparse_refuses_malformed_commands(
+    environment: PostgresInfo, argv: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)  # parsing fails before anything runs
+
+    assert exit_.value.code == 2
+    assert complaint in capsys.readouterr().err
+
+
+def test_the_worker_entrypoint_adds_worker_up_and_no_worker(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+
+    assert exit_.value.code == 0
+    usage = capsys.readouterr().out
+    assert all(command in usage for command in ("migrate", "serve", "worker", "up", "chat", "household", "member"))
+    with pytest.raises(SystemExit):
+        main(["chat", "--help"])
+    assert "--no-worker" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "named"),
+    [
+        ("WEB_PORT", "abc", "port"),
+        ("WEB_PORT", "70000", "port"),
+        ("WORKER_STALE_AFTER_S", "60", "WORKER_STALE_AFTER_S must exceed WORKER_JOB_TIMEOUT_S"),
+        ("DATABASE_APP_ROLE", "Robert'); DROP TABLE", "app_role"),
+    ],
+)
+async def test_invalid_settings_exit_2_naming_the_problem(
+    faa: Faa, variable: str, value: str, named: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(variable, value)
+
+    assert await faa("migrate") == 2
+
+    out, err = capsys.readouterr()
+    assert err.startswith("faa: invalid settings (environment or .env):")
+    assert named in err
+    assert "Traceback" not in err
+    assert out == ""
+
+
+async def test_settings_are_read_from_dot_env_in_the_working_folder(
+    faa: Faa, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".env").write_text("WEB_PORT=abc\n")
+
+    assert await faa("migrate") == 2
+
+    assert "port" in capsys.readouterr().err
+
+
+async def test_an_unreachable_database_is_reported_without_traceback(
+    faa: Faa, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("DATABASE_ADMIN_URL", f"postgresql://postgres@/postgres?host={tmp_path}/no-server")
+
+    assert await faa("migrate") == 1
+
+    assert_clean_failure(capsys.readouterr().err, "cannot reach a service:")
+
+
+async def test_up_without_an_llm_says_what_to_set(
+    faa: Faa, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("up") == 2
+
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "no LLM endpoint is configured" in err
+    assert all(name in err for name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", ".env"))
+    assert await admin.fetchval("SELECT to_regclass('schema_migrations')") is None  # gave up before touching it
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [
+        [["household", "create", ""]],
+        [["household", "create", "M" * 201]],
+        [["household", "create", "Miller"], ["member", "add", "", "--household", "Miller", "--timezone", "UTC"]],
+        [["member", "add", "Anna", "--household", "Miller", "--timezone", "UTC"]],  # on a brand-new database
+    ],
+    ids=["empty-household-name", "long-household-name", "empty-member-name", "member-before-any-household"],
+)
+async def test_bad_input_is_not_reported_as_an_unreachable_service(
+    faa: Faa, commands: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    *setup, bad = commands
+    for argv in setup:
+        assert await faa(*argv) == 0
+    capsys.readouterr()
+
+    assert await faa(*bad) == 2
+
+    err = capsys.readouterr().err
+    assert err.startswith("faa: ")
+    assert "cannot reach a service" not in err
