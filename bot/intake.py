@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 import structlog
+from redis.exceptions import RedisError
 
 from engine.deps import Deps
 from tools import inbox
@@ -63,4 +64,9 @@ async def accept(
 
 
 async def enqueue_inbound(deps: Deps, row: InboxRow) -> None:
-    await deps.redis.enqueue_job(HANDLE_JOB, row.id, row.household_id, _job_id=inbox_job_id(row.id))
+    """Enqueue the message's job. If Redis is unreachable the message is still safe in the inbox: the sweeper
+    enqueues it once Redis is back, so the sender still gets its 2xx."""
+    try:
+        await deps.redis.enqueue_job(HANDLE_JOB, row.id, row.household_id, _job_id=inbox_job_id(row.id))
+    except (RedisError, OSError) as exc:
+        log.warning("message.enqueue.failed", inbox_id=row.id, error=type(exc).__name__)

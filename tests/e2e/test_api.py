@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import io
 
+from arq.connections import ArqRedis
+
+from bot import intake
 from tests.e2e.scripts import analysis
 from tests.system import System, make_family
+from tools.households import Principal
 
 
 async def test_unknown_or_missing_token_is_401(system: System) -> None:
@@ -56,3 +61,18 @@ async def test_health_and_openapi(system: System) -> None:
     spec = await (await system.client.get("/openapi.json")).json()
     assert spec["openapi"].startswith("3.")
     assert {"/v1/messages", "/v1/messages/stream", "/v1/messages/{message_id}", "/health"} <= set(spec["paths"])
+
+
+async def test_accepted_message_survives_a_redis_outage(system: System) -> None:
+    family = await make_family(system.admin, "NoRedis", {"Anna": "Europe/Berlin"})
+    gone = ArqRedis(host="127.0.0.1", port=1)  # Redis went away after the inbox row was committed
+    deps = dataclasses.replace(system.deps, redis=gone)
+    principal = Principal(family.user_ids["Anna"], family.household_id)
+
+    row, created = await intake.accept(
+        deps, principal, channel="web", external_id="down-1", text="hello", trace_id="t-down"
+    )
+
+    await gone.aclose()
+    assert created
+    assert await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", row.id) == "queued"
