@@ -26,6 +26,7 @@ DEPS = web.AppKey("deps", Deps)
 WAITER = web.AppKey("waiter", ReplyWaiter)
 TOKENS = web.AppKey("tokens", dict)
 TRACE_ID = web.RequestKey("trace_id", str)
+OPENAPI = web.AppKey("openapi", dict)
 _TOKEN_CACHE_S = 60.0  # a revoked token keeps working this long in a running web process
 
 
@@ -213,13 +214,14 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def openapi(request: web.Request) -> web.Response:
-    return web.json_response(document(MessageIn.model_json_schema()))
+    return web.json_response(request.app[OPENAPI])
 
 
 def create_app(deps: Deps) -> web.Application:
     app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors])
     app[DEPS] = deps
     app[TOKENS] = {}
+    app[OPENAPI] = document(MessageIn.model_json_schema())
     app.add_routes(
         [
             web.post("/v1/messages", post_message),

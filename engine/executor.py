@@ -100,12 +100,26 @@ async def run_step(run: Run, seq: int, step_id: str, tool_name: str, raw_args: s
     return await _finish(run, outcome)
 
 
+# Tools embed `content` as a passage (store, update) and `query` as a query (search). Embedding before the
+# transaction opens keeps a pooled connection from waiting on the embedding endpoint; the tool then finds the
+# vector in the message's cache.
+_EMBEDDED_FIELDS = (("content", "passage"), ("query", "query"))
+
+
+async def _embed_ahead(run: Run, args: Any) -> None:
+    for field, kind in _EMBEDDED_FIELDS:
+        text = getattr(args, field, None)
+        if isinstance(text, str) and text.strip() and (kind, text) not in run.embed_cache:
+            [run.embed_cache[(kind, text)]] = await run.deps.embedder.embed([text], kind)
+
+
 async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, Any]:
     """Run the tool and journal its result in one transaction: the effect and its record commit together."""
     timeout = min(run.deps.settings.engine.tool_timeout_s, max(run.budget.seconds_left(), 0.1))
     message = run.message
     try:
         async with asyncio.timeout(timeout):
+            await _embed_ahead(run, args)
             async with run.deps.db.household(message.household_id, message.user_id) as conn:
                 result = await run.deps.registry.run(run.tool_context(conn), tool_name, args)
                 await journal.record(

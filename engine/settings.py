@@ -95,6 +95,7 @@ class WorkerSettings(BaseSettings):
         default=240, ge=5, description="Unfinished messages untouched this long are re-enqueued (> job timeout)."
     )
     delivery_max_attempts: int = Field(default=8, ge=1)
+    poll_delay_s: float = Field(default=0.01, gt=0, le=5, description="How often an idle worker looks for jobs.")
 
     @model_validator(mode="after")
     def _stale_after_timeout(self) -> WorkerSettings:

@@ -50,11 +50,11 @@ CREATE FUNCTION faa_resolve_identity(p_channel text, p_external_id text)
     AS $$ SELECT i.user_id, i.household_id FROM user_identities i
           WHERE i.channel = p_channel AND i.external_id = p_external_id $$;
 
-CREATE FUNCTION faa_stale_inbox(older_than interval, max_rows integer)
+CREATE FUNCTION faa_stale_inbox(p_status text, older_than interval, max_rows integer)
     RETURNS TABLE (id bigint, household_id bigint)
     LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp
     AS $$ SELECT i.id, i.household_id FROM inbox i
-          WHERE i.status IN ('queued', 'processing') AND i.updated_at < now() - older_than
+          WHERE i.status = p_status AND i.updated_at < now() - older_than
           ORDER BY i.updated_at LIMIT max_rows $$;
 
 CREATE FUNCTION faa_due_outbox(older_than interval, max_rows integer)
@@ -66,5 +66,5 @@ CREATE FUNCTION faa_due_outbox(older_than interval, max_rows integer)
 
 REVOKE ALL ON FUNCTION faa_resolve_api_token(bytea) FROM PUBLIC;
 REVOKE ALL ON FUNCTION faa_resolve_identity(text, text) FROM PUBLIC;
-REVOKE ALL ON FUNCTION faa_stale_inbox(interval, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION faa_stale_inbox(text, interval, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION faa_due_outbox(interval, integer) FROM PUBLIC;

@@ -20,6 +20,11 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await register_vector(conn)
 
 
+async def _no_reset(conn: asyncpg.Connection) -> None:
+    """Skip asyncpg's reset query on release: FAA keeps no session state (settings are transaction-local, no
+    LISTEN, no session advisory locks), and the round trip costs every pooled use."""
+
+
 @dataclass(frozen=True)
 class Database:
     pool: asyncpg.Pool
@@ -27,7 +32,7 @@ class Database:
     @classmethod
     async def connect(cls, dsn: str, *, min_size: int = 2, max_size: int = 10) -> Database:
         pool = await asyncpg.create_pool(
-            dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60
+            dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60, reset=_no_reset
         )
         return cls(pool)
 

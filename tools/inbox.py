@@ -99,9 +99,9 @@ async def touch(conn: Connection, inbox_id: int) -> None:
     await conn.execute("UPDATE inbox SET updated_at = now() WHERE id = $1", inbox_id)
 
 
-async def stale(conn: Connection, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:
-    """(inbox id, household id) of unfinished messages untouched for a while, across households."""
+async def stale(conn: Connection, status: str, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:
+    """(inbox id, household id) of messages in `status` untouched for a while, across households."""
     rows = await conn.fetch(
-        "SELECT id, household_id FROM faa_stale_inbox(make_interval(secs => $1), $2)", older_than_s, limit
+        "SELECT id, household_id FROM faa_stale_inbox($1, make_interval(secs => $2), $3)", status, older_than_s, limit
     )
     return [(int(r["id"]), int(r["household_id"])) for r in rows]

@@ -17,8 +17,11 @@ from tools import inbox, outbox
 log = structlog.get_logger()
 
 DELIVER_JOB = "deliver_outbound"
-# A reply's own delivery job normally runs within a second; the sweeper steps in only after this long.
+# A reply is delivered within a second or its retry is scheduled; the sweeper steps in only after this long.
 _OUTBOX_GRACE_S = 30.0
+# A queued message whose job is still in Redis is left alone (arq dedupes by job id); after this long the
+# sweeper checks that it is.
+_QUEUED_GRACE_S = 15.0
 
 
 def outbox_job_id(outbox_id: int, attempt: int = 0) -> str:
@@ -53,9 +56,9 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
         if finished is None:
             return "already finished"
         if finished.outbox_id is not None:
-            await deps.redis.enqueue_job(
-                DELIVER_JOB, finished.outbox_id, household_id, _job_id=outbox_job_id(finished.outbox_id)
-            )
+            # Deliver right here rather than through another queue hop; failures re-enqueue a delivery job,
+            # and the sweeper covers a crash in between.
+            await deliver_outbound(ctx, finished.outbox_id, household_id)
         return finished.reply.outcome
     finally:
         structlog.contextvars.unbind_contextvars("inbox_id", "household_id", "job_try", "trace_id")
@@ -95,14 +98,20 @@ async def deliver_outbound(ctx: dict[str, Any], outbox_id: int, household_id: in
 
 
 async def sweep(ctx: dict[str, Any]) -> dict[str, int]:
-    """Re-enqueue what a lost job left behind: unfinished inbox rows and overdue outbox rows."""
+    """Re-enqueue what a lost job left behind: queued messages nobody picked up, processing messages whose
+    worker died, and overdue outbox rows."""
     deps: Deps = ctx["deps"]
     settings = deps.settings.worker
     async with deps.db.unscoped() as conn:
-        stale = await inbox.stale(conn, settings.stale_after_s)
+        unqueued = await inbox.stale(conn, "queued", _QUEUED_GRACE_S)
+        abandoned = await inbox.stale(conn, "processing", settings.stale_after_s)
         due = await outbox.due(conn, _OUTBOX_GRACE_S)
     requeued = 0
-    for inbox_id, household_id in stale:
+    for inbox_id, household_id in unqueued:
+        # The canonical job id: arq refuses it while the job still waits in the queue, so only lost ones return.
+        job = await deps.redis.enqueue_job(HANDLE_JOB, inbox_id, household_id, _job_id=inbox_job_id(inbox_id))
+        requeued += job is not None
+    for inbox_id, household_id in abandoned:
         async with deps.db.household(household_id) as conn:
             await inbox.touch(conn, inbox_id)
             row = await inbox.get(conn, inbox_id)
@@ -121,6 +130,6 @@ async def sweep(ctx: dict[str, Any]) -> dict[str, int]:
             DELIVER_JOB, outbox_id, household_id, _job_id=outbox_job_id(outbox_id, row.attempts) + ":sweep"
         )
         redelivered += job is not None
-    if stale or due:
+    if requeued or redelivered:
         log.info("sweeper.completed", inbox_requeued=requeued, outbox_requeued=redelivered)
     return {"inbox": requeued, "outbox": redelivered}

@@ -49,7 +49,7 @@ def create_worker(
         max_tries=ws.max_tries,
         handle_signals=handle_signals,
         job_completion_wait=30,
-        poll_delay=0.05,
+        poll_delay=ws.poll_delay_s,
         health_check_interval=30,
     )
 

@@ -7,12 +7,32 @@ import dataclasses
 
 from bot import intake
 from engine.deps import DeliveryError
+from engine.settings import Settings
 from tests.e2e.scripts import analysis
-from tests.system import System, make_family
+from tests.fakes.openai_server import FakeOpenAI
+from tests.system import System, make_family, running_system
 from tools import outbox
 from tools.households import Principal
 from tools.outbox import OutboxRow
 from worker.jobs import deliver_outbound, sweep
+
+
+async def test_sweeper_leaves_a_queued_job_alone(settings: Settings, fake_llm: FakeOpenAI, admin_conn) -> None:
+    family = await make_family(admin_conn, "Queued", {"Anna": "Europe/Berlin"})
+    principal = Principal(family.user_ids["Anna"], family.household_id)
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
+        row, _ = await intake.accept(
+            system.deps, principal, channel="web", external_id="q-1", text="hello?", trace_id="t-q"
+        )  # in the queue; no worker picks it up
+        await admin_conn.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
+        job_key = f"arq:job:inbox:{row.id}"
+        await sweep({"deps": system.deps})
+        assert await system.redis.zrange("arq:queue", 0, -1) == [f"inbox:{row.id}".encode()]
+        await system.redis.flushdb()  # now the job is lost
+        await sweep({"deps": system.deps})
+        assert await system.redis.exists(job_key)
+    # Leave nothing queued for later tests' sweepers.
+    await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
 
 
 async def test_sweeper_runs_a_message_whose_job_was_lost(system: System) -> None:
@@ -25,9 +45,8 @@ async def test_sweeper_runs_a_message_whose_job_was_lost(system: System) -> None
     )
     await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
 
-    swept = await sweep({"deps": system.deps})
+    await sweep({"deps": system.deps})
 
-    assert swept["inbox"] == 1
     for _ in range(200):
         reply = await system.admin.fetchrow("SELECT text, status FROM outbox WHERE inbox_id = $1", row.id)
         if reply is not None and reply["status"] == "sent":

@@ -1,0 +1,366 @@
+"""Shared set-up for the benchmarks: the same real pieces the end-to-end tests start, sized like production.
+
+- a throwaway embedded PostgreSQL 18 + pgvector cluster in a temp dir, migrated with EMBEDDING_DIM 384;
+- the local Redis on a database number of the benchmark's own, flushed at start and end;
+- the scripted OpenAI-compatible server from `tests/fakes/` (zero latency), timing its own handling;
+- the web API on a real TCP socket on 127.0.0.1 and, when asked, an arq worker in the same event loop;
+- a loopback-only guard: nothing here may open a connection to another host.
+
+Progress goes to stderr; a benchmark's figures go to stdout as one JSON object on the last line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import math
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # `tests` is not an installed package; the benchmarks import from it
+
+import asyncpg  # noqa: E402
+from aiohttp import web  # noqa: E402
+from arq import create_pool  # noqa: E402
+from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
+
+from bot.api import create_app  # noqa: E402
+from engine.composition import close_deps, open_deps  # noqa: E402
+from engine.deps import Deps  # noqa: E402
+from engine.observability import configure_logging  # noqa: E402
+from engine.settings import (  # noqa: E402
+    DatabaseSettings,
+    EmbeddingSettings,
+    EngineSettings,
+    LLMSettings,
+    LogSettings,
+    RedisSettings,
+    Settings,
+    WebSettings,
+    WorkerSettings,
+)
+from migrations.runner import migrate  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tools import households, local_postgres  # noqa: E402
+from tools.database import dsn_with_user  # noqa: E402
+from worker.main import create_worker  # noqa: E402
+
+EMBEDDING_DIM = 384  # production's default (EmbeddingSettings.dim)
+APP_ROLE = "faa_app"
+REDIS_BASE = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379")
+
+_T0 = time.monotonic()
+
+
+# ---------------------------------------------------------------------------------------------------- output
+
+
+def progress(message: str) -> None:
+    """One human-readable progress line on stderr, with the seconds since the benchmark started."""
+    print(f"[{time.monotonic() - _T0:7.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def emit(figures: dict[str, Any]) -> None:
+    """The benchmark's figures: one JSON object, the last line of stdout."""
+    sys.stdout.flush()
+    print(json.dumps(figures, sort_keys=False), flush=True)
+
+
+def quiet_logging() -> None:
+    """structlog (and stdlib logging: arq, aiohttp, asyncio) at WARNING: no line per event on the terminal."""
+    configure_logging(LogSettings(level="WARNING"))
+    for name in ("arq", "arq.worker", "arq.jobs", "aiohttp", "aiohttp.access", "asyncio"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between closest ranks; NaN for no values."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def summary(values: Sequence[float], digits: int = 2) -> dict[str, float]:
+    """p50 / p95 / p99 / mean / max of a list of milliseconds, rounded."""
+    if not values:
+        return {}
+    return {
+        "p50": round(percentile(values, 50), digits),
+        "p95": round(percentile(values, 95), digits),
+        "p99": round(percentile(values, 99), digits),
+        "mean": round(sum(values) / len(values), digits),
+        "max": round(max(values), digits),
+    }
+
+
+# ---------------------------------------------------------------------------------------------------- network
+
+
+_original_connect = socket.socket.connect
+_original_connect_ex = socket.socket.connect_ex
+
+
+def _check_loopback(sock: socket.socket, address: Any) -> None:
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return  # Unix sockets (PostgreSQL's) are local by definition
+    host = address[0] if isinstance(address, tuple) else address
+    try:
+        loopback = ipaddress.ip_address(str(host).split("%", 1)[0]).is_loopback
+    except ValueError:
+        loopback = host == "localhost"
+    if not loopback:
+        raise OSError(f"benchmark network guard: refusing to connect to {host!r} (loopback only)")
+
+
+def _guarded_connect(self: socket.socket, address: Any) -> None:
+    _check_loopback(self, address)
+    return _original_connect(self, address)
+
+
+def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
+    _check_loopback(self, address)
+    return _original_connect_ex(self, address)
+
+
+def loopback_only() -> None:
+    """From now on this process may only connect to loopback addresses and Unix sockets."""
+    socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = _guarded_connect_ex  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------------------------------------------- PostgreSQL
+
+
+@dataclass(frozen=True)
+class Cluster:
+    admin_dsn: str
+    app_dsn: str
+    data_dir: Path
+
+
+@contextlib.contextmanager
+def postgres_cluster() -> Iterator[Cluster]:
+    """A throwaway embedded PostgreSQL 18 + pgvector cluster in a temp dir, deleted on exit."""
+    root = Path(tempfile.mkdtemp(prefix="faa-bench-pg-"))
+    started = time.monotonic()
+    server = local_postgres.start(root / "data", temporary=True)
+    admin = server.get_uri()
+    progress(f"embedded PostgreSQL up in {time.monotonic() - started:.1f}s ({root})")
+    try:
+        yield Cluster(admin_dsn=admin, app_dsn=dsn_with_user(admin, APP_ROLE), data_dir=root / "data")
+    finally:
+        server.cleanup()
+        shutil.rmtree(root, ignore_errors=True)
+        progress("embedded PostgreSQL stopped and deleted")
+
+
+async def migrate_cluster(cluster: Cluster) -> None:
+    started = time.monotonic()
+    await migrate(cluster.admin_dsn, embedding_dim=EMBEDDING_DIM, app_role=APP_ROLE)
+    progress(f"migrated (EMBEDDING_DIM={EMBEDDING_DIM}) in {time.monotonic() - started:.1f}s")
+
+
+@dataclass
+class Family:
+    household_id: int
+    tokens: dict[str, str] = field(default_factory=dict)
+    user_ids: dict[str, int] = field(default_factory=dict)
+
+    def auth(self, member: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[member]}"}
+
+
+async def make_family(
+    admin: asyncpg.Connection, name: str, members: Sequence[str], tz: str = "Europe/Berlin"
+) -> Family:
+    """A household with members, created on the owner connection like `faa household create` / `faa member add`."""
+    family = Family(await households.create_household(admin, name, tz))
+    for member in members:
+        user_id, token = await households.add_member(admin, family.household_id, member, timezone=tz)
+        family.user_ids[member] = user_id
+        family.tokens[member] = token
+    return family
+
+
+# ---------------------------------------------------------------------------------------------------- Redis
+
+
+def redis_url(db: int) -> str:
+    return f"{REDIS_BASE.rstrip('/')}/{db}"
+
+
+@contextlib.asynccontextmanager
+async def redis_db(db: int) -> AsyncIterator[str]:
+    """The local Redis on database `db`, flushed at start and at end; yields its URL."""
+    url = redis_url(db)
+    pool = await create_pool(ArqRedisSettings.from_dsn(url))
+    try:
+        await pool.flushdb()
+        yield url
+    finally:
+        with contextlib.suppress(Exception):
+            await pool.flushdb()
+        await pool.aclose()
+        progress(f"Redis db {db} flushed")
+
+
+# ---------------------------------------------------------------------------------------------------- fake LLM
+
+
+@dataclass(frozen=True)
+class Handled:
+    """One request the fake server handled: which endpoint, when (perf_counter) and for how long (seconds)."""
+
+    endpoint: str
+    started: float
+    seconds: float
+
+
+class TimedFakeOpenAI(FakeOpenAI):
+    """The scripted server, noting how long each request spent inside it (so callers can subtract it)."""
+
+    def __init__(self, *, embedding_dim: int) -> None:
+        super().__init__(embedding_dim=embedding_dim)
+        self.handled: list[Handled] = []
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            return await super()._chat(request)
+        finally:
+            self.handled.append(Handled("chat", started, time.perf_counter() - started))
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            return await super()._embeddings(request)
+        finally:
+            self.handled.append(Handled("embeddings", started, time.perf_counter() - started))
+
+    def reset(self) -> None:
+        super().reset()
+        self.handled.clear()
+
+
+@contextlib.asynccontextmanager
+async def fake_llm() -> AsyncIterator[TimedFakeOpenAI]:
+    server = TimedFakeOpenAI(embedding_dim=EMBEDDING_DIM)
+    await server.start()
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+# ---------------------------------------------------------------------------------------------------- FAA
+
+
+def make_settings(
+    cluster: Cluster,
+    llm_base_url: str,
+    redis: str,
+    *,
+    pool_min: int = 2,
+    pool_max: int = 10,
+    reply_wait_s: float = 25.0,
+) -> Settings:
+    """Production defaults except what a benchmark must pin: where things are, 384-d embeddings, no LLM retries."""
+    return Settings(
+        database=DatabaseSettings(
+            url=cluster.app_dsn, admin_url=cluster.admin_dsn, app_role=APP_ROLE, pool_min=pool_min, pool_max=pool_max
+        ),
+        redis=RedisSettings(url=redis),
+        llm=LLMSettings(base_url=llm_base_url, api_key="bench-key", model="scripted", max_retries=0, timeout_s=15),
+        embedding=EmbeddingSettings(dim=EMBEDDING_DIM, model="scripted-embed"),
+        engine=EngineSettings(),
+        worker=WorkerSettings(),
+        web=WebSettings(host="127.0.0.1", port=0, reply_wait_s=reply_wait_s),
+        log=LogSettings(level="WARNING"),
+    )
+
+
+@dataclass
+class Web:
+    base_url: str
+    deps: Deps
+    app: web.Application
+
+
+@contextlib.asynccontextmanager
+async def web_server(
+    settings: Settings, *, app_hook: Callable[[web.Application, Deps], None] | None = None
+) -> AsyncIterator[Web]:
+    """The web API as `faa serve` composes it (bot/web.py), on a real TCP socket on 127.0.0.1, random port.
+
+    `app_hook(app, deps)` may add bench-only middlewares or routes before the app is frozen.
+    """
+    redis = await create_pool(ArqRedisSettings.from_dsn(settings.redis.url))
+    deps = await open_deps(settings, redis=redis)
+    app = create_app(deps)
+    if app_hook is not None:
+        app_hook(app, deps)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = runner.addresses[0][:2]
+        yield Web(f"http://{host}:{port}", deps, app)
+    finally:
+        await runner.cleanup()
+        await close_deps(deps)
+        await redis.aclose()
+
+
+@contextlib.asynccontextmanager
+async def worker_in_loop(
+    settings: Settings, *, poll_delay_s: float | None = None, grace_s: float = 10.0
+) -> AsyncIterator[Any]:
+    """An arq worker in this event loop, built by `worker.main.create_worker` exactly as `faa worker` builds it.
+
+    Like `worker.main.background_worker`, plus an optional poll-delay override for what-if runs, and a gentler
+    stop: burst mode with no jobs left to start lets the poll loop finish its Redis round trip and return, where
+    cancelling it mid-pipeline leaves redis-py complaining about an unclosed pipeline.
+    """
+    worker = create_worker(settings, handle_signals=False)
+    if poll_delay_s is not None:
+        worker.poll_delay_s = poll_delay_s
+    task = asyncio.create_task(worker.async_run())
+    # Wait until the worker's startup built its dependencies, so the first message is not timed with it.
+    deadline = time.monotonic() + 30
+    while "engine" not in worker.ctx and not task.done() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    if task.done():
+        task.result()
+    try:
+        yield worker
+    finally:
+        worker.burst, worker.max_burst_jobs = True, 0
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace_s)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        try:
+            await worker.close()
+        except asyncio.CancelledError:
+            # As in worker.main.background_worker: a job that outlived the grace period skips the shutdown hook.
+            if "deps" in worker.ctx:
+                await close_deps(worker.ctx["deps"])

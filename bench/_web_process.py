@@ -1,0 +1,208 @@
+"""The web-server process of `webhook_ack.py`: the web API composed as `faa serve` composes it, on 127.0.0.1.
+
+    python bench/_web_process.py serve      # JSON config on the first line of stdin
+
+It prints `PORT <n>` once listening and stops when its stdin closes (so it never outlives the benchmark). With
+`"profile": true` in the config it adds bench-only instrumentation of the intake path (`PhaseTimer`) and the
+route `GET /_bench/phases` that reports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import cProfile
+import json
+import pstats
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
+from aiohttp import web  # noqa: E402
+
+import bot.intake  # noqa: E402
+from engine.deps import Deps  # noqa: E402
+from tools import database, households, inbox  # noqa: E402
+
+
+class PhaseTimer:
+    """Bench-only instrumentation of the intake path in the web process: where a request's time goes.
+
+    It wraps module attributes the request path calls through (no product file changes):
+    token lookup (`households.resolve_token`), the inbox transaction (`Database.household` acquire →
+    set_config → INSERT → COMMIT) and the enqueue (`bot.intake.enqueue_inbound`), plus a middleware for the
+    handler's whole time and the event loop's lag.
+    """
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[float]] = {}
+        self.inflight = 0
+        self.max_inflight = 0
+        self.profiler: cProfile.Profile | None = None
+
+    def add(self, phase: str, seconds: float) -> None:
+        self.samples.setdefault(phase, []).append(seconds * 1000.0)
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {name: {"n": len(v), **h.summary(v, 3)} for name, v in sorted(self.samples.items())}
+        out["max_inflight"] = self.max_inflight
+        if self.profiler is not None:
+            self.profiler.disable()
+            out["cpu"] = cpu_profile(self.profiler)
+            self.profiler = None
+        return out
+
+    def reset(self, *, profile: bool = False) -> None:
+        """Forget the samples; with `profile`, run cProfile from now until the next report."""
+        self.samples.clear()
+        self.max_inflight = 0
+        if profile:
+            self.profiler = cProfile.Profile()
+            self.profiler.enable()
+
+    def install(self, app: web.Application, deps: Deps) -> None:
+        timer = self
+
+        def timed(module: Any, name: str, phase: str) -> None:
+            original = getattr(module, name)
+
+            async def wrapper(*args: Any, **kwargs: Any) -> Any:
+                started = time.perf_counter()
+                try:
+                    return await original(*args, **kwargs)
+                finally:
+                    timer.add(phase, time.perf_counter() - started)
+
+            setattr(module, name, wrapper)
+
+        timed(households, "resolve_token", "token_lookup_db")
+        timed(inbox, "accept", "inbox_insert_sql")
+        timed(bot.intake, "enqueue_inbound", "enqueue_redis")
+
+        @contextlib.asynccontextmanager
+        async def household(self: Any, household_id: int, user_id: int | None = None) -> AsyncIterator[Any]:
+            # Database.household (tools/database.py) step by step, each step timed.
+            started = time.perf_counter()
+            async with self.pool.acquire() as conn:
+                acquired = time.perf_counter()
+                timer.add("pool_acquire_wait", acquired - started)
+                async with conn.transaction():
+                    await conn.execute(
+                        "SELECT set_config('app.household_id', $1, true), set_config('app.user_id', $2, true)",
+                        str(int(household_id)),
+                        "" if user_id is None else str(int(user_id)),
+                    )
+                    body = time.perf_counter()
+                    timer.add("tx_begin_set_config", body - acquired)
+                    yield conn
+                    commit = time.perf_counter()
+                    timer.add("tx_body", commit - body)
+                released = time.perf_counter()
+                timer.add("tx_commit", released - commit)
+            timer.add("pool_release", time.perf_counter() - released)
+
+        database.Database.household = household  # type: ignore[method-assign]
+
+        @web.middleware
+        async def whole(request: web.Request, handler: Any) -> web.StreamResponse:
+            timer.inflight += 1
+            timer.max_inflight = max(timer.max_inflight, timer.inflight)
+            started = time.perf_counter()
+            try:
+                return await handler(request)
+            finally:
+                timer.inflight -= 1
+                if request.path == "/v1/messages":
+                    timer.add("handler_total", time.perf_counter() - started)
+
+        app.middlewares.insert(0, whole)
+
+        async def stats(request: web.Request) -> web.Response:
+            body = timer.report()
+            if request.query.get("reset"):
+                timer.reset(profile=bool(request.query.get("cprofile")))
+            return web.json_response(body)
+
+        app.router.add_get("/_bench/phases", stats)
+
+
+_PACKAGES = ("aiohttp", "asyncpg", "arq", "redis", "pydantic", "pydantic_core", "structlog", "multidict", "yarl")
+
+
+def _package(filename: str, name: str) -> str:
+    if filename == "~":  # C functions: socket I/O and the selector are the kernel's share
+        io = any(key in name for key in ("send", "recv", "poll", "select", "connect", "accept"))
+        return "builtins: socket/select" if io else "builtins: other"
+    if "site-packages/" in filename:
+        package = filename.split("site-packages/", 1)[1].split("/", 1)[0]
+        return package if package in _PACKAGES else f"other: {package}"
+    if filename.startswith(str(h.REPO)) and "/.venv/" not in filename:
+        return "faa (bot/engine/tools) + bench"
+    if "/asyncio/" in filename:
+        return "asyncio"
+    return "stdlib: other"
+
+
+def cpu_profile(profiler: cProfile.Profile, top: int = 15) -> dict[str, Any]:
+    """A cProfile run summarised: own CPU time by package, and the functions with the most own time."""
+    stats = pstats.Stats(profiler)
+    by_package: dict[str, float] = {}
+    rows = []
+    for (filename, line, name), (_, calls, tottime, _cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        label = _package(filename, name)
+        by_package[label] = by_package.get(label, 0.0) + tottime
+        where = filename.rsplit("site-packages/", 1)[-1].replace(str(h.REPO) + "/", "")
+        rows.append((tottime, calls, f"{where}:{line}({name})"))
+    rows.sort(reverse=True)
+    total = sum(by_package.values()) or 1.0
+    shares = sorted(by_package.items(), key=lambda kv: -kv[1])
+    return {
+        "total_ms": round(total * 1000, 1),
+        "own_time_share_by_package": {k: round(v / total, 3) for k, v in shares if v / total >= 0.005},
+        "top_functions": [{"ms": round(t * 1000, 1), "calls": c, "function": f} for t, c, f in rows[:top]],
+    }
+
+
+async def _loop_lag(timer: PhaseTimer, stop: asyncio.Event, interval: float = 0.005) -> None:
+    """How late the event loop wakes a 5 ms sleeper: the time a ready request waits for the CPU."""
+    while not stop.is_set():
+        started = time.perf_counter()
+        await asyncio.sleep(interval)
+        timer.add("event_loop_lag", time.perf_counter() - started - interval)
+
+
+async def _serve_process(config: dict[str, Any]) -> None:
+    h.quiet_logging()
+    h.loopback_only()
+    cluster = h.Cluster(config["admin_dsn"], config["app_dsn"], Path(config.get("data_dir", ".")))
+    settings = h.make_settings(
+        cluster, config["llm_base_url"], config["redis_url"], pool_min=config["pool_min"], pool_max=config["pool_max"]
+    )
+    timer = PhaseTimer() if config.get("profile") else None
+    stop = asyncio.Event()
+    async with h.web_server(settings, app_hook=timer.install if timer else None) as server:
+        lag = asyncio.create_task(_loop_lag(timer, stop)) if timer else None
+        print(f"PORT {server.base_url.rsplit(':', 1)[1]}", flush=True)
+        # Run until the parent closes our stdin (or dies).
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(None, sys.stdin.read)
+        stop.set()
+        if lag is not None:
+            await lag
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] != ["serve"]:
+        print("usage: python bench/_web_process.py serve   (JSON config on the first line of stdin)", file=sys.stderr)
+        return 2
+    config = json.loads(sys.stdin.readline())
+    asyncio.run(_serve_process(config))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
