@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,9 @@ from engine.settings import (  # noqa: E402
     WorkerSettings,
 )
 from migrations.runner import migrate  # noqa: E402
+from tests import system  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tools import households, local_postgres  # noqa: E402
+from tools import local_postgres  # noqa: E402
 from tools.database import dsn_with_user  # noqa: E402
 from worker.main import create_worker  # noqa: E402
 
@@ -176,26 +177,14 @@ async def migrate_cluster(cluster: Cluster) -> None:
     progress(f"migrated (EMBEDDING_DIM={EMBEDDING_DIM}) in {time.monotonic() - started:.1f}s")
 
 
-@dataclass
-class Family:
-    household_id: int
-    tokens: dict[str, str] = field(default_factory=dict)
-    user_ids: dict[str, int] = field(default_factory=dict)
-
-    def auth(self, member: str) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[member]}"}
+Family = system.Family
 
 
 async def make_family(
     admin: asyncpg.Connection, name: str, members: Sequence[str], tz: str = "Europe/Berlin"
 ) -> Family:
     """A household with members, created on the owner connection like `faa household create` / `faa member add`."""
-    family = Family(await households.create_household(admin, name, tz))
-    for member in members:
-        user_id, token = await households.add_member(admin, family.household_id, member, timezone=tz)
-        family.user_ids[member] = user_id
-        family.tokens[member] = token
-    return family
+    return await system.make_family(admin, name, dict.fromkeys(members, tz))
 
 
 # ---------------------------------------------------------------------------------------------------- Redis
