@@ -23,7 +23,7 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,18 @@ _T0 = time.monotonic()
 def progress(message: str) -> None:
     """One human-readable progress line on stderr, with the seconds since the benchmark started."""
     print(f"[{time.monotonic() - _T0:7.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+def run_benchmark(body: Coroutine[Any, Any, dict[str, Any]], summary: Callable[[dict[str, Any]], str]) -> int:
+    """Run a benchmark loopback-only and quietly, print its summary to stderr and its figures as the last line."""
+    quiet_logging()
+    loopback_only()
+    started = time.monotonic()
+    result = asyncio.run(body)
+    result["total_s"] = round(time.monotonic() - started, 1)
+    progress(summary(result))
+    emit(result)
+    return 0
 
 
 def emit(figures: dict[str, Any]) -> None:

@@ -13,7 +13,6 @@ Overhead = client-side end-to-end latency minus the time the request spent insid
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import time
@@ -28,7 +27,7 @@ import numpy as np  # noqa: E402
 from _memories import load_memories  # noqa: E402
 
 from engine.settings import Settings  # noqa: E402
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results  # noqa: E402
+from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results  # noqa: E402
 from tests.fakes.openai_server import ChatRequest, Scripted  # noqa: E402
 
 REDIS_DB = 14
@@ -39,19 +38,6 @@ WHATIF_BUDGET_S = 60.0
 
 # ---------------------------------------------------------------------------------------------------- scripted model
 
-_GROCERY_SUM = {
-    "tool": "aggregate",
-    "args": {
-        "op": "sum",
-        "field": "amount",
-        "filter": {
-            "all": [
-                {"field": "category", "op": "eq", "value": "groceries"},
-                {"field": "occurred_at", "op": "period", "value": "this_month"},
-            ]
-        },
-    },
-}
 _DOCTOR_SEARCH = {"tool": "search", "args": {"query": "doctor said about Tom", "limit": 5}}
 
 
@@ -65,7 +51,7 @@ def bench_model(request: ChatRequest) -> Scripted:
                 "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
             )
         if text.startswith("How much did we spend on groceries"):
-            return analysis("query", plan=[_GROCERY_SUM], needs_results=True)
+            return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
         if text.startswith("What did the doctor"):
             return analysis("query", plan=[_DOCTOR_SEARCH], needs_results=True)
         return analysis("chat", reply="Hello!")
@@ -319,18 +305,14 @@ def main() -> int:
     args = parser.parse_args()
     if not (1 <= args.n <= 1000 and 0 <= args.memories <= 1_000_000 and args.whatif_poll_ms >= 0):
         parser.error("--n must be 1..1000, --memories 0..1,000,000, --whatif-poll-ms >= 0")
-    h.quiet_logging()
-    h.loopback_only()
-    started = time.monotonic()
-    result = asyncio.run(run(args))
-    result["total_s"] = round(time.monotonic() - started, 1)
-    h.progress(
-        f"overhead p50 {result['overhead_p50_ms']} ms, p95 {result['overhead_p95_ms']} ms (target p95 <= 30); "
-        f"LLM calls: record {result['llm_calls_simple_record']} (target 1), "
-        f"query {result['llm_calls_query']} (target <= 2)"
+    return h.run_benchmark(
+        run(args),
+        lambda r: (
+            f"overhead p50 {r['overhead_p50_ms']} ms, p95 {r['overhead_p95_ms']} ms (target p95 <= 30); "
+            f"LLM calls: record {r['llm_calls_simple_record']} (target 1), "
+            f"query {r['llm_calls_query']} (target <= 2)"
+        ),
     )
-    h.emit(result)
-    return 0
 
 
 if __name__ == "__main__":

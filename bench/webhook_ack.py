@@ -242,17 +242,13 @@ def main() -> int:
     args = parser.parse_args()
     if not (1 <= args.concurrency <= 1000 and 1 <= args.rounds <= 20 and 1 <= args.pool_max <= 90):
         parser.error("--concurrency must be 1..1000, --rounds 1..20, --pool-max 1..90")
-    h.quiet_logging()
-    h.loopback_only()
-    started = time.monotonic()
-    result = asyncio.run(run(args))
-    result["total_s"] = round(time.monotonic() - started, 1)
-    h.progress(
-        f"ack p50 {result['ack_p50_ms']} ms, p99 {result['ack_p99_ms']} ms (target <= 25), "
-        f"{result['errors']} errors of {result['requests']}"
+    return h.run_benchmark(
+        run(args),
+        lambda r: (
+            f"ack p50 {r['ack_p50_ms']} ms, p99 {r['ack_p99_ms']} ms (target <= 25), "
+            f"{r['errors']} errors of {r['requests']}"
+        ),
     )
-    h.emit(result)
-    return 0
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 
+from bot import intake
 from bot.api import create_app
 from engine.composition import close_deps, open_deps
 from engine.deps import Deps
@@ -31,6 +32,8 @@ from engine.settings import (
 from tests.conftest import APP_ROLE, EMBEDDING_DIM, PostgresInfo
 from tests.fakes.openai_server import FakeOpenAI
 from tools import households
+from tools.households import Principal
+from tools.inbox import InboxRow
 from worker.main import background_worker
 
 
@@ -68,6 +71,23 @@ class Family:
 
     def auth(self, member: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[member]}"}
+
+    def principal(self, member: str) -> Principal:
+        return Principal(self.user_ids[member], self.household_id)
+
+
+async def accept_unqueued(deps: Deps, family: Family, member: str, external_id: str, text: str) -> InboxRow:
+    """A message stored in the inbox whose job was never enqueued: for tests that run or lose the job themselves."""
+    row, _ = await intake.accept(
+        deps,
+        family.principal(member),
+        channel="web",
+        external_id=external_id,
+        text=text,
+        trace_id=f"t-{external_id}",
+        enqueue=False,
+    )
+    return row
 
 
 async def make_family(admin: asyncpg.Connection, name: str, members: dict[str, str]) -> Family:

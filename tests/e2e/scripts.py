@@ -40,6 +40,21 @@ def analysis(
     )
 
 
+GROCERIES_THIS_MONTH = {
+    "tool": "aggregate",
+    "args": {
+        "op": "sum",
+        "field": "amount",
+        "filter": {
+            "all": [
+                {"field": "category", "op": "eq", "value": "groceries"},
+                {"field": "occurred_at", "op": "period", "value": "this_month"},
+            ]
+        },
+    },
+}
+
+
 def tool_results(request: ChatRequest) -> list[dict[str, Any]]:
     """The tool results the engine handed to the model in its respond call."""
     for message in reversed(request.messages):

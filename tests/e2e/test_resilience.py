@@ -8,13 +8,11 @@ import json
 
 import pytest
 
-from bot import intake
 from engine.pipeline import Engine
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
-from tests.system import System, make_family
+from tests.system import System, accept_unqueued, make_family
 from tools import inbox
-from tools.households import Principal
 from worker.jobs import handle_inbound
 
 
@@ -38,16 +36,7 @@ async def test_job_killed_after_its_tool_effect_replays_on_retry(system: System)
         return Scripted(content="Saved it.", delay_s=2.0)
 
     system.llm.script(model)
-    principal = Principal(family.user_ids["Anna"], family.household_id)
-    row, _ = await intake.accept(
-        system.deps,
-        principal,
-        channel="web",
-        external_id="crash-1",
-        text="I spent 7.20 euros on groceries",
-        trace_id="t-crash",
-        enqueue=False,
-    )
+    row = await accept_unqueued(system.deps, family, "Anna", "crash-1", "I spent 7.20 euros on groceries")
     ctx = {"deps": system.deps, "engine": Engine(system.deps), "job_try": 1}
 
     first = asyncio.create_task(handle_inbound(ctx, row.id, family.household_id))
@@ -151,16 +140,7 @@ async def test_tool_validation_error_goes_back_to_the_model(system: System) -> N
 async def test_llm_down_retries_then_replies_politely_and_keeps_the_message(system: System) -> None:
     family = await make_family(system.admin, "Outage", {"Anna": "Europe/Berlin"})
     system.llm.script(lambda request: Scripted(status=503))
-    principal = Principal(family.user_ids["Anna"], family.household_id)
-    row, _ = await intake.accept(
-        system.deps,
-        principal,
-        channel="web",
-        external_id="outage-1",
-        text="I spent 3 euros on groceries",
-        trace_id="t-out",
-        enqueue=False,
-    )
+    row = await accept_unqueued(system.deps, family, "Anna", "outage-1", "I spent 3 euros on groceries")
     engine = Engine(system.deps)
     outcomes = []
     for job_try in (1, 2, 3):

@@ -8,7 +8,7 @@ from decimal import Decimal
 import structlog.contextvars
 import structlog.testing
 
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
+from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
 
@@ -35,20 +35,7 @@ def family_model(request: ChatRequest) -> Scripted:
                 "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
             )
         if text.startswith("How much did we spend on groceries"):
-            plan = {
-                "tool": "aggregate",
-                "args": {
-                    "op": "sum",
-                    "field": "amount",
-                    "filter": {
-                        "all": [
-                            {"field": "category", "op": "eq", "value": "groceries"},
-                            {"field": "occurred_at", "op": "period", "value": "this_month"},
-                        ]
-                    },
-                },
-            }
-            return analysis("query", plan=[plan], needs_results=True)
+            return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
         if text.startswith("What did the doctor"):
             plan = {"tool": "search", "args": {"query": "doctor said about Tom allergy", "limit": 3}}
             return analysis("query", plan=[plan], needs_results=True)

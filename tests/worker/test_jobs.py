@@ -10,7 +10,7 @@ from engine.deps import DeliveryError
 from engine.settings import Settings
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import System, make_family, running_system
+from tests.system import System, accept_unqueued, make_family, running_system
 from tools import outbox
 from tools.households import Principal
 from tools.outbox import OutboxRow
@@ -38,11 +38,8 @@ async def test_sweeper_leaves_a_queued_job_alone(settings: Settings, fake_llm: F
 async def test_sweeper_runs_a_message_whose_job_was_lost(system: System) -> None:
     family = await make_family(system.admin, "Lost", {"Anna": "Europe/Berlin"})
     system.llm.script(lambda request: analysis("chat", reply="Found you."))
-    principal = Principal(family.user_ids["Anna"], family.household_id)
     # Committed, but the enqueue never happened (Redis flushed, process died in between).
-    row, _ = await intake.accept(
-        system.deps, principal, channel="web", external_id="lost-1", text="hello?", trace_id="t-lost", enqueue=False
-    )
+    row = await accept_unqueued(system.deps, family, "Anna", "lost-1", "hello?")
     await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
 
     await sweep({"deps": system.deps})
