@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import os
 import tempfile
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
 import pytest
+import redis as redis_sync
 import redis.asyncio as redis_asyncio
 
 from migrations.runner import migrate
@@ -59,16 +61,28 @@ async def admin_conn(migrated: PostgresInfo) -> AsyncIterator[asyncpg.Connection
     await conn.close()
 
 
-def _redis_db() -> int:
-    # Parallel test runs on one machine share one Redis: each process takes its own database number.
-    # Databases 14 and 15 are the benchmarks'.
-    return 1 + os.getpid() % 13
+_REDIS_DATABASES = range(1, 14)  # 0 is the developer's, 14 and 15 the benchmarks'
 
 
 @pytest.fixture(scope="session")
-def redis_url() -> str:
-    base = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
-    return f"{base.rstrip('/')}/{_redis_db()}"
+def redis_url() -> Iterator[str]:
+    """A Redis database of this test run's own: parallel runs on one machine share one Redis server, so each
+    claims a free database number with a lease key in database 0 and gives it back at the end."""
+    base = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379").rstrip("/")
+    registry = redis_sync.Redis.from_url(f"{base}/0")
+    token = f"{os.getpid()}-{uuid.uuid4().hex}"
+    for number in _REDIS_DATABASES:
+        lease = f"faa:test:redis-db:{number}"
+        if registry.set(lease, token, nx=True, ex=3600):
+            break
+    else:
+        raise RuntimeError("every test Redis database is leased: too many test runs at once?")
+    try:
+        yield f"{base}/{number}"
+    finally:
+        if registry.get(lease) == token.encode():
+            registry.delete(lease)
+        registry.close()
 
 
 @pytest.fixture
