@@ -21,9 +21,10 @@ async def test_a_linked_channel_marked_preferred_wins(db: Database, admin_conn: 
     anna = family.id("Anna")
     await admin_conn.execute(
         "INSERT INTO user_identities (household_id, user_id, channel, external_id) "
-        "VALUES ($1, $2, 'web', $2::text), ($1, $2, 'telegram', '42')",
+        "VALUES ($1, $2, 'web', $3), ($1, $2, 'telegram', '42')",
         family.household_id,
         anna,
+        str(anna),
     )
     async with db.household(family.household_id) as conn:
         assert await delivery_address(conn, anna) == Address("telegram", "42")  # linked beats the web feed
