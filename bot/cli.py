@@ -6,19 +6,20 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable, Coroutine
+from datetime import timedelta
 from typing import Any
 
 import asyncpg
 from pydantic import ValidationError
 
-from bot.chat import chat
+from bot.chat import chat, find_principal
 from bot.runtime import Runtime, migrate_runtime, resolve
 from bot.web import serve
 from engine.errors import FAAError
 from engine.observability import configure_logging
 from engine.settings import Settings
 from migrations.runner import MigrationError
-from tools import households
+from tools import households, identities
 
 Command = Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -53,6 +54,22 @@ async def cmd_member_add(runtime: Runtime, args: argparse.Namespace) -> int:
         await conn.close()
     print(f"member {user_id} added: {args.name} ({args.role}, {args.timezone})")
     print(f"API token (shown once): {token}")
+    return 0
+
+
+async def cmd_invite(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    principal, name = await find_principal(runtime, args.member, args.household)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        code = await identities.create_invite(
+            conn, principal.household_id, principal.user_id, timedelta(days=args.days)
+        )
+    finally:
+        await conn.close()
+    print(f"one-time invite code for {name} (valid {args.days} days): {code}")
+    print(f"  Telegram: send /start {code} to the bot")
+    print(f"  Threema or email: send JOIN {code}")
     return 0
 
 
@@ -94,6 +111,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     add.add_argument("--locale", default="en")
     add.add_argument("--role", default="adult", choices=households.ROLES)
     add.set_defaults(run=cmd_member_add)
+
+    invite = commands.add_parser("invite", help="make a one-time code that links a chat channel to a member")
+    invite.add_argument("--member", required=True, help="the member's name")
+    invite.add_argument("--household", help="household name or id (needed when there are several)")
+    invite.add_argument("--days", type=int, default=7, choices=range(1, 31), metavar="DAYS", help="valid for (1-30)")
+    invite.set_defaults(run=cmd_invite)
     return parser, commands
 
 

@@ -113,6 +113,18 @@ class WebSettings(BaseSettings):
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
 
 
+class ChannelSettings(BaseSettings):
+    """Limits shared by the chat channels (Telegram, Threema, email)."""
+
+    model_config = _section("CHANNEL_")
+
+    messages_per_minute: int = Field(default=20, ge=1, description="Messages one sender may send per minute.")
+    join_attempts_per_hour: int = Field(default=5, ge=1, description="Invite codes one unknown sender may try.")
+    unknown_notice_every_s: int = Field(
+        default=86400, ge=60, description="An unknown sender gets one short notice per this many seconds."
+    )
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -135,6 +147,7 @@ class Settings(BaseModel):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    channel: ChannelSettings = Field(default_factory=ChannelSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

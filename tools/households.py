@@ -128,8 +128,3 @@ async def members(conn: Connection, household_id: int) -> tuple[Member, ...]:
 async def resolve_token(conn: Connection, token: str) -> Principal | None:
     row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_api_token($1)", hash_token(token))
     return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))
-
-
-async def resolve_identity(conn: Connection, channel: str, external_id: str) -> Principal | None:
-    row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_identity($1, $2)", channel, external_id)
-    return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))

@@ -1,10 +1,20 @@
-"""Where a member is reachable: channel identities (one person, several channels) and the preferred one."""
+"""Where a member is reachable: channel identities (one person, several channels), the preferred one, and the
+one-time invite codes that link a new sender to a member."""
 
 from __future__ import annotations
 
+import hashlib
+import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 
 from tools.database import Connection
+from tools.households import Principal
+
+# No 0/O, 1/I/L: a code is read off one screen and typed on another.
+_CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+_CODE_LENGTH = 10
+INVITE_TTL = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -26,3 +36,40 @@ async def delivery_address(conn: Connection, user_id: int) -> Address:
     if row is None:
         return Address("web", str(user_id))
     return Address(row["channel"], row["external_id"])
+
+
+async def resolve_identity(conn: Connection, channel: str, external_id: str) -> Principal | None:
+    """Who this sender is, before any household is known (a narrow SECURITY DEFINER lookup)."""
+    row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_identity($1, $2)", channel, external_id)
+    return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))
+
+
+def normalise_code(code: str) -> str:
+    """What the member typed, the way it was issued: case and separators do not matter."""
+    return "".join(ch for ch in code.upper() if ch.isalnum())
+
+
+def _code_hash(code: str) -> bytes:
+    return hashlib.sha256(normalise_code(code).encode()).digest()
+
+
+async def create_invite(conn: Connection, household_id: int, user_id: int, ttl: timedelta = INVITE_TTL) -> str:
+    """A one-time code for this member, shown as `XXXXX-XXXXX`; only its hash is stored."""
+    code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(_CODE_LENGTH))
+    await conn.execute(
+        "INSERT INTO invites (code_hash, household_id, user_id, expires_at) VALUES ($1, $2, $3, now() + $4)",
+        _code_hash(code),
+        household_id,
+        user_id,
+        ttl,
+    )
+    return f"{code[:5]}-{code[5:]}"
+
+
+async def redeem_invite(conn: Connection, code: str, channel: str, external_id: str) -> Principal | None:
+    """Link the sender to the code's member and make this channel the preferred one. `None` when the code is
+    unknown, spent or expired, or the sender is already linked (nothing is changed then)."""
+    row = await conn.fetchrow(
+        "SELECT user_id, household_id FROM faa_redeem_invite($1, $2, $3)", _code_hash(code), channel, external_id
+    )
+    return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))

@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import asyncpg
@@ -15,6 +16,7 @@ import structlog
 from migrations.runner import load_migrations
 from tests.bot.conftest import create_database, drop_database
 from tests.conftest import EMBEDDING_DIM, PostgresInfo
+from tools import identities
 from tools.households import Principal, hash_token, resolve_token
 from worker.cli import main
 
@@ -288,3 +290,30 @@ async def test_bad_input_is_not_reported_as_an_unreachable_service(
     err = capsys.readouterr().err
     assert err.startswith("faa: ")
     assert "cannot reach a service" not in err
+
+
+async def test_invite_prints_a_one_time_code_that_links_a_channel(
+    faa: Faa, admin: asyncpg.Connection, environment: PostgresInfo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("household", "create", "Miller", "--timezone", "Europe/Berlin") == 0
+    assert await faa("member", "add", "Anna", "--household", "Miller", "--timezone", "Europe/Berlin") == 0
+    capsys.readouterr()
+
+    assert await faa("invite", "--member", "anna", "--days", "2") == 0
+    out = capsys.readouterr().out
+    printed = re.search(r"one-time invite code for Anna \(valid 2 days\): ([A-Z0-9]{5}-[A-Z0-9]{5})\n", out)
+    assert printed is not None, out
+    assert f"/start {printed.group(1)}" in out and f"JOIN {printed.group(1)}" in out
+    assert await admin.fetchval("SELECT expires_at - created_at FROM invites") == timedelta(days=2)
+
+    app = await asyncpg.connect(environment.app_dsn)  # the app role redeems it without knowing the household
+    try:
+        principal = await identities.redeem_invite(app, printed.group(1), "threema", "ECHOECHO")
+        assert principal is not None and await identities.redeem_invite(app, printed.group(1), "email", "x@y") is None
+    finally:
+        await app.close()
+    anna = await admin.fetchval("SELECT id FROM users WHERE name = 'Anna'")
+    assert principal.user_id == anna
+
+    assert await faa("invite", "--member", "Zoe") == 2
+    assert_clean_failure(capsys.readouterr().err, "no member named 'Zoe'")
