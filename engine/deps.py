@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from engine.domain import Attachment
 from engine.llm_types import LLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
@@ -32,6 +33,12 @@ class ReplySender(Protocol):
     async def send(self, row: OutboxRow) -> None: ...
 
 
+class AttachmentFetcher(Protocol):
+    """Downloads an attachment's bytes from its channel (by `Attachment.ref`), in the worker, never in a webhook."""
+
+    async def fetch(self, attachment: Attachment) -> bytes: ...
+
+
 @dataclass(frozen=True)
 class Deps:
     settings: Settings
@@ -42,3 +49,4 @@ class Deps:
     prompts: PromptBook
     redis: Any = None  # arq's ArqRedis in the worker and web processes
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
+    fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel

@@ -11,10 +11,15 @@ Outcome = Literal["answered", "clarifying", "degraded", "failed"]
 
 @dataclass(frozen=True)
 class Attachment:
+    """A photo, voice note or file that came with a message. The adapter stores what it can cheaply at intake
+    (bytes it already has go to `media`); what must be downloaded is named by `ref` and fetched by the worker."""
+
     kind: str  # "image", "voice", "file", "text"
     mime: str = ""
     text: str | None = None  # already extracted text, if any
-    media_id: int | None = None
+    media_id: int | None = None  # bytes stored in the media table
+    ref: str | None = None  # a channel's own handle (Telegram file_id, Threema blob id…) for its AttachmentFetcher
+    name: str | None = None  # the file name, when the channel gives one
 
 
 @dataclass(frozen=True)
