@@ -144,10 +144,9 @@ async def _within_rate(
     limit = deps.settings.channel.messages_per_minute if limit is None else limit
     key = f"{_key(incoming, kind)}:{int(time.time() // window_s)}"
     try:
-        async with deps.redis.pipeline(transaction=True) as pipe:
-            pipe.incr(key)
-            pipe.expire(key, window_s + 1)
-            count, _ = await pipe.execute()
+        count = await deps.redis.incr(key)
+        if count == 1:
+            await deps.redis.expire(key, window_s + 1)
     except (RedisError, OSError) as exc:
         log.warning("channel.rate.unchecked", error=type(exc).__name__)
         return True

@@ -39,6 +39,12 @@ class AttachmentFetcher(Protocol):
     async def fetch(self, attachment: Attachment) -> bytes: ...
 
 
+class Transcriber(Protocol):
+    """Speech to text."""
+
+    async def transcribe(self, audio: bytes, *, mime: str, name: str) -> str: ...
+
+
 @dataclass(frozen=True)
 class Deps:
     settings: Settings
@@ -50,3 +56,4 @@ class Deps:
     redis: Any = None  # arq's ArqRedis in the worker and web processes
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
     fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel
+    speech: Transcriber | None = None  # None: voice messages are not enabled

@@ -10,6 +10,7 @@ from tools.errors import EmbeddingError, FAAError, StorageError, ToolError, Tool
 
 __all__ = [
     "AnalysisError",
+    "AttachmentError",
     "BudgetExceeded",
     "ContextError",
     "EmbeddingError",
@@ -56,3 +57,11 @@ class BudgetExceeded(FAAError):
         super().__init__(f"{budget} budget of {limit:g} exhausted")
         self.budget = budget
         self.limit = limit
+
+
+class AttachmentError(FAAError):
+    """An attachment could not be downloaded or read; the message goes on without its text."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -16,8 +16,9 @@ from engine.domain import InboundMessage, Reply
 from engine.errors import AnalysisError, BudgetExceeded, FAAError, LLMError
 from engine.executor import StepResult, results_text, run_plan, run_step
 from engine.llm_types import EventSink, LLMResponse, Message
+from engine.preprocess import preprocess
 from engine.prompts import PromptVersion, assign_variant
-from engine.replies import basic_answer, failure_text
+from engine.replies import basic_answer, failure_text, voice_not_enabled_text
 from engine.run import Budget, Run
 from tools import inbox, interactions, journal, outbox
 from tools.inbox import InboxRow
@@ -115,9 +116,12 @@ class Engine:
         return Run(self.deps, message, budget, entries, sink=sink if message.stream else None)
 
     async def _steps(self, run: Run) -> tuple[Reply, PendingClarification | None]:
-        text = self._preprocess(run)
+        await load_people(run)  # before preprocess: a polite reply there speaks the member's language
+        preprocessed = await preprocess(run)
+        if preprocessed.unheard_voice:
+            return Reply(voice_not_enabled_text(run), "degraded"), None
+        text = preprocessed.text
         version = self._experiment(run)
-        await load_people(run)
         turns, pending = await load_history(run, self.deps.settings.engine.history_turns if version.full_context else 0)
         messages: list[Message] = [
             {"role": "system", "content": version.system},
@@ -137,18 +141,6 @@ class Engine:
         )
         degraded = any(not r.ok for r in results)
         return Reply(reply_text, "degraded" if degraded else "answered"), None
-
-    def _preprocess(self, run: Run) -> str:
-        started = time.monotonic()
-        parts = [run.message.text.strip()]
-        for attachment in run.message.attachments:
-            if attachment.text:
-                parts.append(f"[{attachment.kind} attachment, text extracted]\n{attachment.text.strip()}")
-            else:
-                parts.append(f"[{attachment.kind} attachment without readable text]")
-        text = "\n\n".join(p for p in parts if p)
-        log.info("step1.preprocess.completed", duration_ms=_ms(started), attachments=len(run.message.attachments))
-        return text
 
     def _experiment(self, run: Run) -> PromptVersion:
         started = time.monotonic()

@@ -25,10 +25,25 @@ _TOOL_WORDS = {
 }
 
 
-def failure_text(run: Run) -> str:
+_VOICE_OFF = {
+    "en": "I can't listen to voice messages here yet — could you type that for me?",
+    "zh": "我暂时还不能听语音消息，可以请您打字发给我吗？",
+    "de": "Sprachnachrichten kann ich hier noch nicht anhören — kannst du mir das bitte schreiben?",
+}
+
+
+def _in_locale(run: Run, texts: dict[str, str]) -> str:
     me = next((m for m in run.members if m.id == run.message.user_id), None)
     locale = (me.locale if me else "en").split("-")[0].split("_")[0].lower()
-    return _FAILURE.get(locale, _FAILURE["en"])
+    return texts.get(locale, texts["en"])
+
+
+def failure_text(run: Run) -> str:
+    return _in_locale(run, _FAILURE)
+
+
+def voice_not_enabled_text(run: Run) -> str:
+    return _in_locale(run, _VOICE_OFF)
 
 
 def basic_answer(results: list[StepResult], budget: BudgetExceeded | None = None) -> str:

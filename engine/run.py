@@ -111,24 +111,39 @@ class Run:
         self.budget.charge_tokens(response.usage.total)
         return response
 
+    async def once(self, kind: str, compute: Callable[[], Awaitable[dict[str, Any]]]) -> dict[str, Any]:
+        """Compute a JSON result once per message (a transcript, an OCR text): a retried job reads the journal."""
+        seq = self.next_seq()
+        entry = self.entries.get(seq)
+        if entry is not None and entry.kind == kind:
+            return entry.payload
+        return await self._journal(seq, kind, await compute())
+
     async def _record_llm(self, seq: int, purpose: str, response: LLMResponse) -> LLMResponse:
         self.note(
             "llm.call", purpose=purpose, seq=seq, tokens=response.usage.total, tool_calls=len(response.tool_calls)
         )
+        payload = {"purpose": purpose, "response": response.to_json()}
+        stored = await self._journal(seq, "llm", payload)
+        return response if stored is payload else LLMResponse.from_json(stored["response"])
+
+    async def _journal(self, seq: int, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Record `payload` as step `seq`; if another run of this message got there first, follow its journal so
+        both agree."""
+        message = self.message
         try:
-            async with self.deps.db.household(self.message.household_id, self.message.user_id) as conn:
+            async with self.deps.db.household(message.household_id, message.user_id) as conn:
                 await journal.record(
                     conn,
-                    household_id=self.message.household_id,
-                    inbox_id=self.message.inbox_id,
+                    household_id=message.household_id,
+                    inbox_id=message.inbox_id,
                     seq=seq,
-                    kind="llm",
-                    payload={"purpose": purpose, "response": response.to_json()},
+                    kind=kind,
+                    payload=payload,
                 )
         except asyncpg.UniqueViolationError:
-            # Another run of this message got there first: follow its journal so both agree.
-            async with self.deps.db.household(self.message.household_id, self.message.user_id) as conn:
-                entry = await journal.get(conn, self.message.inbox_id, seq)
+            async with self.deps.db.household(message.household_id, message.user_id) as conn:
+                entry = await journal.get(conn, message.inbox_id, seq)
             if entry is not None:
-                return LLMResponse.from_json(entry.payload["response"])
-        return response
+                return entry.payload
+        return payload

@@ -67,6 +67,27 @@ class EmbeddingSettings(BaseSettings):
     cache_ttl_s: float = Field(default=3600.0, ge=0)
 
 
+class OCRSettings(BaseSettings):
+    """Text from photos (receipts, letters) in the preprocess step, with Tesseract."""
+
+    model_config = _section("OCR_")
+
+    languages: str = Field(default="eng+chi_sim", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract -l value.")
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="Larger attachments are not read.")
+
+
+class SpeechSettings(BaseSettings):
+    """Speech-to-text for voice messages, through an OpenAI-compatible /audio/transcriptions endpoint."""
+
+    model_config = _section("SPEECH_")
+
+    model: str | None = Field(default=None, description="e.g. whisper-1. Unset: voice messages are not enabled.")
+    base_url: str | None = Field(default=None, description="Defaults to LLM_BASE_URL.")
+    api_key: SecretStr | None = Field(default=None, description="Defaults to LLM_API_KEY.")
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
 class EngineSettings(BaseSettings):
     model_config = _section("ENGINE_")
 
@@ -145,6 +166,8 @@ class Settings(BaseModel):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
+    ocr: OCRSettings = Field(default_factory=OCRSettings)
+    speech: SpeechSettings = Field(default_factory=SpeechSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     channel: ChannelSettings = Field(default_factory=ChannelSettings)

@@ -63,12 +63,15 @@ async def background_worker(settings: Settings, *, grace_s: float = 10.0) -> Asy
     try:
         yield worker
     finally:
-        task.cancel()
+        # arq's own way out of its loop: in burst mode with no jobs left to start, it waits for the running jobs
+        # and returns. Cancelling the loop instead could cut a Redis pipeline in half and leak its connection.
+        worker.allow_pick_jobs = False
+        worker.burst, worker.max_burst_jobs = True, 0
+        done, _ = await asyncio.wait({task}, timeout=grace_s)
+        if not done:
+            task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
-        running = [t for t in worker.tasks.values() if not t.done()]
-        if running:
-            await asyncio.wait(running, timeout=grace_s)
         try:
             await worker.close()
         except asyncio.CancelledError:

@@ -111,6 +111,8 @@ class FakeOpenAI:
         self.base_url = ""
         self.requests: list[ChatRequest] = []
         self.embedding_requests: list[list[str]] = []
+        self.transcripts: dict[bytes, str] = {}  # audio bytes → what /audio/transcriptions answers
+        self.transcription_requests: list[tuple[str, bytes]] = []  # (model, audio)
         self._handler: Handler = _no_script
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
@@ -120,6 +122,7 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/v1/audio/transcriptions", self._transcription)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -142,6 +145,8 @@ class FakeOpenAI:
         """Forget the logged requests (the handler stays)."""
         self.requests.clear()
         self.embedding_requests.clear()
+        self.transcripts.clear()
+        self.transcription_requests.clear()
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await _json_body(request)
@@ -204,6 +209,18 @@ class FakeOpenAI:
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
             }
         )
+
+    async def _transcription(self, request: web.Request) -> web.StreamResponse:
+        """Multipart `file` + `model`, as the openai client sends it; the scripted transcript for those bytes."""
+        form = await request.post()
+        upload, model = form.get("file"), form.get("model")
+        if not isinstance(upload, web.FileField) or not isinstance(model, str):
+            return _error(400, "multipart body needs a file and a model")
+        audio = upload.file.read()
+        self.transcription_requests.append((model, audio))
+        if audio not in self.transcripts:
+            return _error(400, "FakeOpenAI: no transcript scripted for this audio")
+        return web.json_response({"text": self.transcripts[audio]})
 
 
 async def _json_body(request: web.Request) -> dict[str, Any] | None:

@@ -1,0 +1,188 @@
+"""Step 1: photos read with Tesseract (English and Chinese), voice through speech-to-text on the wire, files
+fetched through the channel's port — each extraction journaled, a broken attachment never failing the message."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+from collections.abc import AsyncIterator
+
+import asyncpg
+import pytest
+from PIL import Image, ImageDraw, ImageFont
+
+from bot import intake
+from engine.composition import close_deps, open_deps
+from engine.deps import Deps
+from engine.domain import Attachment
+from engine.errors import AttachmentError, LLMError
+from engine.ocr import read_text, tidy
+from engine.pipeline import Engine
+from engine.settings import OCRSettings, Settings, SpeechSettings
+from tests.e2e.scripts import analysis, is_analysis, member_message
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.system import Family, make_family
+from tools import media
+
+LATIN_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+CHINESE_FONT = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
+
+
+def picture(lines: list[str], font_path: str = LATIN_FONT) -> bytes:
+    font = ImageFont.truetype(font_path, 42)
+    image = Image.new("L", (1000, 90 + 70 * len(lines)), color=255)
+    draw = ImageDraw.Draw(image)
+    for number, line in enumerate(lines):
+        draw.text((40, 40 + 70 * number), line, font=font, fill=0)
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    return out.getvalue()
+
+
+async def test_a_receipt_photo_is_read_in_english() -> None:
+    text = await read_text(picture(["REWE Markt Berlin", "TOTAL EUR 23.45"]), OCRSettings())
+    assert "REWE" in text and "23.45" in text
+
+
+async def test_a_chinese_receipt_is_read_without_spaces_between_characters() -> None:
+    text = await read_text(picture(["超市收据", "合计 35.50 元"], CHINESE_FONT), OCRSettings())
+    assert "超市收据" in text and "35.50" in text
+
+
+async def test_bad_images_are_attachment_errors_not_crashes() -> None:
+    with pytest.raises(AttachmentError, match="could not read"):
+        await read_text(b"this is not an image at all", OCRSettings())
+    with pytest.raises(AttachmentError, match="larger than"):
+        await read_text(b"x" * 2048, OCRSettings(max_bytes=1024))
+
+
+def test_tidy_joins_han_characters_and_keeps_latin_words_apart() -> None:
+    assert tidy("合 计 : 35.50 元\n\n\n\nREWE  Markt\x0c") == "合计 : 35.50 元\n\nREWE  Markt"
+
+
+class ChannelFiles:
+    """The channel's port for downloads, as a Telegram or Threema fetcher implements it."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+        self.fetched: list[str] = []
+
+    async def fetch(self, attachment: Attachment) -> bytes:
+        assert attachment.ref is not None
+        self.fetched.append(attachment.ref)
+        if attachment.ref not in self.files:
+            raise AttachmentError("the file has expired on the channel's server")
+        return self.files[attachment.ref]
+
+
+@pytest.fixture
+async def deps(settings: Settings) -> AsyncIterator[Deps]:
+    opened = await open_deps(
+        settings.model_copy(update={"speech": SpeechSettings(model="scripted-whisper")}),
+        fetchers={"telegram": ChannelFiles({"photo-1": picture(["PHARMACY", "TOTAL EUR 8.90"])})},
+    )
+    yield opened
+    await close_deps(opened)
+
+
+async def process(deps: Deps, family: Family, external_id: str, text: str, *attachments: Attachment) -> str:
+    row, _ = await intake.accept(
+        deps,
+        family.principal("Anna"),
+        channel="telegram",
+        external_id=external_id,
+        text=text,
+        trace_id=f"t-{external_id}",
+        payload={"attachments": [dataclasses.asdict(a) for a in attachments], "reply_to": "chat-1"},
+        enqueue=False,
+    )
+    finished = await Engine(deps).process(row.id, family.household_id)
+    assert finished is not None
+    return finished.reply.text
+
+
+def echo_model(seen: list[str]):  # type: ignore[no-untyped-def]
+    def model(request: ChatRequest) -> Scripted:
+        assert is_analysis(request)
+        seen.append(member_message(request))
+        return analysis("chat", reply="Got it.")
+
+    return model
+
+
+async def test_photo_voice_and_stored_file_reach_the_model_as_text(
+    deps: Deps, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
+    async with deps.db.household(family.household_id) as conn:
+        note = await media.save(conn, family.household_id, kind="file", mime="text/plain", data=b"Wifi: blue-42")
+    fake_llm.transcripts[b"OggS voice"] = "remind me to buy milk"
+    files = deps.fetchers["telegram"]
+    assert isinstance(files, ChannelFiles)
+    files.files["voice-1"] = b"OggS voice"
+    seen: list[str] = []
+    fake_llm.script(echo_model(seen))
+
+    reply = await process(
+        deps,
+        family,
+        "prep-1",
+        "see attached",
+        Attachment(kind="image", mime="image/jpeg", ref="photo-1"),
+        Attachment(kind="voice", mime="audio/ogg", ref="voice-1"),
+        Attachment(kind="file", mime="text/plain", media_id=note, name="wifi.txt"),
+        Attachment(kind="image", mime="image/jpeg", ref="photo-gone"),
+    )
+
+    assert reply == "Got it."
+    [text] = seen
+    assert text.startswith("see attached")
+    assert "[image, text extracted]\nPHARMACY" in text and "8.90" in text
+    assert "remind me to buy milk" in text
+    assert "[file 'wifi.txt', text extracted]\nWifi: blue-42" in text
+    assert "[image: could not be read — the file has expired on the channel's server]" in text
+    assert fake_llm.transcription_requests == [("scripted-whisper", b"OggS voice")]
+
+
+async def test_voice_is_transcribed_once_even_when_the_job_runs_again(
+    deps: Deps, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
+    fake_llm.transcripts[b"OggS again"] = "we paid 12 euros for the pharmacy"
+    fake_llm.script(lambda request: Scripted(content="model down", status=500))
+    row, _ = await intake.accept(
+        deps,
+        family.principal("Anna"),
+        channel="telegram",
+        external_id="prep-2",
+        text="",
+        trace_id="t-prep-2",
+        payload={"attachments": [{"kind": "voice", "mime": "audio/ogg", "ref": "v"}]},
+        enqueue=False,
+    )
+    files = deps.fetchers["telegram"]
+    assert isinstance(files, ChannelFiles)
+    files.files["v"] = b"OggS again"
+    with pytest.raises(LLMError):  # the model is down: the job will be retried
+        await Engine(deps).process(row.id, family.household_id)
+    seen: list[str] = []
+    fake_llm.script(echo_model(seen))
+
+    finished = await Engine(deps).process(row.id, family.household_id)
+
+    assert finished is not None and "we paid 12 euros" in seen[0]
+    assert len(fake_llm.transcription_requests) == 1  # the retry read the journal
+
+
+async def test_voice_without_speech_to_text_gets_a_polite_note_and_no_model_call(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    deps = await open_deps(settings)  # SPEECH_MODEL unset
+    try:
+        family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
+        fake_llm.script(lambda request: Scripted(content="must not be called", status=500))
+        reply = await process(deps, family, "prep-3", "", Attachment(kind="voice", mime="audio/ogg", ref="v"))
+        assert "voice messages" in reply
+        assert fake_llm.requests == [] and fake_llm.transcription_requests == []
+    finally:
+        await close_deps(deps)
