@@ -113,6 +113,23 @@ class WebSettings(BaseSettings):
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
 
 
+class MetricsSettings(BaseSettings):
+    model_config = _section("METRICS_")
+
+    token: SecretStr | None = Field(
+        default=None,
+        description="When set, GET /metrics (web and worker) requires 'Authorization: Bearer <token>'.",
+    )
+    worker_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Port of the worker process's own GET /metrics; unset: it serves none. "
+        "Give each worker on one host its own port.",
+    )
+    worker_host: str = Field(default="127.0.0.1", description="Address the worker's metrics endpoint listens on.")
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -135,6 +152,7 @@ class Settings(BaseModel):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod
