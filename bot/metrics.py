@@ -84,10 +84,15 @@ def metrics_handler(deps: Deps) -> Callable[[web.Request], Awaitable[web.Respons
     return handle
 
 
+async def _alive(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
 async def start_server(deps: Deps, host: str, port: int) -> web.AppRunner:
-    """Serve GET /metrics on its own port (for processes without a web API); `cleanup()` the runner to stop."""
+    """Serve GET /metrics, and GET /health for a container's liveness check, on their own port (for processes
+    without a web API); `cleanup()` the runner to stop."""
     app = web.Application()
-    app.add_routes([web.get("/metrics", metrics_handler(deps))])
+    app.add_routes([web.get("/metrics", metrics_handler(deps)), web.get("/health", _alive)])
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()

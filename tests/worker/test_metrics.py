@@ -63,9 +63,11 @@ async def test_the_worker_serves_its_metrics_behind_the_token(
             await asyncio.sleep(0.05)
         after = await http.get(url, headers={"Authorization": "Bearer w-token"})
         refused = await http.get(url)
+        alive = await http.get(url.replace("/metrics", "/health"))  # the container's health check, no token
 
         assert before.status == after.status == 200
         assert refused.status == 401
+        assert alive.status == 200
         old, new = Scrape(await before.text()), Scrape(await after.text())
         labels = {"channel": "web", "outcome": "answered"}
         assert new.get("faa_messages_total", **labels) - old.get("faa_messages_total", **labels) == 1
