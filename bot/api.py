@@ -1,4 +1,5 @@
-"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /health, GET /openapi.json."""
+"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /health, GET /metrics,
+GET /openapi.json."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot import intake
 from bot.live import ReplyWaiter, follow_events
+from bot.metrics import metrics_handler
 from bot.openapi import document
 from engine.deps import Deps
 from tools import households, inbox, outbox
@@ -228,6 +230,7 @@ def create_app(deps: Deps) -> web.Application:
             web.post("/v1/messages/stream", stream_message),
             web.get("/v1/messages/{message_id}", get_message),
             web.get("/health", health),
+            web.get("/metrics", metrics_handler(deps)),
             web.get("/openapi.json", openapi),
         ]
     )

@@ -8,6 +8,7 @@ from typing import Any
 import structlog
 from redis.exceptions import RedisError
 
+from engine import metrics
 from engine.deps import Deps
 from tools import inbox
 from tools.households import Principal
@@ -50,6 +51,7 @@ async def accept(
             trace_id=trace_id,
             payload=payload,
         )
+    metrics.message_received(channel, duplicate=not created)
     if created and enqueue:
         await enqueue_inbound(deps, row)
     log.info(

@@ -86,5 +86,12 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
                     "responses": {"200": {"description": "Healthy"}, "503": {"description": "Unhealthy"}},
                 }
             },
+            "/metrics": {
+                "get": {
+                    "summary": "Prometheus metrics (text format); a bearer token when METRICS_TOKEN is set",
+                    "security": [],
+                    "responses": {"200": {"description": "text/plain"}, "401": {"description": "Token required"}},
+                }
+            },
         },
     }

@@ -7,6 +7,7 @@ from typing import Any
 
 import openai
 
+from engine import metrics
 from engine.deps import AttachmentFetcher, Deps, ReplySender
 from engine.errors import FAAError
 from engine.llm import OpenAILLM
@@ -31,7 +32,7 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
         timeout=llm.timeout_s,
         max_retries=llm.max_retries,
     )
-    cache = EmbeddingCache(max_entries=emb.cache_size, ttl_s=emb.cache_ttl_s)
+    cache = EmbeddingCache(max_entries=emb.cache_size, ttl_s=emb.cache_ttl_s, on_lookup=metrics.embedding_lookup)
     return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from engine import metrics
 from engine.analysis import PlannedCall
 from engine.errors import PlanningError, ToolError, ToolRetry, ToolTimeoutError
 from engine.run import Run
@@ -153,6 +154,8 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
 
 async def _finish(run: Run, outcome: StepResult) -> StepResult:
     run.tool_calls += 1
+    result = "ok" if outcome.ok else "invalid" if outcome.fixable else "error"
+    metrics.tool_call(outcome.tool, result, run.deps.registry.names())
     run.note("tool.call", tool=outcome.tool, ok=outcome.ok, error=outcome.error)
     log.info("tool.call.completed", tool=outcome.tool, ok=outcome.ok, fixable=outcome.fixable)
     await run.emit("tool_result", id=outcome.id, name=outcome.tool, ok=outcome.ok, error=outcome.error)

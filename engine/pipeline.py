@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import structlog
 from pydantic import ValidationError
 
+from engine import metrics
 from engine.analysis import AnalysisModel, analysis_schema
 from engine.context import base_context, load_history, load_people, serve_requests
 from engine.deps import Deps
@@ -135,7 +136,7 @@ class Engine:
         reply_text = await self._respond(run, messages, analysis, results)
         log.info(
             "step5.execution.completed",
-            duration_ms=_ms(started),
+            duration_ms=_step("execute", started),
             tool_calls=len(results),
             failed=sum(not r.ok for r in results),
         )
@@ -148,7 +149,12 @@ class Engine:
         variant = assign_variant(settings.experiment, run.message.user_id, settings.variants)
         version = self.deps.prompts.get(variant)
         run.note("experiment", experiment=settings.experiment, variant=variant)
-        log.info("step2.experiment.assigned", duration_ms=_ms(started), experiment=settings.experiment, variant=variant)
+        log.info(
+            "step2.experiment.assigned",
+            duration_ms=_step("experiment", started),
+            experiment=settings.experiment,
+            variant=variant,
+        )
         run.prompt_version = variant
         return version
 
@@ -168,7 +174,7 @@ class Engine:
             )
         log.info(
             "step3.analysis.completed",
-            duration_ms=_ms(started),
+            duration_ms=_step("analyse", started),
             rounds=run.rounds,
             intent=analysis.understanding.intent,
             planned_tools=len(analysis.tool_plan),
@@ -213,7 +219,7 @@ class Engine:
             options=analysis.clarification.options,
             state={"text": original.strip()[:2000], "summary": analysis.understanding.summary},
         )
-        log.info("step4.clarify.requested", duration_ms=_ms(started), options=len(pending.options))
+        log.info("step4.clarify.requested", duration_ms=_step("clarify", started), options=len(pending.options))
         return Reply(pending.question, "clarifying", options=tuple(pending.options)), pending
 
     async def _respond(
@@ -316,7 +322,8 @@ class Engine:
                 text=reply.text,
                 payload=reply.payload(),
             )
-        log.info("step6.record.completed", duration_ms=_ms(started), outcome=reply.outcome, **stats)
+        metrics.message_finished(message.channel, reply.outcome, time.monotonic() - run.started)
+        log.info("step6.record.completed", duration_ms=_step("record", started), outcome=reply.outcome, **stats)
         return Finished(reply, outbox_id)
 
     def _stats(self, run: Run) -> dict[str, float]:
@@ -346,3 +353,8 @@ def _parse_analysis(response: LLMResponse) -> AnalysisModel:
 
 def _ms(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
+
+
+def _step(step: str, started: float) -> int:
+    """Observe a finished step in the metrics; its duration in ms, for the step's log line."""
+    return metrics.step_finished(step, time.monotonic() - started)

@@ -9,7 +9,7 @@ from typing import Any
 
 import structlog
 
-from engine import ocr
+from engine import metrics, ocr
 from engine.domain import Attachment
 from engine.errors import AttachmentError
 from engine.run import Run
@@ -43,7 +43,7 @@ async def preprocess(run: Run) -> Preprocessed:
     text = "\n\n".join(p for p in parts if p)
     log.info(
         "step1.preprocess.completed",
-        duration_ms=round((time.monotonic() - started) * 1000, 2),
+        duration_ms=metrics.step_finished("preprocess", time.monotonic() - started),
         attachments=len(run.message.attachments),
     )
     return Preprocessed(text, unheard_voice=unheard and not run.message.text.strip())

@@ -11,9 +11,10 @@ from typing import Any
 import asyncpg
 import structlog
 
+from engine import metrics
 from engine.deps import Deps
 from engine.domain import InboundMessage
-from engine.errors import BudgetExceeded
+from engine.errors import BudgetExceeded, LLMError
 from engine.llm_types import EventSink, LLMResponse, StreamEvent
 from tools import journal
 from tools.context import Member, ToolContext
@@ -103,7 +104,7 @@ class Run:
             self.llm_replayed += 1
             self.note("llm.replayed", purpose=purpose, seq=seq)
         else:
-            response = await call()
+            response = await self._call_llm(purpose, call)
             self.llm_calls += 1
             response = await self._record_llm(seq, purpose, response)
         self.tokens_in += response.usage.prompt_tokens
@@ -118,6 +119,24 @@ class Run:
         if entry is not None and entry.kind == kind:
             return entry.payload
         return await self._journal(seq, kind, await compute())
+
+    async def _call_llm(self, purpose: str, call: Callable[[], Awaitable[LLMResponse]]) -> LLMResponse:
+        model = self.deps.settings.llm.model
+        started = time.monotonic()
+        try:
+            response = await call()
+        except LLMError:
+            metrics.llm_call_failed(model, purpose)
+            raise
+        usage = response.usage
+        metrics.llm_call(
+            model,
+            purpose,
+            seconds=time.monotonic() - started,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+        )
+        return response
 
     async def _record_llm(self, seq: int, purpose: str, response: LLMResponse) -> LLMResponse:
         self.note(

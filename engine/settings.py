@@ -146,6 +146,23 @@ class ChannelSettings(BaseSettings):
     )
 
 
+class MetricsSettings(BaseSettings):
+    model_config = _section("METRICS_")
+
+    token: SecretStr | None = Field(
+        default=None,
+        description="When set, GET /metrics (web and worker) requires 'Authorization: Bearer <token>'.",
+    )
+    worker_port: int | None = Field(
+        default=None,
+        ge=0,
+        le=65535,
+        description="Port of the worker process's own GET /metrics; unset: it serves none. "
+        "Give each worker on one host its own port.",
+    )
+    worker_host: str = Field(default="127.0.0.1", description="Address the worker's metrics endpoint listens on.")
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -171,6 +188,7 @@ class Settings(BaseModel):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     channel: ChannelSettings = Field(default_factory=ChannelSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

@@ -23,13 +23,20 @@ class EmbeddingCache:
     """Least-recently-used vectors, each valid for `ttl_s` seconds after it was stored."""
 
     def __init__(
-        self, max_entries: int = 1000, ttl_s: float = 3600.0, clock: Callable[[], float] = time.monotonic
+        self,
+        max_entries: int = 1000,
+        ttl_s: float = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+        *,
+        on_lookup: Callable[[bool], None] | None = None,
     ) -> None:
+        """`on_lookup(hit)` is told of every lookup, e.g. to count them in the process's metrics."""
         if max_entries < 1:
             raise ValueError("max_entries must be at least 1")
         self.max_entries = max_entries
         self.ttl_s = ttl_s
         self._clock = clock
+        self._on_lookup = on_lookup
         self._entries: OrderedDict[Hashable, tuple[float, list[float]]] = OrderedDict()
         self.hits = 0
         self.misses = 0
@@ -39,11 +46,17 @@ class EmbeddingCache:
         if entry is not None and entry[0] > self._clock():
             self._entries.move_to_end(key)
             self.hits += 1
+            self._report(True)
             return entry[1]
         if entry is not None:
             del self._entries[key]
         self.misses += 1
+        self._report(False)
         return None
+
+    def _report(self, hit: bool) -> None:
+        if self._on_lookup is not None:
+            self._on_lookup(hit)
 
     def put(self, key: Hashable, vector: list[float]) -> None:
         self._entries[key] = (self._clock() + self.ttl_s, vector)

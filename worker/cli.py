@@ -22,7 +22,7 @@ log = structlog.get_logger()
 
 async def cmd_worker(runtime: Runtime, args: argparse.Namespace) -> int:
     await migrate_runtime(runtime)
-    await create_worker(runtime.settings).async_run()
+    await create_worker(runtime.settings, serve_metrics=True).async_run()
     return 0
 
 

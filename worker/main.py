@@ -11,6 +11,7 @@ from arq import Worker, cron
 from arq.connections import ArqRedis, RedisSettings
 
 from bot.live import LiveReplySender
+from bot.metrics import start_server
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
@@ -24,16 +25,29 @@ async def _startup(ctx: dict[str, Any]) -> None:
     deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live})
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
+    port = settings.metrics.worker_port
+    if ctx.get("serve_metrics") and port is not None:
+        ctx["metrics_server"] = await start_server(deps, settings.metrics.worker_host, port)
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
+    server = ctx.pop("metrics_server", None)
+    if server is not None:
+        await server.cleanup()
     if "deps" in ctx:
         await close_deps(ctx["deps"])
 
 
 def create_worker(
-    settings: Settings, *, burst: bool = False, redis_pool: ArqRedis | None = None, handle_signals: bool = True
+    settings: Settings,
+    *,
+    burst: bool = False,
+    redis_pool: ArqRedis | None = None,
+    handle_signals: bool = True,
+    serve_metrics: bool = False,
 ) -> Worker:
+    """An arq worker; `serve_metrics` starts its own GET /metrics when METRICS_WORKER_PORT is set (a worker
+    inside the web process needs none: the web API's /metrics shows the same process)."""
     ws = settings.worker
     return Worker(
         functions=[handle_inbound, deliver_outbound],
@@ -43,7 +57,7 @@ def create_worker(
         burst=burst,
         on_startup=_startup,
         on_shutdown=_shutdown,
-        ctx={"settings": settings},
+        ctx={"settings": settings, "serve_metrics": serve_metrics},
         max_jobs=ws.max_jobs,
         job_timeout=ws.job_timeout_s,
         max_tries=ws.max_tries,

@@ -45,7 +45,7 @@ async def test_no_wait_gives_202_and_the_message_can_be_polled(system: System) -
     response = await system.client.post("/v1/messages", json={"text": "hi", "wait": False}, headers=family.auth("Anna"))
     assert response.status == 202
     location = response.headers["Location"]
-    for _ in range(100):
+    for _ in range(400):
         status = await (await system.client.get(location, headers=family.auth("Anna"))).json()
         if status.get("reply"):
             break

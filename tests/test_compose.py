@@ -1,0 +1,101 @@
+"""The compose file's structure, checked without Docker: the services and their images, health checks and the
+order they start in, secrets from `.env`, and every variable it names is a setting or documented.
+(.ci/run also runs `docker compose config` where the compose plugin is installed.)"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from engine.settings import Settings
+
+ROOT = Path(__file__).parents[1]
+FAA_SERVICES = ("migrate", "web", "worker")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def setting_names() -> set[str]:
+    names = set()
+    for section in Settings.model_fields.values():
+        cls = section.default_factory
+        prefix = cls.model_config["env_prefix"]
+        names |= {field.alias or prefix + name.upper() for name, field in cls.model_fields.items()}
+    return names
+
+
+def test_the_services_and_their_images(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert set(services) == {"postgres", "redis", "local-model", *FAA_SERVICES}
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:pg")  # the official pgvector image
+    assert services["redis"]["image"].startswith("redis:")
+    for name in FAA_SERVICES:
+        assert services[name]["build"] == "."
+    assert services["web"]["command"] == ["faa", "serve"]
+    assert services["worker"]["command"] == ["faa", "worker"]
+    assert services["migrate"]["command"] == ["faa", "migrate"]
+
+
+def test_services_start_only_when_what_they_need_is_healthy(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in ("postgres", "redis", "local-model", "web", "worker"):
+        assert services[name]["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
+    assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
+    for name in ("web", "worker"):
+        needs = services[name]["depends_on"]
+        assert needs["migrate"] == {"condition": "service_completed_successfully"}
+        assert needs["redis"] == {"condition": "service_healthy"}
+        assert needs["local-model"] == {"condition": "service_healthy", "required": False}
+    for name, service in services.items():
+        for needed, condition in (service.get("depends_on") or {}).items():
+            assert needed in services, (name, needed)
+            if condition["condition"] == "service_healthy":
+                assert "healthcheck" in services[needed], (name, needed)
+
+
+def test_the_local_model_is_optional_and_serves_the_mounted_gguf(compose: dict[str, Any]) -> None:
+    model = compose["services"]["local-model"]
+    assert model["profiles"] == ["local-model"]
+    assert model["image"].startswith("ghcr.io/ggml-org/llama.cpp:server")
+    assert any(re.search(r":/models(:ro)?$", volume) for volume in model["volumes"])  # the models folder
+    command = model["command"]
+    assert command[command.index("--model") + 1].startswith("/models/")
+    port = command[command.index("--port") + 1]
+    assert port in model["healthcheck"]["test"][-1]
+    llm_url = compose["services"]["web"]["environment"]["LLM_BASE_URL"]
+    assert llm_url == f"${{LLM_BASE_URL:-http://local-model:{port}/v1}}"  # .env's own endpoint wins
+
+
+def test_secrets_come_from_env_and_are_required(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in FAA_SERVICES:
+        assert services[name]["env_file"] == [{"path": ".env", "required": False}], name
+    text = (ROOT / "docker-compose.yml").read_text()
+    for secret in ("POSTGRES_PASSWORD", "DATABASE_APP_PASSWORD"):
+        assert re.search(rf"\${{{secret}:\?[^}}]+\}}", text), f"{secret} must be required with a message"
+
+
+def test_every_variable_is_a_setting_or_documented(compose: dict[str, Any]) -> None:
+    settings = setting_names()
+    for name in FAA_SERVICES:
+        unknown = set(compose["services"][name]["environment"]) - settings
+        assert unknown == set(), f"{name} sets variables FAA does not read: {unknown}"
+    referenced = set(re.findall(r"\$\{([A-Z_][A-Z0-9_]*)", (ROOT / "docker-compose.yml").read_text()))
+    documented = set(re.findall(r"^# ([A-Z_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    assert referenced - documented == set()
+
+
+def test_the_worker_serves_metrics_where_the_file_says(compose: dict[str, Any]) -> None:
+    worker = compose["services"]["worker"]
+    port = str(worker["environment"]["METRICS_WORKER_PORT"])
+    assert worker["environment"]["METRICS_WORKER_HOST"] == "0.0.0.0"
+    assert worker["expose"] == [port]
+    assert f":{port}/health" in worker["healthcheck"]["test"][-1]
+    assert compose["services"]["web"]["environment"]["WEB_HOST"] == "0.0.0.0"
