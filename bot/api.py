@@ -14,6 +14,8 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot import intake
+from bot.email import webhook
+from bot.email.inbound import EmailInbound, Notices
 from bot.live import ReplyWaiter, follow_events
 from bot.openapi import document
 from engine.deps import Deps
@@ -240,4 +242,6 @@ def create_app(deps: Deps) -> web.Application:
         await waiter.stop()
 
     app.cleanup_ctx.append(waiter_context)
+    if deps.settings.email.webhook_enabled:
+        webhook.add_routes(app, EmailInbound(deps, Notices(deps)))
     return app
