@@ -27,11 +27,14 @@ class _TextCollector(HTMLParser):
         self.quote_depth = 0
         self.pre_depth = 0
 
-    def _break(self) -> None:
-        line = "".join(self.current)
-        if self.pre_depth == 0:
-            line = re.sub(r"[ \t\r\f\v\u00a0]+", " ", line).strip()
+    def _break(self, *, blank: bool = False) -> None:
+        """End the current line. An empty one is kept only for `<br>` or a block holding just spaces
+        (`<div>&nbsp;</div>`: how clients write a blank line), and never twice in a row."""
+        raw = "".join(self.current)
+        line = raw if self.pre_depth else re.sub(r"[ \t\r\f\v\u00a0]+", " ", raw).strip()
         self.current = []
+        if not line and not (blank or raw):
+            return
         if line or (self.lines and self.lines[-1] != ""):
             self.lines.append(("> " * self.quote_depth + line) if line else "")
 
@@ -40,7 +43,7 @@ class _TextCollector(HTMLParser):
             self.skip_depth += 1
             return
         if tag == "br":
-            self._break()
+            self._break(blank=True)
             return
         if tag in _BLOCKS:
             self._break()
