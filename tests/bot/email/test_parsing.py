@@ -92,10 +92,10 @@ def test_auto_replies_and_bounces_are_marked_automatic() -> None:
 
 def test_a_forward_keeps_the_forwarded_content() -> None:
     raw = (
-        "From: a@b.org\r\nSubject: Fwd: Your invoice\r\n\r\nPlease file this.\r\n\r\n"
-        "---------- Forwarded message ---------\r\nFrom: Shop <shop@x.org>\r\nDate: Mon, 3 Mar 2025\r\n\r\n"
-        "Total: 89.90 EUR\r\n"
-    ).encode()
+        b"From: a@b.org\r\nSubject: Fwd: Your invoice\r\n\r\nPlease file this.\r\n\r\n"
+        b"---------- Forwarded message ---------\r\nFrom: Shop <shop@x.org>\r\nDate: Mon, 3 Mar 2025\r\n\r\n"
+        b"Total: 89.90 EUR\r\n"
+    )
     assert "Total: 89.90 EUR" in parse(raw).text
 
 
