@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import time
@@ -37,6 +38,19 @@ async def mail_system(
     fake_llm.script(echo_model)
     async with running_system(email_enabled, fake_llm, admin_conn) as running:
         yield running
+        await _settle(admin_conn)
+    # Leave nothing queued for the sweepers of later tests.
+    await admin_conn.execute(
+        "UPDATE inbox SET status = 'failed' WHERE status IN ('queued', 'processing') AND channel = 'email'"
+    )
+
+
+async def _settle(admin: asyncpg.Connection, timeout_s: float = 20.0) -> None:
+    """Let the worker finish the messages a test left it, so stopping it interrupts no job."""
+    deadline = time.monotonic() + timeout_s
+    pending = "SELECT count(*) FROM inbox WHERE status IN ('queued', 'processing') AND channel = 'email'"
+    while await admin.fetchval(pending) and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
 
 
 async def post(system: System, fields: dict, *, multipart: bool = True) -> aiohttp.ClientResponse:
