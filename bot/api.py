@@ -15,6 +15,8 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot import intake
+from bot.email import webhook
+from bot.email.inbound import EmailInbound, Notices
 from bot.live import ReplyWaiter, follow_events
 from bot.metrics import metrics_handler
 from bot.openapi import document
@@ -243,4 +245,6 @@ def create_app(deps: Deps) -> web.Application:
         await waiter.stop()
 
     app.cleanup_ctx.append(waiter_context)
+    if deps.settings.email.webhook_enabled:
+        webhook.add_routes(app, EmailInbound(deps, Notices(deps)))
     return app

@@ -10,6 +10,8 @@ from arq import create_pool
 from arq.connections import RedisSettings
 
 from bot.api import create_app
+from bot.email.inbound import EmailInbound, Notices
+from bot.email.smtp_server import SmtpReceiver
 from engine.composition import close_deps, open_deps
 from engine.settings import Settings
 
@@ -25,9 +27,14 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
     site = web.TCPSite(runner, settings.web.host, settings.web.port)
     await site.start()
     log.info("web.started", host=settings.web.host, port=settings.web.port)
+    smtp = SmtpReceiver(EmailInbound(deps, Notices(deps))) if settings.email.smtp_enabled else None
     try:
+        if smtp is not None:
+            await smtp.start()
         await (stop or asyncio.Event()).wait()
     finally:
+        if smtp is not None:
+            await smtp.stop()
         await runner.cleanup()
         await close_deps(deps)
         await redis.aclose()

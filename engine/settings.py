@@ -6,6 +6,7 @@ Built once in each entrypoint (`Settings.load()`) and passed down; never a modul
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -163,6 +164,57 @@ class MetricsSettings(BaseSettings):
     worker_host: str = Field(default="127.0.0.1", description="Address the worker's metrics endpoint listens on.")
 
 
+class EmailSettings(BaseSettings):
+    """Email: a signed inbound webhook (Mailgun-style raw MIME), an optional SMTP receiver, replies via a relay."""
+
+    model_config = _section("EMAIL_")
+
+    address: str | None = Field(
+        default=None, description="FAA's own address, e.g. faa@family.example; required for the email channel."
+    )
+    aliases: list[str] = Field(
+        default_factory=list, description='Further addresses the SMTP receiver accepts, e.g. ["assistant@x.org"]'
+    )
+    domain: str | None = Field(default=None, description="Domain of our Message-IDs. Defaults to the address's.")
+    webhook_signing_key: SecretStr | None = Field(
+        default=None, description="Mailgun HTTP webhook signing key; set it to enable POST /v1/email/inbound/mime."
+    )
+    webhook_window_s: int = Field(default=900, ge=60, description="How old (or early) a signed timestamp may be.")
+    smtp_port: int | None = Field(
+        default=None, ge=0, le=65535, description="Run the SMTP receiver on this port with `faa up` / `faa serve`."
+    )
+    smtp_bind: str = Field(default="127.0.0.1", description="Address the SMTP receiver listens on.")
+    smtp_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="Largest message SMTP accepts.")
+    relay_host: str | None = Field(default=None, description="SMTP relay for replies; set it to send email.")
+    relay_port: int = Field(default=587, ge=1, le=65535)
+    relay_user: str | None = None
+    relay_password: SecretStr | None = None
+    relay_tls: Literal["starttls", "tls", "none"] = Field(
+        default="starttls", description="starttls (port 587), tls (implicit, port 465) or none (local relay only)."
+    )
+    relay_timeout_s: float = Field(default=30.0, gt=0)
+
+    @property
+    def own_addresses(self) -> frozenset[str]:
+        return frozenset(a.lower() for a in [self.address or "", *self.aliases] if a)
+
+    @property
+    def message_domain(self) -> str:
+        return self.domain or (self.address or "localhost").rpartition("@")[2]
+
+    @property
+    def webhook_enabled(self) -> bool:
+        return self.address is not None and self.webhook_signing_key is not None
+
+    @property
+    def smtp_enabled(self) -> bool:
+        return self.address is not None and self.smtp_port is not None
+
+    @property
+    def sending_enabled(self) -> bool:
+        return self.address is not None and self.relay_host is not None
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -189,6 +241,7 @@ class Settings(BaseModel):
     web: WebSettings = Field(default_factory=WebSettings)
     channel: ChannelSettings = Field(default_factory=ChannelSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+    email: EmailSettings = Field(default_factory=EmailSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

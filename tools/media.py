@@ -1,4 +1,4 @@
-"""Stored files: photos and documents that came with a message, charts the tools drew. Household-scoped (RLS)."""
+"""Media: bytes that came with a message (photos, files) or were made for a reply (charts), per household (RLS)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ async def save(
     source_inbox_id: int | None = None,
     expires_at: datetime | None = None,
 ) -> int:
+    """Store bytes; the id goes into an `Attachment.media_id` or a reply's `media_ids`."""
     media_id = await conn.fetchval(
         """INSERT INTO media (household_id, kind, mime, data, source_inbox_id, expires_at)
            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""",
@@ -46,3 +47,13 @@ async def load(conn: Connection, media_id: int) -> MediaFile | None:
         media_id,
     )
     return None if row is None else MediaFile(row["id"], row["kind"], row["mime"], bytes(row["data"]))
+
+
+async def link_to_inbox(conn: Connection, media_ids: list[int], inbox_id: int) -> None:
+    """Mark stored bytes as belonging to the inbox message they came with."""
+    await conn.execute("UPDATE media SET source_inbox_id = $2 WHERE id = ANY($1::bigint[])", media_ids, inbox_id)
+
+
+async def discard(conn: Connection, media_ids: list[int]) -> None:
+    """Delete bytes stored for a message that was not taken after all (a duplicate, a rate-limited one)."""
+    await conn.execute("DELETE FROM media WHERE id = ANY($1::bigint[]) AND source_inbox_id IS NULL", media_ids)

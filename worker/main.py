@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
 from arq import Worker, cron
 from arq.connections import ArqRedis, RedisSettings
 
+from bot.email.sender import EmailSender, database_loaders
 from bot.live import LiveReplySender
 from bot.metrics import start_server
 from engine.composition import close_deps, open_deps
@@ -23,6 +25,10 @@ async def _startup(ctx: dict[str, Any]) -> None:
     redis: ArqRedis = ctx["redis"]
     live = LiveReplySender(redis)
     deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live})
+    if settings.email.sending_enabled:
+        load_media, load_thread = database_loaders(deps.db)
+        email = EmailSender(settings.email, load_media=load_media, load_thread=load_thread)
+        deps = dataclasses.replace(deps, senders={**deps.senders, "email": email})
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
     port = settings.metrics.worker_port

@@ -1,0 +1,1 @@
+"""The email channel: a signed webhook and an SMTP receiver in, replies through an SMTP relay out."""
