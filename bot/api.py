@@ -23,6 +23,7 @@ from bot.openapi import document
 from engine.deps import Deps
 from tools import households, inbox, outbox
 from tools.households import Principal
+from tools.inbox import InboxRow
 
 log = structlog.get_logger()
 
@@ -130,30 +131,46 @@ async def _status(deps: Deps, household_id: int, inbox_id: int) -> dict[str, Any
     return body
 
 
-async def post_message(request: web.Request) -> web.Response:
+async def post_message(request: web.Request) -> web.StreamResponse:
     deps = request.app[DEPS]
     body = await _message_in(request)
-    row, created = await _accept(request, body)
     wait_s = deps.settings.web.reply_wait_s if body.wait else 0
-    if wait_s > 0:
-        waiter = request.app[WAITER]
-        future = waiter.expect(row.id)
-        try:
+    row, created = await _accept(request, body, enqueue=wait_s > 0)
+    if wait_s == 0:
+        return await _acknowledge_then_enqueue(request, row, created)
+    waiter = request.app[WAITER]
+    future = waiter.expect(row.id)
+    try:
+        status = await _status(deps, row.household_id, row.id)
+        if status is None or "reply" not in status:
+            await asyncio.wait_for(asyncio.shield(future), wait_s)
             status = await _status(deps, row.household_id, row.id)
-            if status is None or "reply" not in status:
-                await asyncio.wait_for(asyncio.shield(future), wait_s)
-                status = await _status(deps, row.household_id, row.id)
-        except TimeoutError:
-            pass
-        finally:
-            waiter.forget(row.id, future)
-        if status is not None and "reply" in status:
-            return web.json_response({**status, "duplicate": not created})
+    except TimeoutError:
+        pass
+    finally:
+        waiter.forget(row.id, future)
+    if status is not None and "reply" in status:
+        return web.json_response({**status, "duplicate": not created})
+    return _accepted(row, created)
+
+
+def _accepted(row: InboxRow, created: bool) -> web.Response:
     return web.json_response(
         {"message_id": row.id, "status": row.status, "duplicate": not created},
         status=202,
         headers={"Location": f"/v1/messages/{row.id}"},
     )
+
+
+async def _acknowledge_then_enqueue(request: web.Request, row: InboxRow, created: bool) -> web.StreamResponse:
+    """Answer 202 first, then enqueue: the row is committed, so the sender may hear back before the job exists
+    (should this process die in between, the sweeper enqueues the message)."""
+    response = _accepted(row, created)
+    await response.prepare(request)
+    await response.write_eof()
+    if created:
+        await intake.enqueue_inbound(request.app[DEPS], row)
+    return response
 
 
 async def get_message(request: web.Request) -> web.Response:

@@ -40,17 +40,16 @@ async def accept(
     left unqueued by a crash in between is picked up by the sweeper.
     """
     started = time.monotonic()
-    async with deps.db.household(principal.household_id, principal.user_id) as conn:
-        row, created = await inbox.accept(
-            conn,
-            household_id=principal.household_id,
-            user_id=principal.user_id,
-            channel=channel,
-            external_id=external_id,
-            text=text,
-            trace_id=trace_id,
-            payload=payload,
-        )
+    row, created = await inbox.accept(
+        deps.db,
+        household_id=principal.household_id,
+        user_id=principal.user_id,
+        channel=channel,
+        external_id=external_id,
+        text=text,
+        trace_id=trace_id,
+        payload=payload,
+    )
     metrics.message_received(channel, duplicate=not created)
     if created and enqueue:
         await enqueue_inbound(deps, row)
