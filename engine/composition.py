@@ -12,6 +12,7 @@ from engine.errors import FAAError
 from engine.llm import OpenAILLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
+from tools.clock import Clock, SystemClock
 from tools.database import Database
 from tools.embeddings import EmbeddingCache, OpenAIEmbedder
 from tools.registry import default_registry
@@ -34,7 +35,13 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
     return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
 
 
-async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[str, ReplySender] | None = None) -> Deps:
+async def open_deps(
+    settings: Settings,
+    *,
+    redis: Any = None,
+    senders: Mapping[str, ReplySender] | None = None,
+    clock: Clock | None = None,
+) -> Deps:
     if settings.database.url is None:
         raise ConfigurationError("DATABASE_URL is not set (or run `faa up`, which starts embedded PostgreSQL)")
     if not settings.llm.configured:
@@ -56,6 +63,7 @@ async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[s
         prompts=prompts,
         redis=redis,
         senders=dict(senders or {}),
+        clock=clock or SystemClock(),
     )
 
 

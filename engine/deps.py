@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from engine.llm_types import LLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
+from tools.clock import Clock, SystemClock
 from tools.context import Embedder
 from tools.database import Database
 from tools.errors import FAAError
@@ -42,3 +43,4 @@ class Deps:
     prompts: PromptBook
     redis: Any = None  # arq's ArqRedis in the worker and web processes
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
+    clock: Clock = field(default_factory=SystemClock)  # tests pass a clock they set

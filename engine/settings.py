@@ -104,6 +104,18 @@ class WorkerSettings(BaseSettings):
         return self
 
 
+class ReminderSettings(BaseSettings):
+    model_config = _section("REMINDER_")
+
+    context_hours: float = Field(
+        default=12.0, ge=0, description="Reminders sent this many hours back are shown to the model (snooze, done)."
+    )
+    lookahead_s: int = Field(
+        default=120, ge=70, description="Reminders due this soon get a deferred job; the sweeper enqueues later ones."
+    )
+    sweep_batch: int = Field(default=500, ge=1, description="Reminders one sweeper run fires or enqueues at most.")
+
+
 class WebSettings(BaseSettings):
     model_config = _section("WEB_")
 
@@ -135,6 +147,7 @@ class Settings(BaseModel):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    reminder: ReminderSettings = Field(default_factory=ReminderSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod
