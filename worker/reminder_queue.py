@@ -8,7 +8,7 @@ Redis flushed ahead of time costs nothing.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import structlog
 from redis.exceptions import RedisError
@@ -32,13 +32,15 @@ def horizon(deps: Deps) -> datetime:
 
 async def enqueue_fire(deps: Deps, due: Due) -> bool:
     """A job deferred to the reminder's time; False when that occurrence already has one."""
+    # arq defers on the real clock and refuses a deferral more than a day past; a time already past runs at once.
+    defer_until = due.fire_at if due.fire_at > datetime.now(UTC) else None
     job = await deps.redis.enqueue_job(
         FIRE_JOB,
         due.reminder_id,
         due.household_id,
         due.fire_at.isoformat(),
         _job_id=reminder_job_id(due.reminder_id, due.fire_at),
-        _defer_until=due.fire_at,
+        _defer_until=defer_until,
     )
     return job is not None
 

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -79,7 +79,7 @@ async def _after_firing(ctx: dict[str, Any], fired: Fired, now: datetime) -> Non
                 delivery.outbox_id,
                 fired.household_id,
                 _job_id=outbox_job_id(delivery.outbox_id),
-                _defer_until=delivery.not_before,
+                _defer_until=delivery.not_before if delivery.not_before > datetime.now(UTC) else None,
             )
     if fired.next_fire_at is not None and fired.next_fire_at <= horizon(deps):
         await enqueue_fire(deps, firings.Due(fired.reminder_id, fired.household_id, fired.next_fire_at))
