@@ -11,7 +11,7 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
 
 from tools.context import ToolContext
 from tools.errors import ToolRetry
@@ -36,7 +36,7 @@ def _datetime(value: Any) -> datetime:
 
 When = Annotated[
     datetime,
-    PlainValidator(_datetime),
+    BeforeValidator(_datetime),
     WithJsonSchema({"type": "string", "description": "ISO 8601 date-time, e.g. 2026-03-14T09:00"}),
 ]
 ReminderId = Annotated[int, Field(gt=0)]
