@@ -76,12 +76,15 @@ async def background_worker(
     try:
         yield worker
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        running = [t for t in worker.tasks.values() if not t.done()]
-        if running:
-            await asyncio.wait(running, timeout=grace_s)
+        # Burst mode with no jobs left to start ends the poll loop after its current Redis round trip;
+        # cancelling it mid-pipeline would leave redis-py an unclosed pipeline.
+        worker.burst, worker.max_burst_jobs = True, 0
+        try:
+            await asyncio.wait_for(asyncio.shield(task), grace_s)
+        except TimeoutError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
         try:
             await worker.close()
         except asyncio.CancelledError:
