@@ -1,5 +1,5 @@
-"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /health, GET /metrics,
-GET /openapi.json."""
+"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /v1/notifications, GET /health,
+GET /metrics, GET /openapi.json."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 import structlog
@@ -17,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot import intake
 from bot.email import webhook
 from bot.email.inbound import EmailInbound, Notices
-from bot.live import ReplyWaiter, follow_events
+from bot.live import ReplyWaiter, follow_events, notification
 from bot.metrics import metrics_handler
 from bot.openapi import document
 from engine.deps import Deps
@@ -214,6 +215,30 @@ async def stream_message(request: web.Request) -> web.StreamResponse:
     return response
 
 
+async def get_notifications(request: web.Request) -> web.Response:
+    """The member's notification feed (reminders…), newest first; `since` is the `next_since` of the last call."""
+    principal = await _principal(request)
+    since_text = request.query.get("since")
+    try:
+        since = datetime.fromisoformat(since_text) if since_text else None
+        limit = int(request.query.get("limit", "50"))
+    except ValueError:
+        raise ApiError(400, "invalid_request", "since must be a next_since date-time, limit a number") from None
+    if since is not None and since.tzinfo is None:
+        raise ApiError(400, "invalid_request", "since needs a UTC offset, as next_since has")
+    if not 1 <= limit <= 100:
+        raise ApiError(400, "invalid_request", "limit must be between 1 and 100")
+    async with request.app[DEPS].db.household(principal.household_id, principal.user_id) as conn:
+        rows = await outbox.notifications(conn, principal.user_id, since=since, limit=limit)
+    newest = rows[0].sent_at if rows else since
+    return web.json_response(
+        {
+            "notifications": [notification(row) for row in rows],
+            "next_since": newest.isoformat() if newest is not None else None,
+        }
+    )
+
+
 async def health(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
     checks: dict[str, str] = {}
@@ -248,6 +273,7 @@ def create_app(deps: Deps) -> web.Application:
             web.post("/v1/messages", post_message),
             web.post("/v1/messages/stream", stream_message),
             web.get("/v1/messages/{message_id}", get_message),
+            web.get("/v1/notifications", get_notifications),
             web.get("/health", health),
             web.get("/metrics", metrics_handler(deps)),
             web.get("/openapi.json", openapi),

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import asyncpg
 from arq import create_pool
 from arq.connections import RedisSettings
 
 from bot import intake
-from bot.live import ReplyWaiter
+from bot.live import ReplyWaiter, follow_notifications
 from bot.runtime import Runtime
 from engine.composition import close_deps, open_deps
 from tools import households
@@ -48,6 +50,14 @@ async def find_principal(runtime: Runtime, member: str, household: str | None) -
     return Principal(found.id, household_id), found.name
 
 
+async def _print_notifications(redis: Any, user_id: int) -> None:
+    """Reminders that arrive while the member chats are printed as they come (all stay in the feed)."""
+    async with follow_notifications(redis, user_id) as notes:
+        async for note in notes:
+            options = "".join(f"\n  [{n}] {option}" for n, option in enumerate(note.get("options") or [], 1))
+            print(f"\nFAA: {note['text']}{options}", flush=True)
+
+
 async def chat(runtime: Runtime, member: str, household: str | None, *, read_line: ReadLine = _stdin_line) -> None:
     settings = runtime.settings
     principal, name = await find_principal(runtime, member, household)
@@ -55,6 +65,7 @@ async def chat(runtime: Runtime, member: str, household: str | None, *, read_lin
     deps = await open_deps(settings, redis=redis)
     waiter = ReplyWaiter(redis)
     await waiter.start()
+    notes = asyncio.create_task(_print_notifications(redis, principal.user_id))
     print(f"Chatting as {name}. Ctrl-D or /quit ends.", file=sys.stderr)
     try:
         while (line := await read_line(f"{name}> ")) is not None:
@@ -83,6 +94,9 @@ async def chat(runtime: Runtime, member: str, household: str | None, *, read_lin
             for number, option in enumerate(reply.get("options") or [], 1):
                 print(f"  [{number}] {option}")
     finally:
+        notes.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await notes
         await waiter.stop()
         await close_deps(deps)
         await redis.aclose()

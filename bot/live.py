@@ -1,7 +1,9 @@
 """Live delivery inside FAA's own processes: replies and stream events travel from worker to web over Redis.
 
 The web API and the terminal chat have no external peer: their "sender" publishes the reply on a Redis channel
-that the waiting request (or terminal) listens to; the outbox row stays the record of it.
+that the waiting request (or terminal) listens to; the outbox row stays the record of it. A notification that
+answers no message (a reminder) goes to the member's own channel, and the sent outbox row is its entry in the
+member's notification feed (`GET /v1/notifications`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ def reply_message(row: OutboxRow) -> dict[str, Any]:
     return {"message_id": row.inbox_id, "reply": row.text, **row.payload}
 
 
+def notification(row: OutboxRow) -> dict[str, Any]:
+    """A feed entry: a reminder carries kind, reminder_id and its quick-reply options in the payload."""
+    sent = row.sent_at or row.created_at
+    return {"id": row.id, "text": row.text, **row.payload, "created_at": sent.isoformat()}
+
+
 class LiveReplySender:
     """The ReplySender of the web and terminal channels."""
 
@@ -41,6 +49,9 @@ class LiveReplySender:
         self._redis = redis
 
     async def send(self, row: OutboxRow) -> None:
+        if row.inbox_id is None:
+            await self._redis.publish(_channel(self._redis, "notify", row.user_id), json.dumps(notification(row)))
+            return
         await self._redis.publish(_channel(self._redis, "reply", row.inbox_id), json.dumps(reply_message(row)))
 
 
@@ -115,6 +126,23 @@ class ReplyWaiter:
                         future.set_result(reply)
         finally:
             await pubsub.aclose()
+
+
+@contextlib.asynccontextmanager
+async def follow_notifications(redis: Redis, user_id: int) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
+    """Subscribe to one member's notifications as they are delivered (the terminal chat prints them)."""
+    pubsub = redis.pubsub()
+    await pubsub.subscribe(_channel(redis, "notify", user_id))
+
+    async def notes() -> AsyncIterator[dict[str, Any]]:
+        async for item in pubsub.listen():
+            if item.get("type") == "message":
+                yield json.loads(item["data"])
+
+    try:
+        yield notes()
+    finally:
+        await pubsub.aclose()
 
 
 @contextlib.asynccontextmanager

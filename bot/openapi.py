@@ -23,6 +23,29 @@ _STATUS = {
     "required": ["message_id", "status"],
 }
 
+_NOTIFICATIONS = {
+    "type": "object",
+    "properties": {
+        "notifications": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "text": {"type": "string"},
+                    "kind": {"type": "string", "enum": ["reminder"]},
+                    "reminder_id": {"type": "integer"},
+                    "options": {"type": "array", "items": {"type": "string"}},
+                    "created_at": {"type": "string", "format": "date-time"},
+                },
+                "required": ["id", "text", "created_at"],
+            },
+        },
+        "next_since": {"type": ["string", "null"], "format": "date-time"},
+    },
+    "required": ["notifications", "next_since"],
+}
+
 
 def _errors(*codes: int) -> dict[str, Any]:
     text = {400: "Invalid body", 401: "Missing or unknown token", 404: "Not found", 413: "Body over 1 MiB"}
@@ -46,7 +69,12 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
         "info": {"title": "FAA — family AI assistant", "version": "1"},
         "components": {
             "securitySchemes": {"member_token": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"MessageIn": message_schema, "MessageStatus": _STATUS, "Error": _ERROR},
+            "schemas": {
+                "MessageIn": message_schema,
+                "MessageStatus": _STATUS,
+                "Notifications": _NOTIFICATIONS,
+                "Error": _ERROR,
+            },
         },
         "security": [{"member_token": []}],
         "paths": {
@@ -77,6 +105,23 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
                         {"name": "message_id", "in": "path", "required": True, "schema": {"type": "integer"}}
                     ],
                     "responses": {"200": {"description": "Status", **status_ref}, **_errors(401, 404)},
+                }
+            },
+            "/v1/notifications": {
+                "get": {
+                    "summary": "The member's notifications (reminders), newest first",
+                    "description": "Poll with since = the next_since of the previous answer to get only new ones.",
+                    "parameters": [
+                        {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},
+                        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100}},
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "Notifications",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Notifications"}}},
+                        },
+                        **_errors(400, 401),
+                    },
                 }
             },
             "/health": {

@@ -14,6 +14,7 @@ from engine.llm import OpenAILLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
 from engine.speech import OpenAITranscriber
+from tools.clock import Clock, SystemClock
 from tools.database import Database
 from tools.embeddings import EmbeddingCache, OpenAIEmbedder
 from tools.registry import default_registry
@@ -42,6 +43,7 @@ async def open_deps(
     redis: Any = None,
     senders: Mapping[str, ReplySender] | None = None,
     fetchers: Mapping[str, AttachmentFetcher] | None = None,
+    clock: Clock | None = None,
 ) -> Deps:
     if settings.database.url is None:
         raise ConfigurationError("DATABASE_URL is not set (or run `faa up`, which starts embedded PostgreSQL)")
@@ -66,6 +68,7 @@ async def open_deps(
         senders=dict(senders or {}),
         fetchers=dict(fetchers or {}),
         speech=OpenAITranscriber.from_settings(settings),
+        clock=clock or SystemClock(),
     )
 
 

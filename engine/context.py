@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -12,7 +13,8 @@ import structlog
 from engine.analysis import ContextRequest
 from engine.errors import ContextError, ToolRetry
 from engine.run import Run
-from tools import households, interactions
+from tools import firings, households, interactions
+from tools.firings import FiredNote
 from tools.interactions import PendingClarification, Turn
 
 log = structlog.get_logger()
@@ -29,17 +31,28 @@ async def load_people(run: Run) -> None:
     run.timezone = me.timezone
 
 
-async def load_history(run: Run, turns: int) -> tuple[list[Turn], PendingClarification | None]:
+@dataclass(frozen=True)
+class History:
+    turns: list[Turn]
+    pending: PendingClarification | None
+    fired: list[FiredNote]  # reminders recently sent to the member, so "snooze" and "done" know which
+
+
+async def load_history(run: Run, turns: int) -> History:
     message = run.message
+    since = run.deps.clock.now() - timedelta(hours=run.deps.settings.reminder.context_hours)
     async with run.deps.db.household(message.household_id, message.user_id) as conn:
         recent = await interactions.recent_turns(conn, message.household_id, message.user_id, turns) if turns else []
         pending = await interactions.pending_clarification(conn, message.user_id)
-    return recent, pending
+        fired = await firings.recently_fired(conn, message.user_id, since)
+    return History(recent, pending, fired)
 
 
-def base_context(run: Run, turns: list[Turn], pending: PendingClarification | None) -> str:
+def base_context(run: Run, history: History) -> str:
+    turns, pending = history.turns, history.pending
     me = next(m for m in run.members if m.id == run.message.user_id)
-    now = datetime.now(UTC).astimezone(ZoneInfo(run.timezone))
+    tz = ZoneInfo(run.timezone)
+    now = run.deps.clock.now().astimezone(tz)
     lines = [
         f"Now: {now.isoformat(timespec='minutes')} ({now.strftime('%A')}, timezone {run.timezone}).",
         f"Member writing: {me.name} (role {me.role}, locale {me.locale}).",
@@ -49,6 +62,13 @@ def base_context(run: Run, turns: list[Turn], pending: PendingClarification | No
         lines.append("Recent conversation:")
         for turn in turns:
             lines.append(f"- {me.name}: {turn.user_text}\n  FAA: {turn.reply_text}")
+    if history.fired:
+        lines.append("Reminders recently sent to the member (a 'snooze' or 'done' refers to the newest one):")
+        for note in history.fired:
+            kind = "repeating" if note.repeating else "one-off"
+            state = "acknowledged" if note.acknowledged else note.status
+            sent = note.fired_at.astimezone(tz).isoformat(timespec="minutes")
+            lines.append(f"- reminder_id {note.reminder_id}: {note.text!r}, sent {sent} ({kind}, {state})")
     if pending is not None:
         lines.append(
             f"Pending question you asked: {pending.question!r} about the earlier message "

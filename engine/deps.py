@@ -10,6 +10,7 @@ from engine.domain import Attachment
 from engine.llm_types import LLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
+from tools.clock import Clock, SystemClock
 from tools.context import Embedder
 from tools.database import Database
 from tools.errors import FAAError
@@ -57,3 +58,4 @@ class Deps:
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
     fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel
     speech: Transcriber | None = None  # None: voice messages are not enabled
+    clock: Clock = field(default_factory=SystemClock)  # tests pass a clock they set

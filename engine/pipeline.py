@@ -123,14 +123,14 @@ class Engine:
             return Reply(voice_not_enabled_text(run), "degraded"), None
         text = preprocessed.text
         version = self._experiment(run)
-        turns, pending = await load_history(run, self.deps.settings.engine.history_turns if version.full_context else 0)
+        history = await load_history(run, self.deps.settings.engine.history_turns if version.full_context else 0)
         messages: list[Message] = [
             {"role": "system", "content": version.system},
-            {"role": "user", "content": f"Context:\n{base_context(run, turns, pending)}\n\nMessage:\n{text}"},
+            {"role": "user", "content": f"Context:\n{base_context(run, history)}\n\nMessage:\n{text}"},
         ]
         analysis = await self._analyse(run, version, messages)
         if analysis.clarification is not None:
-            return self._clarify(run, analysis, text, pending)
+            return self._clarify(run, analysis, text, history.pending)
         started = time.monotonic()
         results = await run_plan(run, analysis.tool_plan) if analysis.tool_plan else []
         reply_text = await self._respond(run, messages, analysis, results)

@@ -22,6 +22,11 @@ _TOOL_WORDS = {
     "update_memory_fields": "updated",
     "forget": "forgot",
     "restore": "restored",
+    "schedule_reminder": "reminder scheduled",
+    "cancel_reminder": "reminder cancelled",
+    "snooze_reminder": "reminder snoozed",
+    "complete_reminder": "reminder marked done",
+    "set_quiet_hours": "quiet hours set",
 }
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 import asyncpg
@@ -87,7 +86,7 @@ class Run:
             household_id=self.message.household_id,
             user_id=self.message.user_id,
             timezone=self.timezone,
-            now=datetime.now(UTC),
+            now=self.deps.clock.now(),
             embedder=self.deps.embedder,
             inbox_id=self.message.inbox_id,
             members=self.members,

@@ -126,6 +126,18 @@ class WorkerSettings(BaseSettings):
         return self
 
 
+class ReminderSettings(BaseSettings):
+    model_config = _section("REMINDER_")
+
+    context_hours: float = Field(
+        default=12.0, ge=0, description="Reminders sent this many hours back are shown to the model (snooze, done)."
+    )
+    lookahead_s: int = Field(
+        default=120, ge=70, description="Reminders due this soon get a deferred job; the sweeper enqueues later ones."
+    )
+    sweep_batch: int = Field(default=500, ge=1, description="Reminders one sweeper run fires or enqueues at most.")
+
+
 class WebSettings(BaseSettings):
     model_config = _section("WEB_")
 
@@ -242,6 +254,7 @@ class Settings(BaseModel):
     channel: ChannelSettings = Field(default_factory=ChannelSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     email: EmailSettings = Field(default_factory=EmailSettings)
+    reminder: ReminderSettings = Field(default_factory=ReminderSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

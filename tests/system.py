@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import asyncpg
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
-from arq import create_pool
+from arq import Worker, create_pool
 from arq.connections import ArqRedis, RedisSettings
 
 from bot import intake
@@ -32,6 +32,7 @@ from engine.settings import (
 from tests.conftest import APP_ROLE, EMBEDDING_DIM, PostgresInfo
 from tests.fakes.openai_server import FakeOpenAI
 from tools import households
+from tools.clock import Clock
 from tools.households import Principal
 from tools.inbox import InboxRow
 from worker.main import background_worker
@@ -106,21 +107,26 @@ class System:
     redis: ArqRedis
     llm: FakeOpenAI
     admin: asyncpg.Connection
+    worker: Worker | None = None
 
 
 @contextlib.asynccontextmanager
 async def running_system(
-    settings: Settings, fake_llm: FakeOpenAI, admin: asyncpg.Connection, *, worker: bool = True
+    settings: Settings,
+    fake_llm: FakeOpenAI,
+    admin: asyncpg.Connection,
+    *,
+    worker: bool = True,
+    clock: Clock | None = None,
 ) -> AsyncIterator[System]:
     redis = await create_pool(RedisSettings.from_dsn(settings.redis.url))
-    deps = await open_deps(settings, redis=redis)
+    deps = await open_deps(settings, redis=redis, clock=clock)
     client = TestClient(TestServer(create_app(deps)))
     await client.start_server()
     try:
         async with contextlib.AsyncExitStack() as stack:
-            if worker:
-                await stack.enter_async_context(background_worker(settings))
-            yield System(client, deps, redis, fake_llm, admin)
+            running = await stack.enter_async_context(background_worker(settings, clock=clock)) if worker else None
+            yield System(client, deps, redis, fake_llm, admin, running)
             await client.close()  # before the worker stops, so no request waits on it
     finally:
         await client.close()

@@ -41,11 +41,13 @@ async def add(
     text: str,
     inbox_id: int | None = None,
     payload: dict[str, Any] | None = None,
+    not_before: datetime | None = None,
 ) -> int | None:
-    """Queue a message; `None` when the inbox message already has its reply (at most one per message)."""
+    """Queue a message (delivered from `not_before` on, default at once); `None` when the inbox message already
+    has its reply (at most one per message)."""
     value = await conn.fetchval(
-        """INSERT INTO outbox (household_id, user_id, inbox_id, channel, recipient, text, payload)
-           VALUES ($1, $2, $3, $4, $5, $6, $7)
+        """INSERT INTO outbox (household_id, user_id, inbox_id, channel, recipient, text, payload, next_attempt_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce($8, now()))
            ON CONFLICT (inbox_id) WHERE inbox_id IS NOT NULL DO NOTHING
            RETURNING id""",
         household_id,
@@ -55,6 +57,7 @@ async def add(
         recipient,
         text,
         payload or {},
+        not_before,
     )
     return None if value is None else int(value)
 
@@ -107,3 +110,20 @@ async def due(conn: Connection, older_than_s: float, limit: int = 100) -> list[t
         "SELECT id, household_id FROM faa_due_outbox(make_interval(secs => $1), $2)", older_than_s, limit
     )
     return [(int(r["id"]), int(r["household_id"])) for r in rows]
+
+
+async def notifications(
+    conn: Connection, user_id: int, *, since: datetime | None = None, limit: int = 50
+) -> list[OutboxRow]:
+    """The member's notification feed, newest first: delivered messages that answer no message of theirs
+    (reminders, digests), delivered after `since`. Ordered by delivery, so one held back by quiet hours is
+    not hidden behind newer ones a client has already seen."""
+    rows = await conn.fetch(
+        f"""SELECT {_COLUMNS} FROM outbox
+            WHERE user_id = $1 AND inbox_id IS NULL AND status = 'sent' AND ($2::timestamptz IS NULL OR sent_at > $2)
+            ORDER BY sent_at DESC, id DESC LIMIT $3""",
+        user_id,
+        since,
+        limit,
+    )
+    return [OutboxRow(**dict(row)) for row in rows]

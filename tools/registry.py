@@ -20,6 +20,14 @@ from tools.aggregate import aggregate
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
 from tools.memories import forget, restore, search, store, update_memory_fields
+from tools.reminders import (
+    cancel_reminder,
+    complete_reminder,
+    list_reminders,
+    schedule_reminder,
+    set_quiet_hours,
+    snooze_reminder,
+)
 
 _FORBIDDEN_ARGS = frozenset({"household_id", "user_id"})
 _MAX_REPORTED_ERRORS = 6
@@ -241,5 +249,11 @@ def default_registry() -> ToolRegistry:
             tool(update_memory_fields, writes=True),
             tool(forget, writes=True),
             tool(restore, writes=True),
+            tool(schedule_reminder, writes=True),
+            tool(list_reminders, writes=False),
+            tool(cancel_reminder, writes=True),
+            tool(snooze_reminder, writes=True),
+            tool(complete_reminder, writes=True),
+            tool(set_quiet_hours, writes=True),
         ]
     )

@@ -22,7 +22,13 @@ log = structlog.get_logger()
 
 async def cmd_worker(runtime: Runtime, args: argparse.Namespace) -> int:
     await migrate_runtime(runtime)
-    await create_worker(runtime.settings, serve_metrics=True).async_run()
+    worker = create_worker(runtime.settings, serve_metrics=True)
+    try:
+        await worker.async_run()
+    except asyncio.CancelledError:
+        pass  # SIGTERM or SIGINT: arq cancelled its main task and re-queued the running jobs
+    finally:
+        await worker.close()  # closes the dependencies (on_shutdown) and the Redis pool
     return 0
 
 

@@ -13,6 +13,7 @@ from bot.live import RedisEventSink
 from engine.deps import DeliveryError, Deps
 from engine.pipeline import Engine
 from tools import inbox, outbox
+from worker.reminder_queue import enqueue_for_message
 
 log = structlog.get_logger()
 
@@ -53,6 +54,9 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
             else:
                 log.warning("message.retrying", error=type(exc).__name__, defer_s=_backoff(job_try))
                 raise Retry(defer=_backoff(job_try)) from exc
+        # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
+        # (again after a retried run: the job ids dedupe).
+        await enqueue_for_message(deps, inbox_id, household_id)
         if finished is None:
             return "already finished"
         if finished.outbox_id is not None:

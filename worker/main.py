@@ -17,14 +17,16 @@ from bot.metrics import start_server
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
+from tools.clock import Clock
 from worker.jobs import deliver_outbound, handle_inbound, sweep
+from worker.reminders import fire_reminder, sweep_reminders
 
 
 async def _startup(ctx: dict[str, Any]) -> None:
     settings: Settings = ctx["settings"]
     redis: ArqRedis = ctx["redis"]
     live = LiveReplySender(redis)
-    deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live})
+    deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live}, clock=ctx.get("clock"))
     if settings.email.sending_enabled:
         load_media, load_thread = database_loaders(deps.db)
         email = EmailSender(settings.email, load_media=load_media, load_thread=load_thread)
@@ -51,19 +53,24 @@ def create_worker(
     redis_pool: ArqRedis | None = None,
     handle_signals: bool = True,
     serve_metrics: bool = False,
+    clock: Clock | None = None,
 ) -> Worker:
-    """An arq worker; `serve_metrics` starts its own GET /metrics when METRICS_WORKER_PORT is set (a worker
-    inside the web process needs none: the web API's /metrics shows the same process)."""
+    """An arq worker. `serve_metrics` starts its own GET /metrics when METRICS_WORKER_PORT is set (a worker
+    inside the web process needs none: the web API's /metrics shows the same process); `clock` replaces the
+    system clock (tests)."""
     ws = settings.worker
     return Worker(
-        functions=[handle_inbound, deliver_outbound],
-        cron_jobs=[cron(sweep, second={0}, unique=True, run_at_startup=True)],
+        functions=[handle_inbound, deliver_outbound, fire_reminder],
+        cron_jobs=[
+            cron(sweep, second={0}, unique=True, run_at_startup=True),
+            cron(sweep_reminders, second={0}, unique=True, run_at_startup=True),
+        ],
         redis_settings=RedisSettings.from_dsn(settings.redis.url),
         redis_pool=redis_pool,
         burst=burst,
         on_startup=_startup,
         on_shutdown=_shutdown,
-        ctx={"settings": settings, "serve_metrics": serve_metrics},
+        ctx={"settings": settings, "serve_metrics": serve_metrics, "clock": clock},
         max_jobs=ws.max_jobs,
         job_timeout=ws.job_timeout_s,
         max_tries=ws.max_tries,
@@ -75,10 +82,12 @@ def create_worker(
 
 
 @contextlib.asynccontextmanager
-async def background_worker(settings: Settings, *, grace_s: float = 10.0) -> AsyncIterator[Worker]:
+async def background_worker(
+    settings: Settings, *, grace_s: float = 10.0, clock: Clock | None = None
+) -> AsyncIterator[Worker]:
     """A worker running in this process's event loop. On exit it stops taking jobs, gives running ones
     `grace_s` to finish (the rest are cancelled; arq re-queues them), and closes its dependencies."""
-    worker = create_worker(settings, handle_signals=False)
+    worker = create_worker(settings, handle_signals=False, clock=clock)
     task = asyncio.create_task(worker.async_run())
     try:
         yield worker

@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import asyncpg
 import pytest
 import structlog
+from redis.asyncio import Redis
 
 from bot.chat import chat
+from bot.live import LiveReplySender
 from bot.runtime import Runtime
 from tests.conftest import PostgresInfo
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family, make_settings
 from tools.households import HouseholdError
+from tools.outbox import OutboxRow
 from worker.main import background_worker
 
 
@@ -164,3 +168,46 @@ async def test_who_is_chatting_must_be_unambiguous(
 async def test_without_any_household_the_chat_says_which_to_name(runtime: Runtime) -> None:
     with pytest.raises(HouseholdError, match="not exactly one"):
         await chat(runtime, "Anna", None, read_line=Keyboard())
+
+
+async def test_a_reminder_that_arrives_while_chatting_is_printed(
+    runtime: Runtime, miller: Family, capsys: pytest.CaptureFixture[str]
+) -> None:
+    redis = Redis.from_url(runtime.settings.redis.url)
+    anna = miller.user_ids["Anna"]
+    channel = f"faa:{redis.connection_pool.connection_kwargs['db']}:notify:{anna}"
+    reminder = OutboxRow(
+        id=1,
+        household_id=miller.household_id,
+        user_id=anna,
+        inbox_id=None,
+        channel="web",
+        recipient=str(anna),
+        text="⏰ Reminder: Call the dentist",
+        payload={"kind": "reminder", "reminder_id": 7, "options": ["Snooze 15 min", "Done"]},
+        status="pending",
+        attempts=0,
+        last_error=None,
+        created_at=datetime.now(UTC),
+        sent_at=None,
+    )
+    printed: list[str] = []
+
+    async def keyboard(prompt: str) -> str | None:
+        """While Anna sits at the prompt, a reminder for her is delivered; she leaves once it is on screen."""
+        while not (await redis.pubsub_numsub(channel))[0][1]:
+            await asyncio.sleep(0.02)
+        await LiveReplySender(redis).send(reminder)
+        while "Call the dentist" not in "".join(printed):
+            printed.append(capsys.readouterr().out)
+            await asyncio.sleep(0.02)
+        return None
+
+    try:
+        with structlog.testing.capture_logs():
+            async with asyncio.timeout(30):
+                await chat(runtime, "Anna", "Miller", read_line=keyboard)
+    finally:
+        await redis.aclose()
+
+    assert "".join(printed) == "\nFAA: ⏰ Reminder: Call the dentist\n  [1] Snooze 15 min\n  [2] Done\n"

@@ -21,8 +21,9 @@ NOW = datetime(2025, 3, 14, 17, 30, tzinfo=UTC)
 async def test_store_writes_one_row_for_the_asking_member(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna", "Ben")
     inbox_id = await admin_conn.fetchval(
+        # Already done: a queued row would be picked up by a later test's sweeper.
         "INSERT INTO inbox (household_id, user_id, channel, external_id, trace_id, status) "
-        "VALUES ($1, $2, 'cli', $3, 't', 'done') RETURNING id",  # done: no sweeper of a later test picks it up
+        "VALUES ($1, $2, 'cli', $3, 't', 'done') RETURNING id",
         family.household_id,
         family.id("Ben"),
         f"msg-{family.household_id}",

@@ -16,7 +16,20 @@ from tools.registry import Tool, ToolRegistry, compact_schema, tool
 
 from . import REGISTRY, HashEmbedder
 
-EXPECTED_TOOLS = ["store", "search", "aggregate", "update_memory_fields", "forget", "restore"]
+EXPECTED_TOOLS = [
+    "store",
+    "search",
+    "aggregate",
+    "update_memory_fields",
+    "forget",
+    "restore",
+    "schedule_reminder",
+    "list_reminders",
+    "cancel_reminder",
+    "snooze_reminder",
+    "complete_reminder",
+    "set_quiet_hours",
+]
 
 
 def walk(node: Any) -> list[Any]:
@@ -42,7 +55,7 @@ def property_names(schema: dict[str, Any]) -> set[str]:
 def test_default_registry_lists_the_generic_tools() -> None:
     assert REGISTRY.names() == EXPECTED_TOOLS
     assert {REGISTRY.get(name).writes for name in ("store", "update_memory_fields", "forget", "restore")} == {True}
-    assert {REGISTRY.get(name).writes for name in ("search", "aggregate")} == {False}
+    assert {REGISTRY.get(name).writes for name in ("search", "aggregate", "list_reminders")} == {False}
 
 
 @pytest.mark.parametrize("name", EXPECTED_TOOLS)

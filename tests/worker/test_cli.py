@@ -22,7 +22,7 @@ from worker.cli import main
 
 Faa = Callable[..., Awaitable[int]]
 SECTIONS = tuple(
-    f"{name}_" for name in "DATABASE REDIS LLM EMBEDDING ENGINE WORKER WEB LOG TELEGRAM THREEMA EMAIL".split()
+    f"{name}_" for name in "DATABASE REDIS LLM EMBEDDING ENGINE WORKER REMINDER WEB LOG TELEGRAM THREEMA EMAIL".split()
 )
 
 

@@ -1,0 +1,179 @@
+"""Reminders end to end over HTTP: set by text, fired into a web-only member's notification feed, snoozed and
+marked done by text — the model finds the reminder in the context the engine gives it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import asyncpg
+import pytest
+
+from engine.settings import Settings
+from tests.e2e.scripts import analysis, is_analysis, member_message
+from tests.e2e.test_stories import send
+from tests.fakes.clock import ManualClock
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.system import System, make_family, running_system
+from tools.recurrence import resolve_wall_time
+from worker.reminder_queue import reminder_job_id
+from worker.reminders import sweep_reminders
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+def context_of(request: ChatRequest) -> str:
+    first_user = next(m for m in request.messages if m["role"] == "user")
+    return str(first_user["content"])
+
+
+def local_now(request: ChatRequest) -> datetime:
+    """The member's 'now' as the engine's context states it."""
+    match = re.search(r"^Now: (\S+) ", context_of(request), re.M)
+    assert match is not None
+    return datetime.fromisoformat(match.group(1))
+
+
+def reminder_model(request: ChatRequest) -> Scripted:
+    """What a competent model plans for the reminder messages."""
+    if not is_analysis(request):
+        return Scripted(content="Done.")
+    text = member_message(request)
+    now = local_now(request).replace(tzinfo=None)
+    if text == "remind me to call the dentist tomorrow at 9":
+        when = (now + timedelta(days=1)).replace(hour=9, minute=0).isoformat()
+        step = {"tool": "schedule_reminder", "args": {"text": "Call the dentist", "when": when}}
+        return analysis("record", plan=[step], reply="I'll remind you tomorrow at 09:00.")
+    if text == "remind me in a minute to stretch":
+        step = {
+            "tool": "schedule_reminder",
+            "args": {"text": "Stretch", "when": (now + timedelta(minutes=1)).isoformat()},
+        }
+        return analysis("record", plan=[step], reply="In a minute.")
+    sent = re.search(r"^- reminder_id (\d+):", context_of(request), re.M)
+    if sent is not None and text == "snooze 15 minutes":
+        step = {"tool": "snooze_reminder", "args": {"reminder_id": int(sent.group(1)), "minutes": 15}}
+        return analysis("update", plan=[step], reply="Snoozed for 15 minutes.")
+    if sent is not None and text == "done":
+        step = {"tool": "complete_reminder", "args": {"reminder_id": int(sent.group(1))}}
+        return analysis("update", plan=[step], reply="Marked as done.")
+    return analysis("chat", reply="Which reminder?")
+
+
+@pytest.fixture
+async def clock() -> ManualClock:
+    # The start of the next minute: a reminder "in a minute" is then in the future of the real clock as well.
+    return ManualClock((datetime.now(UTC) + timedelta(minutes=1)).replace(second=0, microsecond=0))
+
+
+@pytest.fixture
+async def clocked(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, clock: ManualClock
+) -> AsyncIterator[System]:
+    async with running_system(settings, fake_llm, admin_conn, clock=clock) as system:
+        system.llm.script(reminder_model)
+        yield system
+    await admin_conn.execute("UPDATE reminders SET status = 'cancelled', next_fire_at = NULL WHERE status = 'active'")
+
+
+async def fire_due(system: System, reminder_id: int, firings: int) -> None:
+    """Run the sweeper (the worker's own cron may beat it to it) until the reminder's firings are delivered."""
+    assert system.worker is not None
+    await sweep_reminders(system.worker.ctx)
+    for _ in range(200):
+        delivered = await system.admin.fetchval(
+            "SELECT count(*) FROM outbox WHERE (payload->>'reminder_id')::bigint = $1 AND status = 'sent'",
+            reminder_id,
+        )
+        if delivered >= firings:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"reminder {reminder_id} was not delivered {firings} times")
+
+
+async def notifications(system: System, auth: dict[str, str], since: str | None = None) -> dict[str, Any]:
+    response = await system.client.get("/v1/notifications", params={"since": since} if since else {}, headers=auth)
+    assert response.status == 200, await response.text()
+    return await response.json()
+
+
+async def test_set_fire_snooze_and_done_by_text(clocked: System, clock: ManualClock) -> None:
+    system = clocked
+    family = await make_family(system.admin, "Dentist", {"Anna": "Europe/Berlin"})
+    auth = family.auth("Anna")
+
+    body = await send(system, auth, "remind me to call the dentist tomorrow at 9")
+
+    assert body["reply"] == "I'll remind you tomorrow at 09:00."
+    reminder = await system.admin.fetchrow("SELECT * FROM reminders WHERE household_id = $1", family.household_id)
+    tomorrow = (clock.now().astimezone(BERLIN) + timedelta(days=1)).replace(tzinfo=None)
+    due = resolve_wall_time(tomorrow.replace(hour=9, minute=0, second=0), BERLIN)
+    assert reminder["next_fire_at"] == due and reminder["text"] == "Call the dentist"
+    assert (await notifications(system, auth))["notifications"] == []
+
+    clock.set(due)
+    await fire_due(system, reminder["id"], 1)
+
+    feed = await notifications(system, auth)
+    [note] = feed["notifications"]
+    assert note["text"] == "⏰ Reminder: Call the dentist"
+    assert (note["kind"], note["reminder_id"], note["options"]) == (
+        "reminder",
+        reminder["id"],
+        ["Snooze 15 min", "Done"],
+    )
+    assert (await notifications(system, auth, feed["next_since"]))["notifications"] == []
+
+    clock.advance(minutes=2)
+    snoozed = await send(system, auth, "snooze 15 minutes")
+
+    assert snoozed["reply"] == "Snoozed for 15 minutes."
+    assert f"reminder_id {reminder['id']}: 'Call the dentist'" in context_of(system.llm.requests[-1])
+    row = await system.admin.fetchrow("SELECT status, next_fire_at FROM reminders WHERE id = $1", reminder["id"])
+    assert (row["status"], row["next_fire_at"]) == ("active", clock.now() + timedelta(minutes=15))
+
+    clock.advance(minutes=15)
+    await fire_due(system, reminder["id"], 2)
+    newer = await notifications(system, auth, feed["next_since"])
+    assert [n["text"] for n in newer["notifications"]] == ["⏰ Reminder: Call the dentist"]
+
+    done = await send(system, auth, "done")
+
+    assert done["reply"] == "Marked as done."
+    assert await system.admin.fetchval("SELECT status FROM reminders WHERE id = $1", reminder["id"]) == "done"
+    assert (
+        await system.admin.fetchval(
+            "SELECT count(*) FROM reminder_firings WHERE reminder_id = $1 AND acknowledged_at IS NOT NULL",
+            reminder["id"],
+        )
+        == 2
+    )
+
+
+async def test_a_reminder_due_soon_gets_its_deferred_job_once_the_message_committed(
+    clocked: System, clock: ManualClock
+) -> None:
+    system = clocked
+    family = await make_family(system.admin, "Stretch", {"Anna": "Europe/Berlin"})
+
+    await send(system, family.auth("Anna"), "remind me in a minute to stretch")
+
+    reminder = await system.admin.fetchrow(
+        "SELECT id, next_fire_at FROM reminders WHERE household_id = $1", family.household_id
+    )
+    assert reminder["next_fire_at"] == clock.now() + timedelta(minutes=1)
+    job_id = reminder_job_id(reminder["id"], reminder["next_fire_at"])
+    assert await system.redis.zscore("arq:queue", job_id) == reminder["next_fire_at"].timestamp() * 1000
+
+
+async def test_the_feed_needs_a_token_and_a_valid_cursor(clocked: System) -> None:
+    family = await make_family(clocked.admin, "Feed", {"Anna": "Europe/Berlin"})
+    assert (await clocked.client.get("/v1/notifications")).status == 401
+    for query in ({"since": "yesterday"}, {"since": "2025-01-01T00:00:00"}, {"limit": "0"}):
+        response = await clocked.client.get("/v1/notifications", params=query, headers=family.auth("Anna"))
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "invalid_request"

@@ -1,0 +1,377 @@
+"""The reminder tools: schedule_reminder, list_reminders, cancel_reminder, snooze_reminder, complete_reminder and
+set_quiet_hours. All SQL for changing `reminders` rows lives here; firing them lives in `tools/firings.py`.
+
+Times are stored in UTC together with the IANA timezone whose wall clock the reminder keeps (see
+`tools/recurrence.py` for how DST gaps and folds are resolved).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
+
+from tools.context import ToolContext
+from tools.errors import ToolRetry
+from tools.recurrence import RecurrenceError, next_occurrence, parse_rule, resolve_wall_time, upcoming, wall_time
+
+# A time the model resolved a moment ago may have slipped into the past while the message was processed.
+_PAST_GRACE = timedelta(minutes=1)
+_SELF = frozenset({"self", "me", "myself"})
+_HOUSEHOLD = frozenset({"household", "everyone", "all", "family", "all of us"})
+
+
+def _datetime(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or len(value.strip()) <= 10:
+        raise ValueError("expected an ISO 8601 date-time with a time of day, e.g. 2026-03-14T09:00")
+    try:
+        return datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(f"{value!r} is not an ISO 8601 date-time (e.g. 2026-03-14T09:00)") from None
+
+
+When = Annotated[
+    datetime,
+    BeforeValidator(_datetime),
+    WithJsonSchema({"type": "string", "description": "ISO 8601 date-time, e.g. 2026-03-14T09:00"}),
+]
+ReminderId = Annotated[int, Field(gt=0)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
+Recipient = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+
+
+class ScheduleReminderArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: Text = Field(description="what to remind of, as the recipient will read it, e.g. 'Call the dentist'")
+    when: When = Field(
+        description="the (first) time; without an offset it is read on the wall clock chosen by timezone_of"
+    )
+    rrule: Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)] | None = Field(
+        None, description="repeat rule, RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=MO or FREQ=MONTHLY;BYMONTHDAY=1"
+    )
+    recipient: Recipient = Field("self", description='"self", "household" (every member) or a member\'s name')
+    timezone_of: Literal["me", "recipient"] = Field(
+        "me", description="whose wall clock `when` and the repetition follow: mine, or the one named recipient's"
+    )
+
+
+class ReminderIdArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: ReminderId
+
+
+class SnoozeReminderArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: ReminderId
+    minutes: int | None = Field(None, ge=1, le=7 * 24 * 60, description="snooze this many minutes from now")
+    until: When | None = Field(None, description="or until this time (without an offset: the member's clock)")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> SnoozeReminderArgs:
+        if (self.minutes is None) == (self.until is None):
+            raise ValueError("give exactly one of minutes or until")
+        return self
+
+
+class ListRemindersArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    include_finished: bool = Field(False, description="also list done and cancelled reminders")
+    limit: int = Field(20, ge=1, le=50)
+
+
+class SetQuietHoursArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    start: time | None = Field(None, description="HH:MM on the member's clock, e.g. 22:00; null with end clears")
+    end: time | None = Field(None, description="HH:MM, e.g. 07:00")
+
+    @model_validator(mode="after")
+    def _both_or_neither(self) -> SetQuietHoursArgs:
+        if (self.start is None) != (self.end is None):
+            raise ValueError("give both start and end, or neither to clear the quiet hours")
+        if self.start is not None and self.start == self.end:
+            raise ValueError("start and end must differ")
+        return self
+
+
+class Reminder(BaseModel):
+    reminder_id: int
+    text: str
+    status: str
+    next_at: str | None = Field(None, description="next firing, on the reminder's wall clock")
+    timezone: str
+    rrule: str | None = None
+    recipients: list[str]
+    created_by: str | None = None
+    last_fired_at: str | None = None
+
+
+class ScheduledReminder(Reminder):
+    upcoming: list[str] = []
+    note: str | None = None
+
+
+class ReminderList(BaseModel):
+    count: int
+    reminders: list[Reminder]
+
+
+class QuietHours(BaseModel):
+    start: str | None
+    end: str | None
+
+
+_COLUMNS = (
+    "r.id, r.text, r.status, r.next_fire_at, r.timezone, r.rrule, r.recipient_ids, r.for_household, r.created_by, "
+    "r.last_fired_at, r.occurrence_at, r.dtstart_local"
+)
+
+
+async def _members(ctx: ToolContext) -> dict[int, Any]:
+    rows = await ctx.conn.fetch("SELECT id, name, timezone FROM users WHERE household_id = $1", ctx.household_id)
+    return {int(r["id"]): r for r in rows}
+
+
+def _iso(instant: datetime | None, tz: ZoneInfo) -> str | None:
+    return None if instant is None else instant.astimezone(tz).isoformat(timespec="minutes")
+
+
+def _reminder(row: Any, members: dict[int, Any]) -> Reminder:
+    tz = ZoneInfo(row["timezone"])
+    ids = sorted(members) if row["for_household"] else row["recipient_ids"]
+    creator = members.get(row["created_by"])
+    return Reminder(
+        reminder_id=row["id"],
+        text=row["text"],
+        status=row["status"],
+        next_at=_iso(row["next_fire_at"], tz),
+        timezone=row["timezone"],
+        rrule=row["rrule"],
+        recipients=["household"] if row["for_household"] else [members[i]["name"] for i in ids if i in members],
+        created_by=None if creator is None else creator["name"],
+        last_fired_at=_iso(row["last_fired_at"], tz),
+    )
+
+
+def _recipients(ctx: ToolContext, members: dict[int, Any], recipient: str) -> tuple[list[int], bool]:
+    """(recipient ids, for the whole household) of a `recipient` argument."""
+    wanted = recipient.strip().lower()
+    if wanted in _SELF:
+        return [ctx.user_id], False
+    if wanted in _HOUSEHOLD:
+        return sorted(members), True
+    found = [uid for uid, row in members.items() if row["name"].lower() == wanted]
+    if not found:
+        names = ", ".join(sorted(row["name"] for row in members.values()))
+        raise ToolRetry(
+            "schedule_reminder",
+            f"no member named {recipient!r}; use 'self', 'household' or one of the members: {names}",
+        )
+    return found, False
+
+
+async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> ScheduledReminder:
+    """Remind the member, another member or the whole household at a time, once or repeatedly.
+
+    `when` is an ISO date-time resolved from what the member said ("tomorrow at 9" → 2026-03-14T09:00); without
+    an offset it is read on the member's own clock (timezone_of "me") or, for one named member, on that member's
+    clock (timezone_of "recipient", e.g. "remind Tom at 7:30 his time"). A repeating reminder takes an RFC 5545
+    RRULE ("every Monday" → FREQ=WEEKLY;BYDAY=MO; "1st of every month" → FREQ=MONTHLY;BYMONTHDAY=1) and keeps
+    its wall-clock time across daylight-saving changes; `when` is then its first time. Returns the reminder_id,
+    its next times and a note when the time had to be adjusted (a wall time skipped by a DST change).
+    """
+    members = await _members(ctx)
+    ids, for_household = _recipients(ctx, members, args.recipient)
+    zone_name = ctx.timezone
+    if args.timezone_of == "recipient":
+        if for_household:
+            raise ToolRetry("schedule_reminder", "timezone_of 'recipient' needs one named recipient, not 'household'")
+        zone_name = members[ids[0]]["timezone"]
+    tz = ZoneInfo(zone_name)
+    note = None
+    when = args.when.replace(microsecond=0)
+    if when.tzinfo is None:
+        dtstart_local = when
+        instant = resolve_wall_time(when, tz)
+        if wall_time(instant, tz) != when:
+            shown = wall_time(instant, tz).strftime("%H:%M")
+            note = f"{when:%H:%M} does not exist on {when:%Y-%m-%d} in {zone_name} (clocks go forward); using {shown}"
+    else:
+        instant = when.astimezone(UTC)
+        dtstart_local = wall_time(instant, tz)
+    if instant < ctx.now - _PAST_GRACE:
+        raise ToolRetry(
+            "schedule_reminder",
+            f"{_iso(instant, tz)} is in the past (it is now {_iso(ctx.now, tz)} in {zone_name}); give a future time",
+        )
+    rule = None
+    if args.rrule:
+        try:
+            rule = parse_rule(args.rrule, dtstart_local, tz)
+        except RecurrenceError as exc:
+            raise ToolRetry("schedule_reminder", str(exc)) from None
+        first = next_occurrence(rule, tz, instant, inclusive=True)
+        if first is None:
+            raise ToolRetry("schedule_reminder", f"the rule {args.rrule!r} has no occurrence from {_iso(instant, tz)}")
+        instant = first
+    rrule_text = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None
+    row = await ctx.conn.fetchrow(
+        f"""WITH r AS (
+                INSERT INTO reminders (household_id, created_by, recipient_ids, text, timezone, rrule, next_fire_at,
+                                       occurrence_at, dtstart_local, for_household, source_inbox_id,
+                                       changed_by_inbox_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $10) RETURNING *)
+            SELECT {_COLUMNS} FROM r""",
+        ctx.household_id,
+        ctx.user_id,
+        ids,
+        args.text,
+        zone_name,
+        rrule_text,
+        instant,
+        dtstart_local,
+        for_household,
+        ctx.inbox_id,
+    )
+    base = _reminder(row, members)
+    times = [t for t in (_iso(i, tz) for i in upcoming(rule, tz, instant, 3)) if t is not None]
+    return ScheduledReminder(**base.model_dump(), upcoming=times, note=note)
+
+
+async def list_reminders(ctx: ToolContext, args: ListRemindersArgs) -> ReminderList:
+    """The member's reminders: the ones for them, for the whole household, and the ones they set for others.
+
+    Each has its reminder_id (for cancel, snooze and complete), text, status, next time, repeat rule and
+    recipients. Finished (done, cancelled) reminders only with include_finished.
+    """
+    rows = await ctx.conn.fetch(
+        f"""SELECT {_COLUMNS} FROM reminders r
+            WHERE r.household_id = $1 AND ($2 = ANY(r.recipient_ids) OR r.for_household OR r.created_by = $2)
+              AND ($3 OR r.status = 'active')
+            ORDER BY r.status = 'active' DESC, r.next_fire_at NULLS LAST, r.id DESC LIMIT $4""",
+        ctx.household_id,
+        ctx.user_id,
+        args.include_finished,
+        args.limit,
+    )
+    members = await _members(ctx)
+    return ReminderList(count=len(rows), reminders=[_reminder(row, members) for row in rows])
+
+
+async def _locked(ctx: ToolContext, tool: str, reminder_id: int) -> Any:
+    row = await ctx.conn.fetchrow(
+        f"SELECT {_COLUMNS} FROM reminders r WHERE r.household_id = $1 AND r.id = $2 FOR UPDATE",
+        ctx.household_id,
+        reminder_id,
+    )
+    if row is None:
+        raise ToolRetry(tool, f"there is no reminder {reminder_id}; list_reminders shows the reminder_ids")
+    return row
+
+
+async def _update(
+    ctx: ToolContext, reminder_id: int, status: str, next_fire_at: datetime | None, occurrence: Any
+) -> Any:
+    return await ctx.conn.fetchrow(
+        f"""WITH r AS (
+                UPDATE reminders SET status = $3, next_fire_at = $4, occurrence_at = $5, changed_by_inbox_id = $6,
+                       updated_at = now()
+                WHERE household_id = $1 AND id = $2 RETURNING *)
+            SELECT {_COLUMNS} FROM r""",
+        ctx.household_id,
+        reminder_id,
+        status,
+        next_fire_at,
+        occurrence,
+        ctx.inbox_id,
+    )
+
+
+async def cancel_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
+    """Cancel a reminder for good (a repeating one stops repeating). Find its reminder_id with list_reminders."""
+    row = await _locked(ctx, "cancel_reminder", args.reminder_id)
+    if row["status"] != "cancelled":
+        row = await _update(ctx, args.reminder_id, "cancelled", None, row["occurrence_at"])
+    return _reminder(row, await _members(ctx))
+
+
+async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> Reminder:
+    """Fire a reminder again later: `minutes` from now ("snooze 15 minutes") or `until` a time ("until 6pm").
+
+    Use it for the reminder that was just sent when the member answers "snooze" (the context lists recently
+    sent reminders with their ids). A repeating reminder keeps its schedule: after the snoozed firing it goes on
+    with the next regular time after it (regular times inside the snooze are skipped).
+    """
+    row = await _locked(ctx, "snooze_reminder", args.reminder_id)
+    if row["status"] == "cancelled":
+        raise ToolRetry("snooze_reminder", f"reminder {args.reminder_id} was cancelled; schedule a new one instead")
+    if args.until is not None:
+        until = args.until
+        target = resolve_wall_time(until, ZoneInfo(ctx.timezone)) if until.tzinfo is None else until.astimezone(UTC)
+    else:
+        target = ctx.now + timedelta(minutes=args.minutes or 0)
+    target = target.replace(microsecond=0)
+    if target <= ctx.now:
+        raise ToolRetry("snooze_reminder", f"{_iso(target, ZoneInfo(ctx.timezone))} is not in the future")
+    # The snooze stands for the occurrence that was last sent, so a repeating reminder resumes after it.
+    last = await ctx.conn.fetchval(
+        "SELECT occurrence_at FROM reminder_firings WHERE reminder_id = $1 ORDER BY fire_at DESC LIMIT 1",
+        args.reminder_id,
+    )
+    updated = await _update(ctx, args.reminder_id, "active", target, last or row["occurrence_at"] or target)
+    return _reminder(updated, await _members(ctx))
+
+
+async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
+    """Mark a reminder done ("done", "erledigt", "I did it"): a one-off one will not fire again; for a repeating
+    one this occurrence is done (a pending snooze is dropped) and the schedule goes on — to stop a repeating
+    reminder for good use cancel_reminder."""
+    row = await _locked(ctx, "complete_reminder", args.reminder_id)
+    if row["status"] == "cancelled":
+        raise ToolRetry("complete_reminder", f"reminder {args.reminder_id} was cancelled already")
+    await ctx.conn.execute(
+        """UPDATE reminder_firings SET acknowledged_at = $3
+           WHERE household_id = $1 AND reminder_id = $2 AND acknowledged_at IS NULL""",
+        ctx.household_id,
+        args.reminder_id,
+        ctx.now,
+    )
+    status, next_fire, occurrence = row["status"], row["next_fire_at"], row["occurrence_at"]
+    if row["rrule"] is None:
+        status, next_fire = "done", None
+    elif status == "active" and next_fire != occurrence:  # a snooze is pending: resume the schedule instead
+        tz = ZoneInfo(row["timezone"])
+        try:
+            rule = parse_rule(row["rrule"], row["dtstart_local"], tz)
+        except RecurrenceError as exc:
+            raise ToolRetry("complete_reminder", str(exc)) from None
+        next_fire = next_occurrence(rule, tz, max(occurrence, ctx.now))
+        occurrence = next_fire
+        status = "active" if next_fire is not None else "done"
+    if (status, next_fire, occurrence) != (row["status"], row["next_fire_at"], row["occurrence_at"]):
+        row = await _update(ctx, args.reminder_id, status, next_fire, occurrence)
+    return _reminder(row, await _members(ctx))
+
+
+async def set_quiet_hours(ctx: ToolContext, args: SetQuietHoursArgs) -> QuietHours:
+    """Set the member's own quiet hours (e.g. 22:00 to 07:00 on their clock): reminders that fall inside them are
+    delivered when they end. Both null clears them."""
+    await ctx.conn.execute(
+        "UPDATE users SET quiet_start = $3, quiet_end = $4 WHERE household_id = $1 AND id = $2",
+        ctx.household_id,
+        ctx.user_id,
+        args.start,
+        args.end,
+    )
+    return QuietHours(
+        start=None if args.start is None else args.start.strftime("%H:%M"),
+        end=None if args.end is None else args.end.strftime("%H:%M"),
+    )
