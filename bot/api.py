@@ -1,4 +1,5 @@
-"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /health, GET /openapi.json."""
+"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /media/{id} (signed links),
+GET /health, GET /openapi.json."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot import intake
 from bot.live import ReplyWaiter, follow_events
+from bot.media import media_links, media_route
 from bot.openapi import document
 from engine.deps import Deps
 from tools import households, inbox, outbox
@@ -123,6 +125,7 @@ async def _status(deps: Deps, household_id: int, inbox_id: int) -> dict[str, Any
     body: dict[str, Any] = {"message_id": row.id, "status": row.status, "received_at": row.received_at.isoformat()}
     if reply is not None:
         body.update(reply=reply.text, outcome=reply.payload.get("outcome"), options=reply.payload.get("options", []))
+        body["media"] = media_links(deps.settings.media, reply.payload.get("media_ids"), household_id)
     return body
 
 
@@ -227,6 +230,7 @@ def create_app(deps: Deps) -> web.Application:
             web.post("/v1/messages", post_message),
             web.post("/v1/messages/stream", stream_message),
             web.get("/v1/messages/{message_id}", get_message),
+            media_route(deps),
             web.get("/health", health),
             web.get("/openapi.json", openapi),
         ]

@@ -113,6 +113,24 @@ class WebSettings(BaseSettings):
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
 
 
+class MediaSettings(BaseSettings):
+    model_config = _section("MEDIA_")
+
+    secret: SecretStr | None = Field(
+        default=None,
+        min_length=32,
+        description="Key that signs /media/{id} links (32+ random characters, the same for web and worker). "
+        "Unset: no links are made; images go only to channels that attach them.",
+    )
+    link_ttl_s: int = Field(default=7 * 24 * 3600, ge=60, description="How long a media link works.")
+    base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s/]+(/[^\s]*)?$",
+        description="Public address of the web API for absolute links, e.g. https://faa.example.com. "
+        "Unset: links are paths.",
+    )
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -135,6 +153,7 @@ class Settings(BaseModel):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

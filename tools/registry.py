@@ -17,6 +17,7 @@ import asyncpg
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
+from tools.charts import render_chart
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
 from tools.memories import forget, restore, search, store, update_memory_fields
@@ -241,5 +242,6 @@ def default_registry() -> ToolRegistry:
             tool(update_memory_fields, writes=True),
             tool(forget, writes=True),
             tool(restore, writes=True),
+            tool(render_chart, writes=False),
         ]
     )

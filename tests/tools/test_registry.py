@@ -16,7 +16,7 @@ from tools.registry import Tool, ToolRegistry, compact_schema, tool
 
 from . import REGISTRY, HashEmbedder
 
-EXPECTED_TOOLS = ["store", "search", "aggregate", "update_memory_fields", "forget", "restore"]
+EXPECTED_TOOLS = ["store", "search", "aggregate", "update_memory_fields", "forget", "restore", "render_chart"]
 
 
 def walk(node: Any) -> list[Any]:
