@@ -133,3 +133,10 @@ async def resolve_token(conn: Connection, token: str) -> Principal | None:
 async def resolve_identity(conn: Connection, channel: str, external_id: str) -> Principal | None:
     row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_identity($1, $2)", channel, external_id)
     return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))
+
+
+async def household_timezone(conn: Connection, household_id: int) -> str:
+    timezone = await conn.fetchval("SELECT timezone FROM households WHERE id = $1", household_id)
+    if timezone is None:
+        raise HouseholdError(f"no household {household_id}")
+    return str(timezone)

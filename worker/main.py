@@ -14,6 +14,7 @@ from bot.live import LiveReplySender
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
+from worker.digests import run_digest, sweep_digests
 from worker.jobs import deliver_outbound, handle_inbound, sweep
 
 
@@ -36,8 +37,11 @@ def create_worker(
 ) -> Worker:
     ws = settings.worker
     return Worker(
-        functions=[handle_inbound, deliver_outbound],
-        cron_jobs=[cron(sweep, second={0}, unique=True, run_at_startup=True)],
+        functions=[handle_inbound, deliver_outbound, run_digest],
+        cron_jobs=[
+            cron(sweep, second={0}, unique=True, run_at_startup=True),
+            cron(sweep_digests, second={30}, unique=True),
+        ],
         redis_settings=RedisSettings.from_dsn(settings.redis.url),
         redis_pool=redis_pool,
         burst=burst,
