@@ -20,6 +20,7 @@ from tests.system import System, running_system
 from tests.tools import Family, add_memory
 from tests.tools.test_charts import png_size
 from tools import digests, households
+from tools.digests import Occurrence
 from tools.outbox import OutboxRow
 from worker.digests import digest_job_id, run_digest, sweep_digests
 
@@ -160,19 +161,19 @@ async def test_monthly_digest_equals_the_sql_truth(settings: Settings, fake_llm:
         assert await due_jobs(system, family, MARCH_1_0800_BERLIN - timedelta(minutes=1)) == []
         [job] = await due_jobs(system, family, MARCH_1_0800_BERLIN)
         await sweep_digests(ctx, now=MARCH_1_0800_BERLIN)
-        assert await system.redis.exists(f"arq:job:digest:{family.household_id}:monthly:2025-02-01")
+        occurrence = Occurrence("monthly", date(2025, 2, 1), date(2025, 3, 1), MARCH_1_0800_BERLIN)
+        assert digest_job_id(family.household_id, occurrence) == f"digest:{family.household_id}:monthly:2025-02-01"
+        assert await system.redis.exists(f"arq:job:{digest_job_id(family.household_id, occurrence)}")
         assert await run_digest(ctx, *job) == "sent"
 
     truth = await sql_truth(admin_conn, family.household_id)
     run = await digest_run(admin_conn, family.household_id)
     assert len(truth) >= 10 and as_truth(run["facts"]) == truth
     assert ("uncategorised", "EUR", Decimal("0.02"), 2) in truth
-    totals = {}
-    for category, currency, total, count in truth:
-        totals[currency] = (
-            totals.get(currency, (Decimal(0), 0))[0] + total,
-            totals.get(currency, (Decimal(0), 0))[1] + count,
-        )
+    totals: dict[str, tuple[Decimal, int]] = {}
+    for _, currency, total, count in truth:
+        before = totals.get(currency, (Decimal(0), 0))
+        totals[currency] = (before[0] + total, before[1] + count)
     assert {t["currency"]: (Decimal(t["total"]), t["count"]) for t in run["facts"]["totals"]} == totals
     assert seen == [run["facts"]]  # the model phrased exactly these numbers
     assert (run["phrasing"], run["period_start"], run["period_end"]) == ("llm", date(2025, 2, 1), date(2025, 3, 1))
@@ -260,7 +261,8 @@ async def test_the_household_clock_and_its_choice_of_digests(
             weekly={"enabled": True, "weekday": 7, "at_time": time(20)},
         )
         await admin_conn.execute(
-            "INSERT INTO reminders (household_id, recipient_ids, text, timezone, next_fire_at) VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO reminders (household_id, recipient_ids, text, timezone, next_fire_at) "
+            "VALUES ($1, $2, $3, $4, $5)",
             family.household_id,
             [family.id("Wei")],
             "Take the bins out",
