@@ -40,7 +40,8 @@ def create_worker(
         functions=[handle_inbound, deliver_outbound, run_digest],
         cron_jobs=[
             cron(sweep, second={0}, unique=True, run_at_startup=True),
-            cron(sweep_digests, second={30}, unique=True),
+            # Same second as the other sweep: arq schedules both in one pass, not two moments a minute.
+            cron(sweep_digests, second={0}, unique=True),
         ],
         redis_settings=RedisSettings.from_dsn(settings.redis.url),
         redis_pool=redis_pool,
