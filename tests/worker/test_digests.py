@@ -7,11 +7,13 @@ import asyncio
 import dataclasses
 import json
 import random
+from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
 import asyncpg
+import pytest
 
 from engine.digests import template
 from engine.settings import Settings
@@ -25,8 +27,16 @@ from tools.outbox import OutboxRow
 from worker.digests import digest_job_id, run_digest, sweep_digests
 
 LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
+FAMILY_NAME = "Digest family"
 MARCH_1_0800_BERLIN = datetime(2025, 3, 1, 7, tzinfo=UTC)
 CATEGORIES = ["groceries", "rent", "transport", "kita", "pharmacy"]
+
+
+@pytest.fixture(autouse=True)
+async def forget_digest_families(admin_conn: asyncpg.Connection) -> AsyncIterator[None]:
+    """Their schedules count from long ago: left behind, a later test's worker would send them real digests."""
+    yield
+    await admin_conn.execute("DELETE FROM households WHERE name = $1", FAMILY_NAME)
 
 
 class Recorder:
@@ -39,7 +49,7 @@ class Recorder:
 
 async def household(system: System, timezone: str, *members: str, **choices: dict[str, Any]) -> Family:
     """A household whose default schedule counts from long ago, with the digest choices given per kind."""
-    household_id = await households.create_household(system.admin, "Digest family", timezone)
+    household_id = await households.create_household(system.admin, FAMILY_NAME, timezone)
     await system.admin.execute("UPDATE households SET created_at = $2 WHERE id = $1", household_id, LONG_AGO)
     ids = {}
     for name in members:
