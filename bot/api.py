@@ -1,5 +1,5 @@
-"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /v1/notifications, GET /health,
-GET /metrics, GET /openapi.json."""
+"""The web API: POST /v1/messages (and its SSE twin), GET /v1/messages/{id}, GET /v1/notifications,
+GET /media/{id} (signed links), GET /health, GET /metrics, GET /openapi.json."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from bot import intake
 from bot.email import webhook
 from bot.email.inbound import EmailInbound, Notices
 from bot.live import ReplyWaiter, follow_events, notification
+from bot.media import media_links, media_route
 from bot.metrics import metrics_handler
 from bot.openapi import document
 from engine.deps import Deps
@@ -129,6 +130,7 @@ async def _status(deps: Deps, household_id: int, inbox_id: int) -> dict[str, Any
     body: dict[str, Any] = {"message_id": row.id, "status": row.status, "received_at": row.received_at.isoformat()}
     if reply is not None:
         body.update(reply=reply.text, outcome=reply.payload.get("outcome"), options=reply.payload.get("options", []))
+        body["media"] = media_links(deps.settings.media, reply.payload.get("media_ids"), household_id)
     return body
 
 
@@ -274,6 +276,7 @@ def create_app(deps: Deps) -> web.Application:
             web.post("/v1/messages/stream", stream_message),
             web.get("/v1/messages/{message_id}", get_message),
             web.get("/v1/notifications", get_notifications),
+            media_route(deps),
             web.get("/health", health),
             web.get("/metrics", metrics_handler(deps)),
             web.get("/openapi.json", openapi),

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Callable, Coroutine
-from datetime import timedelta
+from datetime import time, timedelta
 from typing import Any
 
 import asyncpg
@@ -19,7 +19,7 @@ from engine.errors import FAAError
 from engine.observability import configure_logging
 from engine.settings import Settings
 from migrations.runner import MigrationError
-from tools import households, identities
+from tools import digests, households, identities
 
 Command = Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -38,6 +38,63 @@ async def cmd_household_create(runtime: Runtime, args: argparse.Namespace) -> in
     finally:
         await conn.close()
     print(f"household {household_id} created: {args.name}")
+    return 0
+
+
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def _clock(text: str) -> time:
+    try:
+        value = time.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time like 08:00") from None
+    return value.replace(second=0, microsecond=0)
+
+
+def _clock_or_off(text: str) -> time | str:
+    return "off" if text.lower() == "off" else _clock(text)
+
+
+def _digest_changes(args: argparse.Namespace) -> dict[str, dict[str, object]]:
+    changes: dict[str, dict[str, object]] = {}
+    monthly = {"enabled": args.monthly, "day_of_month": args.day, "at_time": args.time}
+    weekday = None if args.weekday is None else _WEEKDAYS.index(args.weekday) + 1
+    weekly = {"enabled": args.weekly, "weekday": weekday, "at_time": args.weekly_time}
+    morning: dict[str, object] = {}
+    if args.morning_agenda is not None:
+        at = args.morning_agenda
+        morning = {"enabled": False} if at == "off" else {"enabled": True, "at_time": at}
+    for kind, fields in (("monthly", monthly), ("weekly", weekly), ("morning", morning)):
+        given = {
+            k: (v == "on" if k == "enabled" and isinstance(v, str) else v) for k, v in fields.items() if v is not None
+        }
+        if given:
+            changes[kind] = given
+    return changes
+
+
+async def cmd_household_digests(runtime: Runtime, args: argparse.Namespace) -> int:
+    """Show or change which digests a household gets and when (local time in the household's timezone)."""
+    await migrate_runtime(runtime)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        async with conn.transaction():
+            household_id = await households.find_household(conn, args.household)
+            await conn.execute("SELECT set_config('app.household_id', $1, true)", str(household_id))
+            for kind, fields in _digest_changes(args).items():
+                await digests.configure(conn, household_id, kind, **fields)  # type: ignore[arg-type]
+            current = await digests.schedules(conn, household_id)
+    finally:
+        await conn.close()
+    print(f"household {household_id} digests ({current[0].timezone if current else 'UTC'}):")
+    for item in current:
+        when = {
+            "monthly": f"on day {item.day_of_month} at {item.at_time:%H:%M}",
+            "weekly": f"on {_WEEKDAYS[item.weekday - 1]} at {item.at_time:%H:%M}",
+            "morning": f"at {item.at_time:%H:%M}",
+        }[item.kind]
+        print(f"  {item.kind:<8} {'on ' if item.enabled else 'off'} {when}")
     return 0
 
 
@@ -102,6 +159,20 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     create.add_argument("name")
     create.add_argument("--timezone", default="UTC", help="IANA timezone, e.g. Europe/Berlin")
     create.set_defaults(run=cmd_household_create)
+    digest = household.add_parser(
+        "digests", help="show or choose the household's digests (times in the household's timezone)"
+    )
+    digest.add_argument("household", help="household name or id")
+    digest.add_argument("--monthly", choices=("on", "off"), help="the previous month's expenses, with a chart")
+    digest.add_argument("--day", type=int, choices=range(1, 29), metavar="1-28", help="day of the monthly digest")
+    digest.add_argument("--time", type=_clock, help="time of the monthly digest, e.g. 08:00")
+    digest.add_argument("--weekly", choices=("on", "off"), help="a summary of the last seven days")
+    digest.add_argument("--weekday", choices=_WEEKDAYS, help="day of the weekly summary")
+    digest.add_argument("--weekly-time", type=_clock, help="time of the weekly summary")
+    digest.add_argument(
+        "--morning-agenda", type=_clock_or_off, metavar="HH:MM|off", help="today's reminders and plans at this time"
+    )
+    digest.set_defaults(run=cmd_household_digests)
 
     member = commands.add_parser("member", help="manage members").add_subparsers(dest="action", required=True)
     add = member.add_parser("add", help="add a member and print their API token")

@@ -18,6 +18,15 @@ _STATUS = {
         "reply": {"type": "string"},
         "outcome": {"type": "string", "enum": ["answered", "clarifying", "degraded", "failed"]},
         "options": {"type": "array", "items": {"type": "string"}},
+        "media": {
+            "type": "array",
+            "description": "Images sent with the reply (charts); url is a signed, expiring link when links are on",
+            "items": {
+                "type": "object",
+                "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
+                "required": ["id"],
+            },
+        },
         "duplicate": {"type": "boolean"},
     },
     "required": ["message_id", "status"],
@@ -48,7 +57,13 @@ _NOTIFICATIONS = {
 
 
 def _errors(*codes: int) -> dict[str, Any]:
-    text = {400: "Invalid body", 401: "Missing or unknown token", 404: "Not found", 413: "Body over 1 MiB"}
+    text = {
+        400: "Invalid body",
+        401: "Missing or unknown token",
+        403: "Forged or expired link",
+        404: "Not found",
+        413: "Body over 1 MiB",
+    }
     return {
         str(code): {
             "description": text[code],
@@ -121,6 +136,22 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Notifications"}}},
                         },
                         **_errors(400, 401),
+                    },
+                }
+            },
+            "/media/{media_id}": {
+                "get": {
+                    "summary": "An image sent with a reply, through the signed link given in the reply's media",
+                    "security": [],
+                    "parameters": [
+                        {"name": "media_id", "in": "path", "required": True, "schema": {"type": "integer"}},
+                        {"name": "h", "in": "query", "required": True, "schema": {"type": "integer"}},
+                        {"name": "e", "in": "query", "required": True, "schema": {"type": "integer"}},
+                        {"name": "s", "in": "query", "required": True, "schema": {"type": "string"}},
+                    ],
+                    "responses": {
+                        "200": {"description": "The image", "content": {"image/png": {}}},
+                        **_errors(403, 404),
                     },
                 }
             },

@@ -82,7 +82,7 @@ async def run_step(run: Run, seq: int, step_id: str, tool_name: str, raw_args: s
     entry = run.entries.get(seq)
     if entry is not None and entry.kind == "tool":
         run.note("tool.replayed", tool=tool_name, seq=seq)
-        return _from_entry(step_id, entry)
+        return _keep_media(run, _from_entry(step_id, entry))
     try:
         tool = registry.get(tool_name)
         args = registry.validate(tool_name, raw_args)
@@ -152,7 +152,16 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
         raise ToolError(tool_name, type(exc).__name__) from exc
 
 
+def _keep_media(run: Run, outcome: StepResult) -> StepResult:
+    """A tool that made an image (render_chart) returns its `media_id`; the reply carries it to the channel."""
+    media_id = (outcome.result or {}).get("media_id") if outcome.ok else None
+    if isinstance(media_id, int) and media_id not in run.media_ids:
+        run.media_ids.append(media_id)
+    return outcome
+
+
 async def _finish(run: Run, outcome: StepResult) -> StepResult:
+    _keep_media(run, outcome)
     run.tool_calls += 1
     result = "ok" if outcome.ok else "invalid" if outcome.fixable else "error"
     metrics.tool_call(outcome.tool, result, run.deps.registry.names())

@@ -65,7 +65,7 @@ class Engine:
         try:
             reply, pending_state = await self._steps(run)
         except BudgetExceeded as exc:
-            reply = Reply(basic_answer([], exc), "degraded")
+            reply = Reply(basic_answer([], exc), "degraded", media_ids=tuple(run.media_ids))
         except AnalysisError as exc:
             log.warning("step3.analysis.failed", reason=exc.reason[:200])
             reply = Reply(failure_text(run), "failed", stats={"error": f"analysis: {exc.reason[:300]}"})
@@ -141,7 +141,7 @@ class Engine:
             failed=sum(not r.ok for r in results),
         )
         degraded = any(not r.ok for r in results)
-        return Reply(reply_text, "degraded" if degraded else "answered"), None
+        return Reply(reply_text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids)), None
 
     def _experiment(self, run: Run) -> PromptVersion:
         started = time.monotonic()

@@ -66,6 +66,7 @@ class Run:
     tokens_out: int = 0
     tool_calls: int = 0
     trace: list[dict[str, Any]] = field(default_factory=list)
+    media_ids: list[int] = field(default_factory=list)  # images the tools made, sent with the reply
     started: float = field(default_factory=time.monotonic)
     embed_cache: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 

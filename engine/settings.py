@@ -227,6 +227,24 @@ class EmailSettings(BaseSettings):
         return self.address is not None and self.relay_host is not None
 
 
+class MediaSettings(BaseSettings):
+    model_config = _section("MEDIA_")
+
+    secret: SecretStr | None = Field(
+        default=None,
+        min_length=32,
+        description="Key that signs /media/{id} links (32+ random characters, the same for web and worker). "
+        "Unset: no links are made; images go only to channels that attach them.",
+    )
+    link_ttl_s: int = Field(default=7 * 24 * 3600, ge=60, description="How long a media link works.")
+    base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://[^\s/]+(/[^\s]*)?$",
+        description="Public address of the web API for absolute links, e.g. https://faa.example.com. "
+        "Unset: links are paths.",
+    )
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -255,6 +273,7 @@ class Settings(BaseModel):
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
     email: EmailSettings = Field(default_factory=EmailSettings)
     reminder: ReminderSettings = Field(default_factory=ReminderSettings)
+    media: MediaSettings = Field(default_factory=MediaSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

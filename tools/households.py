@@ -128,3 +128,10 @@ async def members(conn: Connection, household_id: int) -> tuple[Member, ...]:
 async def resolve_token(conn: Connection, token: str) -> Principal | None:
     row = await conn.fetchrow("SELECT user_id, household_id FROM faa_resolve_api_token($1)", hash_token(token))
     return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))
+
+
+async def household_timezone(conn: Connection, household_id: int) -> str:
+    timezone = await conn.fetchval("SELECT timezone FROM households WHERE id = $1", household_id)
+    if timezone is None:
+        raise HouseholdError(f"no household {household_id}")
+    return str(timezone)

@@ -7,6 +7,8 @@ from datetime import datetime
 
 from tools.database import Connection
 
+MAX_MEDIA_BYTES = 10 * 1024 * 1024
+
 
 @dataclass(frozen=True)
 class MediaFile:
@@ -27,6 +29,8 @@ async def save(
     expires_at: datetime | None = None,
 ) -> int:
     """Store bytes; the id goes into an `Attachment.media_id` or a reply's `media_ids`."""
+    if not data or len(data) > MAX_MEDIA_BYTES:
+        raise ValueError(f"media must hold 1 to {MAX_MEDIA_BYTES} bytes, not {len(data)}")
     media_id = await conn.fetchval(
         """INSERT INTO media (household_id, kind, mime, data, source_inbox_id, expires_at)
            VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""",

@@ -17,6 +17,7 @@ import asyncpg
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
+from tools.charts import render_chart
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
 from tools.memories import forget, restore, search, store, update_memory_fields
@@ -255,5 +256,6 @@ def default_registry() -> ToolRegistry:
             tool(snooze_reminder, writes=True),
             tool(complete_reminder, writes=True),
             tool(set_quiet_hours, writes=True),
+            tool(render_chart, writes=False),
         ]
     )

@@ -18,6 +18,7 @@ from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
 from tools.clock import Clock
+from worker.digests import run_digest, sweep_digests
 from worker.jobs import deliver_outbound, handle_inbound, sweep
 from worker.reminders import fire_reminder, sweep_reminders
 
@@ -60,10 +61,12 @@ def create_worker(
     system clock (tests)."""
     ws = settings.worker
     return Worker(
-        functions=[handle_inbound, deliver_outbound, fire_reminder],
+        functions=[handle_inbound, deliver_outbound, fire_reminder, run_digest],
         cron_jobs=[
+            # All on the same second: arq runs them in one pass, not at several moments a minute.
             cron(sweep, second={0}, unique=True, run_at_startup=True),
             cron(sweep_reminders, second={0}, unique=True, run_at_startup=True),
+            cron(sweep_digests, second={0}, unique=True),
         ],
         redis_settings=RedisSettings.from_dsn(settings.redis.url),
         redis_pool=redis_pool,

@@ -29,6 +29,7 @@ EXPECTED_TOOLS = [
     "snooze_reminder",
     "complete_reminder",
     "set_quiet_hours",
+    "render_chart",
 ]
 
 

@@ -22,7 +22,8 @@ from worker.cli import main
 
 Faa = Callable[..., Awaitable[int]]
 SECTIONS = tuple(
-    f"{name}_" for name in "DATABASE REDIS LLM EMBEDDING ENGINE WORKER REMINDER WEB LOG TELEGRAM THREEMA EMAIL".split()
+    f"{name}_"
+    for name in "DATABASE REDIS LLM EMBEDDING ENGINE WORKER REMINDER WEB MEDIA LOG TELEGRAM THREEMA EMAIL".split()
 )
 
 
@@ -317,3 +318,54 @@ async def test_invite_prints_a_one_time_code_that_links_a_channel(
 
     assert await faa("invite", "--member", "Zoe") == 2
     assert_clean_failure(capsys.readouterr().err, "no member named 'Zoe'")
+
+
+async def test_household_digests_are_shown_and_chosen(
+    faa: Faa, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert await faa("household", "create", "Miller", "--timezone", "Asia/Shanghai") == 0
+    household_id = await admin.fetchval("SELECT id FROM households WHERE name = 'Miller'")
+    capsys.readouterr()
+
+    assert await faa("household", "digests", "Miller") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        f"household {household_id} digests (Asia/Shanghai):",
+        "  monthly  on  on day 1 at 08:00",
+        "  weekly   off on mon at 08:00",
+        "  morning  off at 08:00",
+    ]
+    argv = ["--monthly", "on", "--day", "2", "--time", "09:30", "--weekly", "on", "--weekday", "sun"]
+    assert await faa("household", "digests", "Miller", *argv, "--morning-agenda", "07:00") == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  monthly  on  on day 2 at 09:30",
+        "  weekly   on  on sun at 08:00",
+        "  morning  on  at 07:00",
+    ]
+    assert await faa("household", "digests", str(household_id), "--monthly", "off", "--morning-agenda", "off") == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  monthly  off on day 2 at 09:30",
+        "  weekly   on  on sun at 08:00",
+        "  morning  off at 07:00",
+    ]
+    rows = await admin.fetch(
+        "SELECT kind, enabled FROM digest_schedules WHERE household_id = $1 ORDER BY kind", household_id
+    )
+    assert [(r["kind"], r["enabled"]) for r in rows] == [("monthly", False), ("morning", False), ("weekly", True)]
+
+
+@pytest.mark.parametrize(
+    ("argv", "complaint"),
+    [
+        (["--day", "31"], "argument --day: invalid choice: 31"),
+        (["--time", "25:00"], "'25:00' is not a time like 08:00"),
+        (["--morning-agenda", "soon"], "'soon' is not a time like 08:00"),
+        (["--weekday", "someday"], "argument --weekday: invalid choice: 'someday'"),
+    ],
+)
+def test_bad_digest_choices_are_refused(
+    environment: PostgresInfo, argv: list[str], complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["household", "digests", "Miller", *argv])
+    assert exit_.value.code == 2
+    assert complaint in capsys.readouterr().err
