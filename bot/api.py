@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot import intake
 from bot.live import ReplyWaiter, follow_events
 from bot.openapi import document
+from bot.telegram.webhook import add_webhook as add_telegram_webhook
 from engine.deps import Deps
 from tools import households, inbox, outbox
 from tools.households import Principal
@@ -240,4 +241,6 @@ def create_app(deps: Deps) -> web.Application:
         await waiter.stop()
 
     app.cleanup_ctx.append(waiter_context)
+    if deps.settings.telegram.enabled:
+        add_telegram_webhook(app, deps)
     return app

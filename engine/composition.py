@@ -7,7 +7,7 @@ from typing import Any
 
 import openai
 
-from engine.deps import Deps, ReplySender
+from engine.deps import AttachmentFetcher, Deps, ReplySender
 from engine.errors import FAAError
 from engine.llm import OpenAILLM
 from engine.prompts import PromptBook
@@ -34,7 +34,13 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
     return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
 
 
-async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[str, ReplySender] | None = None) -> Deps:
+async def open_deps(
+    settings: Settings,
+    *,
+    redis: Any = None,
+    senders: Mapping[str, ReplySender] | None = None,
+    fetchers: Mapping[str, AttachmentFetcher] | None = None,
+) -> Deps:
     if settings.database.url is None:
         raise ConfigurationError("DATABASE_URL is not set (or run `faa up`, which starts embedded PostgreSQL)")
     if not settings.llm.configured:
@@ -56,6 +62,7 @@ async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[s
         prompts=prompts,
         redis=redis,
         senders=dict(senders or {}),
+        fetchers=dict(fetchers or {}),
     )
 
 

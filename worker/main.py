@@ -11,9 +11,15 @@ from arq import Worker, cron
 from arq.connections import ArqRedis, RedisSettings
 
 from bot.live import LiveReplySender
+from bot.telegram import CHANNEL
+from bot.telegram.client import make_bot
+from bot.telegram.fetcher import TelegramFetcher
+from bot.telegram.sender import TelegramSender
 from engine.composition import close_deps, open_deps
+from engine.deps import AttachmentFetcher, DeliveryError, Deps, ReplySender
 from engine.pipeline import Engine
 from engine.settings import Settings
+from tools import media
 from worker.jobs import deliver_outbound, handle_inbound, sweep
 
 
@@ -21,14 +27,31 @@ async def _startup(ctx: dict[str, Any]) -> None:
     settings: Settings = ctx["settings"]
     redis: ArqRedis = ctx["redis"]
     live = LiveReplySender(redis)
-    deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live})
+    senders: dict[str, ReplySender] = {"web": live, "terminal": live}
+    fetchers: dict[str, AttachmentFetcher] = {}
+    if settings.telegram.enabled:
+        ctx["telegram_bot"] = bot = make_bot(settings.telegram)
+        senders[CHANNEL] = TelegramSender(bot, lambda hid, mid: load_media(ctx["deps"], hid, mid), settings.telegram)
+        fetchers[CHANNEL] = TelegramFetcher(bot)
+    deps = await open_deps(settings, redis=redis, senders=senders, fetchers=fetchers)
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
+
+
+async def load_media(deps: Deps, household_id: int, media_id: int) -> tuple[str, bytes]:
+    """A stored chart or file for a sender; a missing row is a permanent delivery failure."""
+    async with deps.db.household(household_id) as conn:
+        found = await media.load(conn, media_id)
+    if found is None:
+        raise DeliveryError(f"media {media_id} is gone", permanent=True)
+    return found
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
     if "deps" in ctx:
         await close_deps(ctx["deps"])
+    if "telegram_bot" in ctx:
+        await ctx["telegram_bot"].session.close()
 
 
 def create_worker(
