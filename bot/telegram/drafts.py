@@ -38,6 +38,7 @@ class DraftSink:
         if event.type == "stream_start":
             self._text = ""  # a retried job starts its reply again
             await self._push()  # an empty draft shows "Thinking…"
+            self._last_push = float("-inf")  # the first words show at once
         elif event.type == "content_delta":
             self._text += str(event.data.get("text", ""))
             if time.monotonic() - self._last_push >= self._interval_s:

@@ -45,6 +45,7 @@ class _Failure:
     status: int
     description: str
     retry_after: int | None
+    after: int  # calls of the method that still succeed before this failure
 
 
 class FakeTelegram:
@@ -78,9 +79,11 @@ class FakeTelegram:
         self.files.clear()
         self._failures.clear()
 
-    def fail(self, method: str, status: int, description: str, *, retry_after: int | None = None) -> None:
-        """The next call of `method` fails like the real API would (one failure per call)."""
-        self._failures[method].append(_Failure(status, description, retry_after))
+    def fail(
+        self, method: str, status: int, description: str, *, retry_after: int | None = None, after: int = 0
+    ) -> None:
+        """A call of `method` fails like the real API would: the next one, or the one after `after` successes."""
+        self._failures[method].append(_Failure(status, description, retry_after, after))
 
     def sent(self, method: str) -> list[Call]:
         return [call for call in self.calls if call.method == method]
@@ -96,9 +99,15 @@ class FakeTelegram:
                 files[name] = value.file.read()
             else:
                 fields[name] = str(value)
+        for name, value in list(fields.items()):  # aiogram names uploads "attach://<part>"
+            if value.startswith("attach://") and value[9:] in files:
+                files[name] = files.pop(value[9:])
         self.calls.append(Call(method, fields, files))
-        if self._failures[method]:
-            failure = self._failures[method].popleft()
+        queued = self._failures[method]
+        if queued and queued[0].after > 0:
+            queued[0].after -= 1
+        elif queued:
+            failure = queued.popleft()
             return _error(failure.status, failure.description, failure.retry_after)
         return web.json_response({"ok": True, "result": self._result(method, fields, files)})
 
