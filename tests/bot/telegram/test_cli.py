@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
 from tests.bot.telegram.conftest import SECRET
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
@@ -14,11 +16,14 @@ from worker.cli import main
 
 
 @pytest.fixture
-def telegram_env(fake_telegram: FakeTelegram, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def telegram_env(fake_telegram: FakeTelegram, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.chdir(tmp_path)  # no `.env` of the checkout in the way
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
     monkeypatch.setenv("TELEGRAM_WEBHOOK_SECRET", SECRET)
     monkeypatch.setenv("TELEGRAM_API_BASE", fake_telegram.base_url)
+    saved = structlog.get_config()  # the command points structlog at this test's captured stderr
+    yield
+    structlog.configure(**saved)
 
 
 async def test_set_webhook_sends_url_secret_and_update_types(
