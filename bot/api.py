@@ -22,6 +22,7 @@ from bot.live import ReplyWaiter, follow_events, notification
 from bot.media import media_links, media_route
 from bot.metrics import metrics_handler
 from bot.openapi import document
+from bot.telegram.webhook import add_webhook as add_telegram_webhook
 from engine.deps import Deps
 from tools import households, inbox, outbox
 from tools.households import Principal
@@ -293,4 +294,6 @@ def create_app(deps: Deps) -> web.Application:
     app.cleanup_ctx.append(waiter_context)
     if deps.settings.email.webhook_enabled:
         webhook.add_routes(app, EmailInbound(deps, Notices(deps)))
+    if deps.settings.telegram.enabled:
+        add_telegram_webhook(app, deps)
     return app

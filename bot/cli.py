@@ -10,10 +10,12 @@ from datetime import time, timedelta
 from typing import Any
 
 import asyncpg
+from aiogram.exceptions import TelegramAPIError
 from pydantic import ValidationError
 
 from bot.chat import chat, find_principal
 from bot.runtime import Runtime, migrate_runtime, resolve
+from bot.telegram import client as telegram_client
 from bot.web import serve
 from engine.errors import FAAError
 from engine.observability import configure_logging
@@ -141,6 +143,12 @@ async def cmd_chat(runtime: Runtime, args: argparse.Namespace) -> int:
     return 0
 
 
+async def cmd_telegram_set_webhook(runtime: Runtime, args: argparse.Namespace) -> int:
+    url = await telegram_client.set_webhook(runtime.settings.telegram, args.url, drop_pending=args.drop_pending)
+    print(f"Telegram webhook set: {url} (updates: {', '.join(telegram_client.ALLOWED_UPDATES)})")
+    return 0
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     """The parser and its sub-command group, which the worker's entrypoint extends."""
     parser = argparse.ArgumentParser(prog="faa", description="FAA — the family AI assistant")
@@ -188,6 +196,12 @@ def build_parser() -> tuple[argparse.ArgumentParser, Any]:
     invite.add_argument("--household", help="household name or id (needed when there are several)")
     invite.add_argument("--days", type=int, default=7, choices=range(1, 31), metavar="DAYS", help="valid for (1-30)")
     invite.set_defaults(run=cmd_invite)
+
+    telegram = commands.add_parser("telegram", help="the Telegram channel").add_subparsers(dest="action", required=True)
+    webhook = telegram.add_parser("set-webhook", help="register the webhook (URL, secret, update types) with Telegram")
+    webhook.add_argument("--url", help="public HTTPS URL of the webhook (default: TELEGRAM_WEBHOOK_URL)")
+    webhook.add_argument("--drop-pending", action="store_true", help="discard updates Telegram still holds")
+    webhook.set_defaults(run=cmd_telegram_set_webhook, database=False)
     return parser, commands
 
 
@@ -200,13 +214,16 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
         return 2
     configure_logging(settings.log)
     try:
-        runtime = resolve(settings)
+        runtime = resolve(settings) if getattr(args, "database", True) else Runtime(settings)
         return asyncio.run(args.run(runtime, args))
     except (FAAError, MigrationError) as exc:
         print(f"faa: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except TelegramAPIError as exc:
+        print(f"faa: Telegram: {exc.message}", file=sys.stderr)
+        return 2
     except (OSError, asyncpg.InterfaceError, asyncpg.InvalidAuthorizationSpecificationError) as exc:
         print(f"faa: cannot reach a service: {exc}", file=sys.stderr)
         return 1

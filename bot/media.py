@@ -11,16 +11,33 @@ import base64
 import hashlib
 import hmac
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
 
-from engine.deps import Deps
+from engine.deps import DeliveryError, Deps
 from engine.settings import MediaSettings
 from tools import media
+from tools.database import Database
 
 _PATH = "/media/{media_id}"
+
+LoadMedia = Callable[[int, int], Awaitable[tuple[str, bytes]]]  # (household_id, media_id) -> (mime, bytes)
+
+
+def media_loader(db: Database) -> LoadMedia:
+    """What channel senders read charts and files with; a missing row is a permanent delivery failure."""
+
+    async def load_media(household_id: int, media_id: int) -> tuple[str, bytes]:
+        async with db.household(household_id) as conn:
+            found = await media.load(conn, media_id)
+        if found is None:
+            raise DeliveryError(f"media {media_id} is gone", permanent=True)
+        return found.mime, found.data
+
+    return load_media
 
 
 def signature(secret: str, media_id: int, household_id: int, expires: int) -> str:

@@ -60,8 +60,10 @@ class BudgetExceeded(FAAError):
 
 
 class AttachmentError(FAAError):
-    """An attachment could not be downloaded or read; the message goes on without its text."""
+    """An attachment could not be downloaded or read. `retryable` (a network hiccup) lets the job run again;
+    otherwise, and on the last attempt, the message goes on without the attachment's text."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, retryable: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.retryable = retryable

@@ -60,6 +60,7 @@ class Engine:
         if row is None:
             return None
         run = self._new_run(row, entries, sink)
+        run.final_attempt = final_attempt
         await run.emit("stream_start", message_id=inbox_id)
         pending_state: PendingClarification | None = None
         try:

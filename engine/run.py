@@ -55,6 +55,7 @@ class Run:
     budget: Budget
     entries: dict[int, journal.Entry]
     sink: EventSink | None = None
+    final_attempt: bool = False  # the job's last try: degrade instead of raising for a retry
     timezone: str = "UTC"
     members: tuple[Member, ...] = ()
     prompt_version: str | None = None

@@ -5,6 +5,7 @@ Built once in each entrypoint (`Settings.load()`) and passed down; never a modul
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -245,6 +246,41 @@ class MediaSettings(BaseSettings):
     )
 
 
+class TelegramSettings(BaseSettings):
+    """The Telegram channel; enabled when a bot token and a webhook secret are set."""
+
+    model_config = _section("TELEGRAM_")
+
+    bot_token: SecretStr | None = Field(default=None, description="The bot's token from @BotFather.")
+    webhook_secret: SecretStr | None = Field(
+        default=None,
+        description="Sent back by Telegram as X-Telegram-Bot-Api-Secret-Token (1-256 of A-Z a-z 0-9 _ -).",
+    )
+    webhook_url: str | None = Field(
+        default=None, description="Public HTTPS URL of the webhook, for `faa telegram set-webhook`."
+    )
+    webhook_path: str = Field(default="/telegram/webhook", pattern=r"^/[A-Za-z0-9/_-]*$")
+    bot_username: str | None = Field(
+        default=None, description="The bot's @username for mentions in groups; asked from Telegram when unset."
+    )
+    api_base: str | None = Field(
+        default=None, description="A local Bot API server, e.g. http://127.0.0.1:8081 (default: Telegram's)."
+    )
+    stream_drafts: bool = Field(default=False, description="Show the reply as a streaming draft in private chats.")
+    draft_interval_s: float = Field(default=1.0, gt=0, description="At most one draft update per this many seconds.")
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_format(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", value.get_secret_value()):
+            raise ValueError("TELEGRAM_WEBHOOK_SECRET must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return value
+
+    @property
+    def enabled(self) -> bool:
+        return self.bot_token is not None and self.webhook_secret is not None
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -274,6 +310,7 @@ class Settings(BaseModel):
     email: EmailSettings = Field(default_factory=EmailSettings)
     reminder: ReminderSettings = Field(default_factory=ReminderSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
+    telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
@@ -11,8 +14,10 @@ from arq import Retry
 from bot.intake import HANDLE_JOB, inbox_job_id
 from bot.live import RedisEventSink
 from engine.deps import DeliveryError, Deps
+from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from tools import inbox, outbox
+from tools.inbox import InboxRow
 from worker.reminder_queue import enqueue_for_message
 
 log = structlog.get_logger()
@@ -23,6 +28,7 @@ _OUTBOX_GRACE_S = 30.0
 # A queued message whose job is still in Redis is left alone (arq dedupes by job id); after this long the
 # sweeper checks that it is.
 _QUEUED_GRACE_S = 15.0
+_TYPING_EVERY_S = 4.5
 
 
 def outbox_job_id(outbox_id: int, attempt: int = 0) -> str:
@@ -44,9 +50,10 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
             row = await inbox.get(conn, inbox_id)
         if row is not None:
             structlog.contextvars.bind_contextvars(trace_id=row.trace_id)
-        sink = RedisEventSink(deps.redis, inbox_id) if row is not None and row.payload.get("stream") else None
+        sink = _event_sink(deps, row)
         try:
-            finished = await engine.process(inbox_id, household_id, sink=sink, final_attempt=final)
+            async with _typing(deps, row):
+                finished = await engine.process(inbox_id, household_id, sink=sink, final_attempt=final)
         except Exception as exc:
             if final:
                 log.error("message.failed", error=type(exc).__name__)
@@ -66,6 +73,42 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
         return finished.reply.outcome
     finally:
         structlog.contextvars.unbind_contextvars("inbox_id", "household_id", "job_try", "trace_id")
+
+
+def _event_sink(deps: Deps, row: InboxRow | None) -> EventSink | None:
+    """Stream events go to the channel's own sink when its sender has one (Telegram drafts), else to Redis for
+    the web API's SSE endpoint."""
+    if row is None or not row.payload.get("stream"):
+        return None
+    stream_sink = getattr(deps.senders.get(row.channel), "stream_sink", None)
+    if stream_sink is not None:
+        return stream_sink(str(row.payload.get("reply_to", "")), row.id)
+    return RedisEventSink(deps.redis, row.id)
+
+
+@contextlib.asynccontextmanager
+async def _typing(deps: Deps, row: InboxRow | None) -> AsyncIterator[None]:
+    """While the engine works, a channel whose sender can show it (Telegram's typing action) shows it; the
+    action fades after ~5 s, so it is repeated until the engine is done."""
+    show = getattr(deps.senders.get(row.channel), "typing", None) if row is not None else None
+    if show is None or row is None or row.status not in ("queued", "processing"):
+        yield
+        return
+    recipient = str(row.payload.get("reply_to", ""))
+    await show(recipient)
+
+    async def repeat() -> None:
+        while True:
+            await asyncio.sleep(_TYPING_EVERY_S)
+            await show(recipient)
+
+    task = asyncio.create_task(repeat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def deliver_outbound(ctx: dict[str, Any], outbox_id: int, household_id: int) -> str:

@@ -11,9 +11,14 @@ from typing import Any
 from arq import Worker, cron
 from arq.connections import ArqRedis, RedisSettings
 
-from bot.email.sender import EmailSender, database_loaders
+from bot.email.sender import EmailSender, thread_loader
 from bot.live import LiveReplySender
+from bot.media import media_loader
 from bot.metrics import start_server
+from bot.telegram import CHANNEL as TELEGRAM
+from bot.telegram.client import make_bot
+from bot.telegram.fetcher import TelegramFetcher
+from bot.telegram.sender import TelegramSender
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
@@ -28,10 +33,15 @@ async def _startup(ctx: dict[str, Any]) -> None:
     redis: ArqRedis = ctx["redis"]
     live = LiveReplySender(redis)
     deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live}, clock=ctx.get("clock"))
+    senders, fetchers = dict(deps.senders), dict(deps.fetchers)
+    load_media = media_loader(deps.db)
     if settings.email.sending_enabled:
-        load_media, load_thread = database_loaders(deps.db)
-        email = EmailSender(settings.email, load_media=load_media, load_thread=load_thread)
-        deps = dataclasses.replace(deps, senders={**deps.senders, "email": email})
+        senders["email"] = EmailSender(settings.email, load_media=load_media, load_thread=thread_loader(deps.db))
+    if settings.telegram.enabled:
+        ctx["telegram_bot"] = bot = make_bot(settings.telegram)
+        senders[TELEGRAM] = TelegramSender(bot, load_media, settings.telegram)
+        fetchers[TELEGRAM] = TelegramFetcher(bot)
+    deps = dataclasses.replace(deps, senders=senders, fetchers=fetchers)
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
     port = settings.metrics.worker_port
@@ -45,6 +55,8 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
         await server.cleanup()
     if "deps" in ctx:
         await close_deps(ctx["deps"])
+    if "telegram_bot" in ctx:
+        await ctx["telegram_bot"].session.close()
 
 
 def create_worker(

@@ -16,15 +16,15 @@ from typing import Any
 import aiosmtplib
 import structlog
 
+from bot.media import LoadMedia
 from engine.deps import DeliveryError
 from engine.settings import EmailSettings
-from tools import inbox, media
+from tools import inbox
 from tools.database import Database
 from tools.outbox import OutboxRow
 
 log = structlog.get_logger()
 
-LoadMedia = Callable[[int, int], Awaitable[tuple[str, bytes]]]  # (household_id, media_id) -> (mime, bytes)
 LoadThread = Callable[[int, int], Awaitable[Mapping[str, Any]]]  # (household_id, inbox_id) -> payload["thread"]
 
 _RE = re.compile(r"^\s*(?:re|aw|sv|antw|答复|回复)\s*(?:\[\d+\])?\s*[:：]\s*", re.IGNORECASE)
@@ -142,19 +142,12 @@ class EmailSender:
         log.info("email.reply.sent", outbox_id=row.id, threaded=bool(thread.get("message_id")))
 
 
-def database_loaders(db: Database) -> tuple[LoadMedia, LoadThread]:
-    """`load_media` and `load_thread` reading the media table and the inbox payload."""
-
-    async def load_media(household_id: int, media_id: int) -> tuple[str, bytes]:
-        async with db.household(household_id) as conn:
-            found = await media.load(conn, media_id)
-        if found is None:
-            raise DeliveryError(f"media {media_id} is gone", permanent=True)
-        return found.mime, found.data
+def thread_loader(db: Database) -> LoadThread:
+    """`load_thread`: the threading headers of the message a reply answers, from its inbox payload."""
 
     async def load_thread(household_id: int, inbox_id: int) -> Mapping[str, Any]:
         async with db.household(household_id) as conn:
             row = await inbox.get(conn, inbox_id)
         return {} if row is None else dict(row.payload.get("thread") or {})
 
-    return load_media, load_thread
+    return load_thread

@@ -78,7 +78,7 @@ def test_with_database_url_nothing_is_started(migrated: PostgresInfo) -> None:
 def test_the_base_parser_has_the_web_sides_commands_only(capsys: pytest.CaptureFixture[str]) -> None:
     parser, commands = build_parser()
 
-    assert sorted(commands.choices) == ["chat", "household", "invite", "member", "migrate", "serve"]
+    assert sorted(commands.choices) == ["chat", "household", "invite", "member", "migrate", "serve", "telegram"]
     with pytest.raises(SystemExit) as exit_:
         run(parser, ["up"])  # `worker` and `up` come from worker.cli, which extends this parser
     assert exit_.value.code == 2

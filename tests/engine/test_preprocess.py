@@ -4,12 +4,10 @@ fetched through the channel's port — each extraction journaled, a broken attac
 from __future__ import annotations
 
 import dataclasses
-import io
 from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
-from PIL import Image, ImageDraw, ImageFont
 
 from bot import intake
 from engine.composition import close_deps, open_deps
@@ -20,23 +18,10 @@ from engine.ocr import read_text, tidy
 from engine.pipeline import Engine
 from engine.settings import OCRSettings, Settings, SpeechSettings
 from tests.e2e.scripts import analysis, is_analysis, member_message
+from tests.fakes.images import CHINESE_FONT, picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family
 from tools import media
-
-LATIN_FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
-CHINESE_FONT = "/usr/share/fonts/truetype/wqy/wqy-microhei.ttc"
-
-
-def picture(lines: list[str], font_path: str = LATIN_FONT) -> bytes:
-    font = ImageFont.truetype(font_path, 42)
-    image = Image.new("L", (1000, 90 + 70 * len(lines)), color=255)
-    draw = ImageDraw.Draw(image)
-    for number, line in enumerate(lines):
-        draw.text((40, 40 + 70 * number), line, font=font, fill=0)
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    return out.getvalue()
 
 
 async def test_a_receipt_photo_is_read_in_english() -> None:
@@ -70,6 +55,8 @@ class ChannelFiles:
     async def fetch(self, attachment: Attachment) -> bytes:
         assert attachment.ref is not None
         self.fetched.append(attachment.ref)
+        if attachment.ref == "flaky":
+            raise AttachmentError("the channel's server did not answer", retryable=True)
         if attachment.ref not in self.files:
             raise AttachmentError("the file has expired on the channel's server")
         return self.files[attachment.ref]
@@ -186,3 +173,29 @@ async def test_voice_without_speech_to_text_gets_a_polite_note_and_no_model_call
         assert fake_llm.requests == [] and fake_llm.transcription_requests == []
     finally:
         await close_deps(deps)
+
+
+async def test_a_download_that_may_work_later_retries_the_job_then_goes_on_without_it(
+    deps: Deps, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
+    seen: list[str] = []
+    fake_llm.script(echo_model(seen))
+    row, _ = await intake.accept(
+        deps,
+        family.principal("Anna"),
+        channel="telegram",
+        external_id="prep-4",
+        text="receipt",
+        trace_id="t-prep-4",
+        payload={"attachments": [{"kind": "image", "mime": "image/jpeg", "ref": "flaky"}]},
+        enqueue=False,
+    )
+    with pytest.raises(AttachmentError, match="did not answer"):
+        await Engine(deps).process(row.id, family.household_id)
+    assert fake_llm.requests == []
+
+    finished = await Engine(deps).process(row.id, family.household_id, final_attempt=True)
+
+    assert finished is not None and finished.reply.text == "Got it."
+    assert "[image: could not be read — the channel's server did not answer]" in seen[0]
