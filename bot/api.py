@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot import intake
 from bot.live import ReplyWaiter, follow_events
 from bot.openapi import document
+from bot.threema import callback as threema_callback
 from engine.deps import Deps
 from tools import households, inbox, outbox
 from tools.households import Principal
@@ -231,6 +232,9 @@ def create_app(deps: Deps) -> web.Application:
             web.get("/openapi.json", openapi),
         ]
     )
+
+    if deps.settings.threema.enabled:
+        threema_callback.install(app, deps)
 
     async def waiter_context(app: web.Application) -> Any:
         waiter = ReplyWaiter(deps.redis)

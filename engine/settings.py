@@ -5,6 +5,7 @@ Built once in each entrypoint (`Settings.load()`) and passed down; never a modul
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -125,6 +126,37 @@ class ChannelSettings(BaseSettings):
     )
 
 
+class ThreemaSettings(BaseSettings):
+    """The Threema Gateway in end-to-end mode; the channel is on when the ID, secret and private key are set."""
+
+    model_config = _section("THREEMA_")
+
+    gateway_id: str | None = Field(
+        default=None, pattern=r"^\*[0-9A-Z]{7}$", description="The Gateway ID, e.g. *FAMILY1 (eight characters)."
+    )
+    secret: SecretStr | None = Field(default=None, description="The Gateway ID's API secret (also signs callbacks).")
+    private_key: SecretStr | None = Field(
+        default=None, description="Our NaCl private key: 64 hex digits, with or without the 'private:' prefix."
+    )
+    base_url: str = Field(default="https://msgapi.threema.ch", description="The Gateway's API.")
+    timeout_s: float = Field(default=5.0, gt=0, le=60, description="Per request to the Gateway.")
+    pubkey_ttl_s: int = Field(default=86400, ge=60, description="How long a sender's public key stays cached.")
+
+    @field_validator("private_key")
+    @classmethod
+    def _hex_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value().strip().removeprefix("private:")
+        if re.fullmatch(r"[0-9a-fA-F]{64}", raw) is None:
+            raise ValueError("THREEMA_PRIVATE_KEY must be 64 hex digits (optionally prefixed with 'private:')")
+        return SecretStr(raw.lower())
+
+    @property
+    def enabled(self) -> bool:
+        return self.gateway_id is not None and self.secret is not None and self.private_key is not None
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -148,6 +180,7 @@ class Settings(BaseModel):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     channel: ChannelSettings = Field(default_factory=ChannelSettings)
+    threema: ThreemaSettings = Field(default_factory=ThreemaSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

@@ -107,3 +107,15 @@ async def due(conn: Connection, older_than_s: float, limit: int = 100) -> list[t
         "SELECT id, household_id FROM faa_due_outbox(make_interval(secs => $1), $2)", older_than_s, limit
     )
     return [(int(r["id"]), int(r["household_id"])) for r in rows]
+
+
+async def last_sent(conn: Connection, user_id: int, channel: str, recipient: str) -> OutboxRow | None:
+    """The latest message delivered to this recipient on this channel (what a numbered answer refers to)."""
+    row = await conn.fetchrow(
+        f"""SELECT {_COLUMNS} FROM outbox WHERE user_id = $1 AND channel = $2 AND recipient = $3 AND status = 'sent'
+            ORDER BY sent_at DESC, id DESC LIMIT 1""",
+        user_id,
+        channel,
+        recipient,
+    )
+    return None if row is None else OutboxRow(**dict(row))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -11,9 +12,14 @@ from arq import Worker, cron
 from arq.connections import ArqRedis, RedisSettings
 
 from bot.live import LiveReplySender
+from bot.threema.fetcher import ThreemaFetcher
+from bot.threema.gateway import GatewayClient
+from bot.threema.sender import ThreemaSender
 from engine.composition import close_deps, open_deps
+from engine.deps import DeliveryError, Deps
 from engine.pipeline import Engine
 from engine.settings import Settings
+from tools import media
 from worker.jobs import deliver_outbound, handle_inbound, sweep
 
 
@@ -22,11 +28,31 @@ async def _startup(ctx: dict[str, Any]) -> None:
     redis: ArqRedis = ctx["redis"]
     live = LiveReplySender(redis)
     deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live})
+    if settings.threema.enabled:
+        threema = ctx["threema"] = GatewayClient(settings.threema, redis)
+        deps = dataclasses.replace(
+            deps,
+            senders={**deps.senders, "threema": ThreemaSender(threema, _media_loader(deps))},
+            fetchers={**deps.fetchers, "threema": ThreemaFetcher(threema)},
+        )
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
 
 
+def _media_loader(deps: Deps) -> Any:
+    async def load_media(household_id: int, media_id: int) -> tuple[str, bytes]:
+        async with deps.db.household(household_id) as conn:
+            found = await media.load(conn, media_id)
+        if found is None:
+            raise DeliveryError(f"media {media_id} is gone", permanent=True)
+        return found
+
+    return load_media
+
+
 async def _shutdown(ctx: dict[str, Any]) -> None:
+    if "threema" in ctx:
+        await ctx["threema"].close()
     if "deps" in ctx:
         await close_deps(ctx["deps"])
 
