@@ -37,10 +37,11 @@ def public_key_of(private_key: bytes) -> bytes:
     return libnacl.crypto_scalarmult_base(private_key)
 
 
-def pad(content: bytes) -> bytes:
-    """Random PKCS#7-style padding (1–255 bytes, each the padding length), at least 32 bytes with the content."""
-    length = max(secrets.randbelow(255) + 1, _MIN_PADDED - len(content))
-    return content + bytes([length]) * length
+def pad(message: bytes) -> bytes:
+    """Random PKCS#7-style padding (1–255 bytes, each the padding length) after a message (type byte + content);
+    content and padding together are at least 32 bytes."""
+    length = max(secrets.randbelow(255) + 1, _MIN_PADDED - (len(message) - 1))
+    return message + bytes([length]) * length
 
 
 def unpad(data: bytes) -> bytes:

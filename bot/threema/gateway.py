@@ -30,7 +30,7 @@ class GatewayClient:
         self.identity = settings.gateway_id
         self.secret = settings.secret.get_secret_value()
         self.private_key = bytes.fromhex(settings.private_key.get_secret_value())
-        self.public_key = public_key_of(self.private_key)
+        self.own_public_key = public_key_of(self.private_key)
         self._base = settings.base_url.rstrip("/")
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout_s)
         self._blob_timeout = aiohttp.ClientTimeout(total=settings.timeout_s * _BLOB_TIMEOUT_FACTOR)

@@ -67,7 +67,7 @@ def chunks(text: str, limit: int = MAX_TEXT_BYTES) -> list[str]:
     rest = text
     while len(rest.encode()) > limit:
         cut = len(rest.encode()[:limit].decode(errors="ignore"))
-        split = max(rest.rfind("\n", 0, cut), rest.rfind(" ", 0, cut))
+        split = cut if rest[cut].isspace() else max(rest.rfind("\n", 0, cut), rest.rfind(" ", 0, cut))
         if split < cut // 2:
             split = cut
         pieces.append(rest[:split].rstrip())
