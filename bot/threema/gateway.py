@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import re
 from typing import Any
 
@@ -73,7 +74,7 @@ class GatewayClient:
     async def upload_blob(self, data: bytes) -> str:
         """Store an encrypted blob; its hex id."""
         form = aiohttp.FormData()
-        form.add_field("blob", data, filename="blob", content_type="application/octet-stream")
+        form.add_field("blob", io.BytesIO(data), filename="blob", content_type="application/octet-stream")
         body = await self._request(
             "POST", "/upload_blob", "upload_blob", params=self._auth, data=form, timeout=self._blob_timeout
         )

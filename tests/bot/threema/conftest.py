@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import string
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -46,15 +47,32 @@ def threema_settings(gateway: FakeGateway) -> ThreemaSettings:
     )
 
 
+@contextlib.asynccontextmanager
+async def _system(
+    settings: Settings, threema: ThreemaSettings, fake_llm: FakeOpenAI, admin: asyncpg.Connection, *, worker: bool
+) -> AsyncIterator[System]:
+    async with running_system(settings.model_copy(update={"threema": threema}), fake_llm, admin, worker=worker) as run:
+        yield run
+    # Leave nothing queued for the sweepers of later tests.
+    await admin.execute("UPDATE inbox SET status = 'failed' WHERE status = 'queued' AND channel = 'threema'")
+
+
 @pytest.fixture
 async def threema_system(
     settings: Settings, threema_settings: ThreemaSettings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
     """Web app with the Threema callback, a worker with the Threema sender, real Postgres and Redis."""
-    with_threema = settings.model_copy(update={"threema": threema_settings})
-    async with running_system(with_threema, fake_llm, admin_conn) as running:
+    async with _system(settings, threema_settings, fake_llm, admin_conn, worker=True) as running:
         yield running
-    await admin_conn.execute("UPDATE inbox SET status = 'failed' WHERE status = 'queued' AND channel = 'threema'")
+
+
+@pytest.fixture
+async def threema_web(
+    settings: Settings, threema_settings: ThreemaSettings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> AsyncIterator[System]:
+    """The web side alone: for requests that must never reach a worker (forged, malformed, strangers)."""
+    async with _system(settings, threema_settings, fake_llm, admin_conn, worker=False) as running:
+        yield running
 
 
 def _threema_id() -> str:

@@ -97,7 +97,15 @@ async def test_messages_sealed_by_the_official_sdk_open_and_parse(
 
 @pytest.mark.parametrize(
     "plaintext",
-    [b"", b"\x01\xff\xfe", b"\x02short", b"\x17not json", b"\x17[1]", b'\x17{"b":"zz","k":"00","m":"a","s":1}', b"\x80"],
+    [
+        b"",
+        b"\x01\xff\xfe",
+        b"\x02short",
+        b"\x17not json",
+        b"\x17[1]",
+        b'\x17{"b":"zz","k":"00","m":"a","s":1}',
+        b"\x80",
+    ],
 )
 def test_malformed_content_is_refused(plaintext: bytes) -> None:
     with pytest.raises(MalformedMessage):

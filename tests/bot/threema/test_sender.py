@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+
 from bot.threema.gateway import GatewayClient
 from bot.threema.sender import MAX_TEXT_BYTES, ThreemaSender, chunks
 from engine.deps import DeliveryError
