@@ -246,3 +246,22 @@ async def test_an_unavailable_sender_key_stores_nothing(
     assert gateway.sent == [] and await rows(threema_web, anna) == []
     assert await post(threema_web, form) == 200  # the Gateway's redelivery, once the key is there
     assert len(await gateway.wait_sent(1)) == 1  # the stranger's notice
+
+
+async def test_a_numbered_answer_to_a_reminder_carries_what_it_answers(
+    threema_web: System, gateway: FakeGateway, make_peer: MakePeer
+) -> None:
+    anna = await make_peer()
+    family = await linked(threema_web, gateway, anna)
+    await threema_web.admin.execute(
+        """INSERT INTO outbox (household_id, user_id, channel, recipient, text, payload, status, sent_at)
+           VALUES ($1, $2, 'threema', $3, 'Take the bins out', $4, 'sent', now())""",
+        family.household_id,
+        family.user_ids["Anna"],
+        anna.identity,
+        json.dumps({"kind": "reminder", "reminder_id": 41, "options": ["Snooze 15 min", "Done"]}),
+    )
+    assert await post(threema_web, await anna.callback(anna.text("2"))) == 200
+    [row] = await rows(threema_web, anna)
+    assert row["text"] == "Done"
+    assert row["payload"]["answers"] == {"kind": "reminder", "reminder_id": 41}
