@@ -23,6 +23,7 @@ from bot.media import media_links, media_route
 from bot.metrics import metrics_handler
 from bot.openapi import document
 from bot.telegram.webhook import add_webhook as add_telegram_webhook
+from bot.threema import callback as threema_callback
 from engine.deps import Deps
 from tools import households, inbox, outbox
 from tools.households import Principal
@@ -283,6 +284,9 @@ def create_app(deps: Deps) -> web.Application:
             web.get("/openapi.json", openapi),
         ]
     )
+
+    if deps.settings.threema.enabled:
+        threema_callback.install(app, deps)
 
     async def waiter_context(app: web.Application) -> Any:
         waiter = ReplyWaiter(deps.redis)

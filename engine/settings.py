@@ -281,6 +281,37 @@ class TelegramSettings(BaseSettings):
         return self.bot_token is not None and self.webhook_secret is not None
 
 
+class ThreemaSettings(BaseSettings):
+    """The Threema Gateway in end-to-end mode; the channel is on when the ID, secret and private key are set."""
+
+    model_config = _section("THREEMA_")
+
+    gateway_id: str | None = Field(
+        default=None, pattern=r"^\*[0-9A-Z]{7}$", description="The Gateway ID, e.g. *FAMILY1 (eight characters)."
+    )
+    secret: SecretStr | None = Field(default=None, description="The Gateway ID's API secret (also signs callbacks).")
+    private_key: SecretStr | None = Field(
+        default=None, description="Our NaCl private key: 64 hex digits, with or without the 'private:' prefix."
+    )
+    base_url: str = Field(default="https://msgapi.threema.ch", description="The Gateway's API.")
+    timeout_s: float = Field(default=5.0, gt=0, le=60, description="Per request to the Gateway.")
+    pubkey_ttl_s: int = Field(default=86400, ge=60, description="How long a sender's public key stays cached.")
+
+    @field_validator("private_key")
+    @classmethod
+    def _hex_key(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        raw = value.get_secret_value().strip().removeprefix("private:")
+        if re.fullmatch(r"[0-9a-fA-F]{64}", raw) is None:
+            raise ValueError("THREEMA_PRIVATE_KEY must be 64 hex digits (optionally prefixed with 'private:')")
+        return SecretStr(raw.lower())
+
+    @property
+    def enabled(self) -> bool:
+        return self.gateway_id is not None and self.secret is not None and self.private_key is not None
+
+
 class LogSettings(BaseSettings):
     model_config = _section("LOG_")
 
@@ -311,6 +342,7 @@ class Settings(BaseModel):
     reminder: ReminderSettings = Field(default_factory=ReminderSettings)
     media: MediaSettings = Field(default_factory=MediaSettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
+    threema: ThreemaSettings = Field(default_factory=ThreemaSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

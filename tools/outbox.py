@@ -127,3 +127,15 @@ async def notifications(
         limit,
     )
     return [OutboxRow(**dict(row)) for row in rows]
+
+
+async def last_sent(conn: Connection, user_id: int, channel: str, recipient: str) -> OutboxRow | None:
+    """The latest message delivered to this recipient on this channel (what a numbered answer refers to)."""
+    row = await conn.fetchrow(
+        f"""SELECT {_COLUMNS} FROM outbox WHERE user_id = $1 AND channel = $2 AND recipient = $3 AND status = 'sent'
+            ORDER BY sent_at DESC, id DESC LIMIT 1""",
+        user_id,
+        channel,
+        recipient,
+    )
+    return None if row is None else OutboxRow(**dict(row))

@@ -19,6 +19,10 @@ from bot.telegram import CHANNEL as TELEGRAM
 from bot.telegram.client import make_bot
 from bot.telegram.fetcher import TelegramFetcher
 from bot.telegram.sender import TelegramSender
+from bot.threema.fetcher import ThreemaFetcher
+from bot.threema.gateway import GatewayClient
+from bot.threema.options import CHANNEL as THREEMA
+from bot.threema.sender import ThreemaSender
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
@@ -41,6 +45,10 @@ async def _startup(ctx: dict[str, Any]) -> None:
         ctx["telegram_bot"] = bot = make_bot(settings.telegram)
         senders[TELEGRAM] = TelegramSender(bot, load_media, settings.telegram)
         fetchers[TELEGRAM] = TelegramFetcher(bot)
+    if settings.threema.enabled:
+        ctx["threema"] = threema = GatewayClient(settings.threema, redis)
+        senders[THREEMA] = ThreemaSender(threema, load_media)
+        fetchers[THREEMA] = ThreemaFetcher(threema)
     deps = dataclasses.replace(deps, senders=senders, fetchers=fetchers)
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
@@ -53,6 +61,8 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     server = ctx.pop("metrics_server", None)
     if server is not None:
         await server.cleanup()
+    if "threema" in ctx:
+        await ctx["threema"].close()
     if "deps" in ctx:
         await close_deps(ctx["deps"])
     if "telegram_bot" in ctx:

@@ -86,7 +86,8 @@ async def fire_due(system: System, reminder_id: int, firings: int) -> None:
     await sweep_reminders(system.worker.ctx)
     for _ in range(200):
         delivered = await system.admin.fetchval(
-            "SELECT count(*) FROM outbox WHERE (payload->>'reminder_id')::bigint = $1 AND status = 'sent'",
+            """SELECT count(*) FROM outbox WHERE (payload->>'reminder_id')::bigint = $1 AND status = 'sent'
+               AND household_id = (SELECT household_id FROM reminders WHERE id = $1)""",
             reminder_id,
         )
         if delivered >= firings:
