@@ -220,7 +220,7 @@ async def stream_message(request: web.Request) -> web.StreamResponse:
 
 
 async def get_notifications(request: web.Request) -> web.Response:
-    """The member's notification feed (reminders…), newest first; `since` is the `next_since` of the last call."""
+    """The member's notification feed (reminders, digests), newest first; `since` is the last `next_since`."""
     principal = await _principal(request)
     since_text = request.query.get("since")
     try:
@@ -232,12 +232,17 @@ async def get_notifications(request: web.Request) -> web.Response:
         raise ApiError(400, "invalid_request", "since needs a UTC offset, as next_since has")
     if not 1 <= limit <= 100:
         raise ApiError(400, "invalid_request", "limit must be between 1 and 100")
-    async with request.app[DEPS].db.household(principal.household_id, principal.user_id) as conn:
+    deps = request.app[DEPS]
+    async with deps.db.household(principal.household_id, principal.user_id) as conn:
         rows = await outbox.notifications(conn, principal.user_id, since=since, limit=limit)
     newest = rows[0].sent_at if rows else since
+    entries = [
+        {**notification(row), "media": media_links(deps.settings.media, row.payload.get("media_ids"), row.household_id)}
+        for row in rows
+    ]
     return web.json_response(
         {
-            "notifications": [notification(row) for row in rows],
+            "notifications": entries,
             "next_since": newest.isoformat() if newest is not None else None,
         }
     )

@@ -42,7 +42,15 @@ _NOTIFICATIONS = {
                 "properties": {
                     "id": {"type": "integer"},
                     "text": {"type": "string"},
-                    "kind": {"type": "string", "enum": ["reminder"]},
+                    "kind": {"type": "string", "enum": ["reminder", "digest"]},
+                    "media": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
+                            "required": ["id"],
+                        },
+                    },
                     "reminder_id": {"type": "integer"},
                     "options": {"type": "array", "items": {"type": "string"}},
                     "created_at": {"type": "string", "format": "date-time"},
@@ -124,7 +132,7 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
             },
             "/v1/notifications": {
                 "get": {
-                    "summary": "The member's notifications (reminders), newest first",
+                    "summary": "The member's notifications (reminders, digests), newest first",
                     "description": "Poll with since = the next_since of the previous answer to get only new ones.",
                     "parameters": [
                         {"name": "since", "in": "query", "schema": {"type": "string", "format": "date-time"}},

@@ -15,7 +15,7 @@ from tests.e2e.scripts import analysis, is_analysis
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import System, make_family, running_system
 from tests.tools.test_charts import PNG_MAGIC, png_size
-from tools import media
+from tools import households, media, outbox
 
 SECRET = "test-media-secret-0123456789abcdefghij"
 
@@ -139,3 +139,29 @@ async def test_a_chart_the_model_draws_comes_with_the_reply(linked: System) -> N
     assert f'"media_ids": [{item["id"]}]' in payload
     owner = await linked.admin.fetchval("SELECT household_id FROM media WHERE id = $1", item["id"])
     assert owner == family.household_id
+
+
+async def test_a_digest_chart_for_a_web_member_is_linked_from_the_notification_feed(linked: System) -> None:
+    media_id, household_id = await stored_image(linked, "FeedChart")
+    _, token = await households.add_member(linked.admin, household_id, "Ben", timezone="Europe/Berlin")
+    ben = await linked.admin.fetchval("SELECT id FROM users WHERE household_id = $1 AND name = 'Ben'", household_id)
+    async with linked.deps.db.household(household_id) as conn:
+        row_id = await outbox.add(
+            conn,
+            household_id=household_id,
+            user_id=ben,
+            channel="web",
+            recipient=str(ben),
+            text="February: 412.30 EUR in 9 categories.",
+            payload={"kind": "digest", "media_ids": [media_id]},
+        )
+        assert row_id is not None
+        await outbox.mark_sent(conn, row_id)
+
+    feed = await linked.client.get("/v1/notifications", headers={"Authorization": f"Bearer {token}"})
+    [entry] = (await feed.json())["notifications"]
+    assert entry["kind"] == "digest" and entry["text"].startswith("February")
+    [image] = entry["media"]
+    assert image["id"] == media_id
+    picture = await linked.client.get(image["url"])
+    assert picture.status == 200 and (await picture.read()).startswith(PNG_MAGIC)
