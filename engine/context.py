@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import structlog
 
 from engine.analysis import ContextRequest
-from engine.errors import ContextError, ToolRetry
+from engine.errors import BudgetExceeded, ContextError, ToolRetry
 from engine.run import Run
 from tools import firings, households, interactions
 from tools.firings import FiredNote
@@ -21,14 +21,25 @@ log = structlog.get_logger()
 
 
 async def load_people(run: Run) -> None:
-    """Fill the run with the household's members and the asking member's timezone."""
+    """Fill the run with the household's members and the asking member's timezone, and narrow the message's token
+    budget to what is left of the household's daily allowance (ENGINE_HOUSEHOLD_DAILY_TOKENS)."""
     message = run.message
+    daily = run.deps.settings.engine.household_daily_tokens
     async with run.deps.db.household(message.household_id, message.user_id) as conn:
         run.members = await households.members(conn, message.household_id)
+        if daily is not None:
+            timezone = ZoneInfo(await households.household_timezone(conn, message.household_id))
+            midnight = datetime.combine(run.deps.clock.now().astimezone(timezone).date(), time(), timezone)
+            used = await interactions.tokens_since(conn, message.household_id, midnight)
     me = next((m for m in run.members if m.id == message.user_id), None)
     if me is None:
         raise ContextError(f"member {message.user_id} is not in household {message.household_id}")
     run.timezone = me.timezone
+    if daily is not None:
+        if used >= daily:
+            raise BudgetExceeded("household daily tokens", daily, household=True)
+        if daily - used < run.budget.max_tokens:
+            run.budget.max_tokens, run.budget.household_tokens = daily - used, True
 
 
 @dataclass(frozen=True)

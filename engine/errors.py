@@ -51,12 +51,13 @@ class LLMError(FAAError):
 
 
 class BudgetExceeded(FAAError):
-    """A per-message budget (rounds, tool calls, tokens, seconds) ran out."""
+    """A budget ran out: one message's (rounds, tool calls, tokens, seconds) or the household's tokens per day."""
 
-    def __init__(self, budget: str, limit: float) -> None:
+    def __init__(self, budget: str, limit: float, *, household: bool = False) -> None:
         super().__init__(f"{budget} budget of {limit:g} exhausted")
         self.budget = budget
         self.limit = limit
+        self.household = household
 
 
 class AttachmentError(FAAError):

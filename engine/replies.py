@@ -65,6 +65,8 @@ def basic_answer(results: list[StepResult], budget: BudgetExceeded | None = None
                 lines.append(f"{key}{group.get('value')} {group.get('currency') or ''}".strip())
     if failed:
         lines.append("I could not complete: " + "; ".join(f"{r.tool} ({r.error})" for r in failed) + ".")
-    if budget is not None:
+    if budget is not None and budget.household:
+        lines.append("Your household has used up today's allowance for the assistant; I can help again tomorrow.")
+    elif budget is not None:
         lines.append(f"I stopped early because this message used up its {budget.budget} budget.")
     return "\n".join(lines) or "Sorry, I couldn't finish that. Please try again."

@@ -29,10 +29,13 @@ class Budget:
     deadline: float  # time.monotonic() value
     tool_calls: int = 0
     tokens: int = 0
+    household_tokens: bool = False  # max_tokens is what is left of the household's daily allowance
 
     def charge_tokens(self, count: int) -> None:
         self.tokens += count
         if self.tokens > self.max_tokens:
+            if self.household_tokens:
+                raise BudgetExceeded("household daily tokens", self.max_tokens, household=True)
             raise BudgetExceeded("tokens", self.max_tokens)
 
     def charge_tool_call(self) -> None:

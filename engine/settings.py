@@ -106,6 +106,9 @@ class EngineSettings(BaseSettings):
     max_seconds: float = Field(default=90.0, gt=0)
     tool_timeout_s: float = Field(default=15.0, gt=0)
     history_turns: int = Field(default=4, ge=0)
+    household_daily_tokens: int | None = Field(
+        default=None, ge=1000, description="LLM tokens one household may use per day (its own timezone); unset: no cap."
+    )
 
 
 class WorkerSettings(BaseSettings):

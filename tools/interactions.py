@@ -84,6 +84,17 @@ async def record_turn(conn: Connection, turn: TurnRecord) -> int:
     return interaction_id
 
 
+async def tokens_since(conn: Connection, household_id: int, since: datetime) -> int:
+    """LLM tokens the household's messages used since `since`."""
+    used = await conn.fetchval(
+        """SELECT coalesce(sum(tokens_in + tokens_out), 0) FROM interactions
+           WHERE household_id = $1 AND created_at >= $2""",
+        household_id,
+        since,
+    )
+    return int(used)
+
+
 async def recent_turns(conn: Connection, household_id: int, user_id: int, limit: int) -> list[Turn]:
     rows = await conn.fetch(
         """SELECT user_text, reply_text, created_at FROM interactions
