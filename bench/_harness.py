@@ -57,7 +57,7 @@ from tests import system  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tools import local_postgres  # noqa: E402
 from tools.database import dsn_with_user  # noqa: E402
-from worker.main import create_worker  # noqa: E402
+from worker.main import background_worker  # noqa: E402
 
 EMBEDDING_DIM = 384  # production's default (EmbeddingSettings.dim)
 APP_ROLE = "faa_app"
@@ -330,38 +330,11 @@ async def web_server(
 
 
 @contextlib.asynccontextmanager
-async def worker_in_loop(
-    settings: Settings, *, poll_delay_s: float | None = None, grace_s: float = 10.0
-) -> AsyncIterator[Any]:
-    """An arq worker in this event loop, built by `worker.main.create_worker` exactly as `faa worker` builds it.
-
-    Like `worker.main.background_worker`, plus an optional poll-delay override for what-if runs, and a gentler
-    stop: burst mode with no jobs left to start lets the poll loop finish its Redis round trip and return, where
-    cancelling it mid-pipeline leaves redis-py complaining about an unclosed pipeline.
-    """
-    worker = create_worker(settings, handle_signals=False)
-    if poll_delay_s is not None:
-        worker.poll_delay_s = poll_delay_s
-    task = asyncio.create_task(worker.async_run())
-    # Wait until the worker's startup built its dependencies, so the first message is not timed with it.
-    deadline = time.monotonic() + 30
-    while "engine" not in worker.ctx and not task.done() and time.monotonic() < deadline:
-        await asyncio.sleep(0.01)
-    if task.done():
-        task.result()
-    try:
+async def worker_in_loop(settings: Settings) -> AsyncIterator[Any]:
+    """An arq worker in this event loop, as `faa up` runs one (`worker.main.background_worker`), returned once its
+    startup built its dependencies, so the first message is not timed with it."""
+    async with background_worker(settings) as worker:
+        deadline = time.monotonic() + 30
+        while "engine" not in worker.ctx and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
         yield worker
-    finally:
-        worker.burst, worker.max_burst_jobs = True, 0
-        try:
-            await asyncio.wait_for(asyncio.shield(task), grace_s)
-        except TimeoutError:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-        try:
-            await worker.close()
-        except asyncio.CancelledError:
-            # As in worker.main.background_worker: a job that outlived the grace period skips the shutdown hook.
-            if "deps" in worker.ctx:
-                await close_deps(worker.ctx["deps"])

@@ -3,7 +3,7 @@
 Path measured, one message at a time: web API `POST /v1/messages` (waiting for the reply) → inbox → arq job →
 engine (six steps) → tools → PostgreSQL → outbox → delivery job → reply published → HTTP response.
 
-    .venv/bin/python bench/engine_overhead.py [--memories 100000] [--n 100] [--whatif-poll-ms 1]
+    .venv/bin/python bench/engine_overhead.py [--memories 100000] [--n 100]
 
 Overhead = client-side end-to-end latency minus the time the request spent inside the scripted model server
 (chat and embedding handling, measured server-side). The last stdout line is the JSON of the figures; targets
@@ -34,7 +34,6 @@ REDIS_DB = 14
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")
 REQUEST_TIMEOUT_S = 30.0  # the web API waits up to 25 s (WEB_REPLY_WAIT_S) for a reply
 MAIN_BUDGET_S = 150.0  # for the messages of the main pass; whatever is done by then is reported
-WHATIF_BUDGET_S = 60.0
 
 # ---------------------------------------------------------------------------------------------------- scripted model
 
@@ -173,15 +172,14 @@ async def measure(
     llm: h.TimedFakeOpenAI,
     *,
     n: int,
-    poll_delay_s: float | None,
     tag: str,
     budget_s: float,
 ) -> tuple[list[dict[str, Any]], dict[str, list[float]], float]:
     """A fresh web API and worker; a short warm-up, then n records and n queries one at a time.
     Returns the samples, their breakdown and the worker's poll delay in ms."""
-    async with h.web_server(settings) as server, h.worker_in_loop(settings, poll_delay_s=poll_delay_s) as worker:
-        poll_ms = worker.poll_delay_s * 1000
-        h.progress(f"{tag}: web API on {server.base_url}, worker polling every {poll_ms:g} ms")
+    async with h.web_server(settings) as server, h.worker_in_loop(settings):
+        poll_ms = settings.worker.poll_delay_s * 1000
+        h.progress(f"{tag}: web API on {server.base_url}, worker woken by new messages (idle poll {poll_ms:g} ms)")
         await send_all(server.base_url, family, llm, messages(3, seed=1), f"{tag}-warmup", budget_s)
         h.progress(f"{tag}: warm-up done; sending {2 * n} messages one at a time")
         samples = await send_all(server.base_url, family, llm, messages(n), tag, budget_s)
@@ -240,9 +238,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         async with h.fake_llm() as llm, h.redis_db(REDIS_DB) as redis:
             llm.script(bench_model)
             settings = h.make_settings(cluster, llm.base_url, redis)
-            poll = None if args.poll_delay_ms is None else args.poll_delay_ms / 1000
             samples, parts, poll_ms = await measure(
-                cluster, settings, family, llm, n=args.n, poll_delay_s=poll, tag="bench", budget_s=MAIN_BUDGET_S
+                cluster, settings, family, llm, n=args.n, tag="bench", budget_s=MAIN_BUDGET_S
             )
             result = figures(samples, parts)
             result.update(
@@ -252,37 +249,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     "copy_s": loaded["copy_s"],
                     "indexed_copy_rows_per_s": loaded["indexed_copy_rows_per_s"],
                     "index_build_s": loaded["index_build_s"],
-                    "poll_delay_ms": poll_ms,
+                    "idle_poll_ms": poll_ms,
                 }
             )
             h.progress("replies, e.g.: " + " | ".join(str(s["reply"]) for s in samples[:3]))
-            if args.whatif_poll_ms > 0:
-                # The same kind of messages with the worker polling every millisecond instead of every 50: what is
-                # left is intake, engine, tools, database and delivery, without the queue's poll waits.
-                samples, parts, poll_ms = await measure(
-                    cluster,
-                    settings,
-                    family,
-                    llm,
-                    n=args.n,
-                    poll_delay_s=args.whatif_poll_ms / 1000,
-                    tag="whatif",
-                    budget_s=WHATIF_BUDGET_S,
-                )
-                whatif = figures(samples, parts, prefix="whatif_")
-                keys = (
-                    "overhead_p50_ms",
-                    "overhead_p95_ms",
-                    "errors",
-                    "pickup_wait_p50_ms",
-                    "engine_minus_fake_p50_ms",
-                    "delivery_wait_p50_ms",
-                    "overhead_record_p50_ms",
-                    "overhead_aggregate_p50_ms",
-                    "overhead_search_p50_ms",
-                )
-                result["whatif_poll_delay_ms"] = poll_ms
-                result.update({f"whatif_{key}": whatif[f"whatif_{key}"] for key in keys})
     return result
 
 
@@ -290,21 +260,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=100_000, help="memories bulk-loaded into the household")
     parser.add_argument("--n", type=int, default=100, help="simple records, and queries, each (sequential)")
-    parser.add_argument(
-        "--poll-delay-ms",
-        type=float,
-        default=None,
-        help="override the arq worker's poll delay for the main pass (default: the product's, worker/main.py)",
-    )
-    parser.add_argument(
-        "--whatif-poll-ms",
-        type=float,
-        default=1.0,
-        help="then send the messages again with the worker polling this often (0: skip the what-if pass)",
-    )
     args = parser.parse_args()
-    if not (1 <= args.n <= 1000 and 0 <= args.memories <= 1_000_000 and args.whatif_poll_ms >= 0):
-        parser.error("--n must be 1..1000, --memories 0..1,000,000, --whatif-poll-ms >= 0")
+    if not (1 <= args.n <= 1000 and 0 <= args.memories <= 1_000_000):
+        parser.error("--n must be 1..1000, --memories 0..1,000,000")
     return h.run_benchmark(
         run(args),
         lambda r: (

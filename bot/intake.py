@@ -8,6 +8,7 @@ from typing import Any
 import structlog
 from redis.exceptions import RedisError
 
+from bot.live import wake_channel
 from engine import metrics
 from engine.deps import Deps
 from tools import inbox
@@ -68,6 +69,8 @@ async def enqueue_inbound(deps: Deps, row: InboxRow) -> None:
     """Enqueue the message's job. If Redis is unreachable the message is still safe in the inbox: the sweeper
     enqueues it once Redis is back, so the sender still gets its 2xx."""
     try:
-        await deps.redis.enqueue_job(HANDLE_JOB, row.id, row.household_id, _job_id=inbox_job_id(row.id))
+        job = await deps.redis.enqueue_job(HANDLE_JOB, row.id, row.household_id, _job_id=inbox_job_id(row.id))
+        if job is not None:
+            await deps.redis.publish(wake_channel(deps.redis), b"1")
     except (RedisError, OSError) as exc:
         log.warning("message.enqueue.failed", inbox_id=row.id, error=type(exc).__name__)

@@ -25,11 +25,16 @@ from tools.outbox import OutboxRow
 log = structlog.get_logger()
 
 
-def _channel(redis: Redis, kind: str, inbox_id: int | str) -> str:
+def channel_name(redis: Redis, kind: str, key: int | str) -> str:
     # Pub/sub ignores the database number, so it is part of the name: two installs sharing one Redis server
     # on different databases never see each other's replies.
     db = redis.connection_pool.connection_kwargs.get("db", 0)
-    return f"faa:{db}:{kind}:{inbox_id}"
+    return f"faa:{db}:{kind}:{key}"
+
+
+def wake_channel(redis: Redis) -> str:
+    """Where the web side says "a job is waiting" so an idle worker starts it now rather than at its next poll."""
+    return channel_name(redis, "wake", "jobs")
 
 
 def reply_message(row: OutboxRow) -> dict[str, Any]:
@@ -50,9 +55,9 @@ class LiveReplySender:
 
     async def send(self, row: OutboxRow) -> None:
         if row.inbox_id is None:
-            await self._redis.publish(_channel(self._redis, "notify", row.user_id), json.dumps(notification(row)))
+            await self._redis.publish(channel_name(self._redis, "notify", row.user_id), json.dumps(notification(row)))
             return
-        await self._redis.publish(_channel(self._redis, "reply", row.inbox_id), json.dumps(reply_message(row)))
+        await self._redis.publish(channel_name(self._redis, "reply", row.inbox_id), json.dumps(reply_message(row)))
 
 
 class RedisEventSink:
@@ -60,7 +65,7 @@ class RedisEventSink:
 
     def __init__(self, redis: Redis, inbox_id: int) -> None:
         self._redis = redis
-        self._channel = _channel(redis, "events", inbox_id)
+        self._channel = channel_name(redis, "events", inbox_id)
 
     async def __call__(self, event: StreamEvent) -> None:
         await self._redis.publish(self._channel, json.dumps(asdict(event), default=str))
@@ -110,7 +115,7 @@ class ReplyWaiter:
     async def _listen_once(self) -> None:
         pubsub = self._redis.pubsub()
         try:
-            await pubsub.psubscribe(_channel(self._redis, "reply", "*"))
+            await pubsub.psubscribe(channel_name(self._redis, "reply", "*"))
             self._ready.set()
             async for item in pubsub.listen():
                 if item.get("type") != "pmessage":
@@ -132,7 +137,7 @@ class ReplyWaiter:
 async def follow_notifications(redis: Redis, user_id: int) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
     """Subscribe to one member's notifications as they are delivered (the terminal chat prints them)."""
     pubsub = redis.pubsub()
-    await pubsub.subscribe(_channel(redis, "notify", user_id))
+    await pubsub.subscribe(channel_name(redis, "notify", user_id))
 
     async def notes() -> AsyncIterator[dict[str, Any]]:
         async for item in pubsub.listen():
@@ -149,7 +154,7 @@ async def follow_notifications(redis: Redis, user_id: int) -> AsyncIterator[Asyn
 async def follow_events(redis: Redis, inbox_id: int) -> AsyncIterator[AsyncIterator[dict[str, Any]]]:
     """Subscribe to one message's events; the iterator ends after `stream_end`."""
     pubsub = redis.pubsub()
-    await pubsub.subscribe(_channel(redis, "events", inbox_id))
+    await pubsub.subscribe(channel_name(redis, "events", inbox_id))
 
     async def events() -> AsyncIterator[dict[str, Any]]:
         async for item in pubsub.listen():

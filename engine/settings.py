@@ -121,7 +121,12 @@ class WorkerSettings(BaseSettings):
         default=240, ge=5, description="Unfinished messages untouched this long are re-enqueued (> job timeout)."
     )
     delivery_max_attempts: int = Field(default=8, ge=1)
-    poll_delay_s: float = Field(default=0.01, gt=0, le=5, description="How often an idle worker looks for jobs.")
+    poll_delay_s: float = Field(
+        default=0.05,
+        gt=0,
+        le=5,
+        description="How often an idle worker looks for due jobs; a new message wakes it at once.",
+    )
 
     @model_validator(mode="after")
     def _stale_after_timeout(self) -> WorkerSettings:
