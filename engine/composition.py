@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import openai
+from pydantic import SecretStr
 
 from engine import metrics
 from engine.deps import AttachmentFetcher, Deps, ReplySender
@@ -24,17 +25,30 @@ class ConfigurationError(FAAError):
     """A setting is missing or inconsistent; the message says which variable to set."""
 
 
-def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
-    emb, llm = settings.embedding, settings.llm
-    key = emb.api_key or llm.api_key
-    client = openai.AsyncOpenAI(
-        base_url=emb.base_url or llm.base_url,
+def _client(settings: Settings, base_url: str | None, key: SecretStr | None, timeout_s: float) -> openai.AsyncOpenAI:
+    """A client for one OpenAI-compatible service; its endpoint and key default to the LLM's."""
+    key = key or settings.llm.api_key
+    return openai.AsyncOpenAI(
+        base_url=base_url or settings.llm.base_url,
         api_key=key.get_secret_value() if key else "not-needed",
-        timeout=llm.timeout_s,
-        max_retries=llm.max_retries,
+        timeout=timeout_s,
+        max_retries=settings.llm.max_retries,
     )
+
+
+def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
+    emb = settings.embedding
+    client = _client(settings, emb.base_url, emb.api_key, settings.llm.timeout_s)
     cache = EmbeddingCache(max_entries=emb.cache_size, ttl_s=emb.cache_ttl_s, on_lookup=metrics.embedding_lookup)
     return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
+
+
+def transcriber_from_settings(settings: Settings) -> OpenAITranscriber | None:
+    """`None` when no speech model is configured: voice is then not enabled."""
+    speech = settings.speech
+    if speech.model is None:
+        return None
+    return OpenAITranscriber(_client(settings, speech.base_url, speech.api_key, speech.timeout_s), speech.model)
 
 
 async def open_deps(
@@ -67,7 +81,7 @@ async def open_deps(
         redis=redis,
         senders=dict(senders or {}),
         fetchers=dict(fetchers or {}),
-        speech=OpenAITranscriber.from_settings(settings),
+        speech=transcriber_from_settings(settings),
         clock=clock or SystemClock(),
     )
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from bot.email.sender import EmailSender, reply_subject
 from engine.deps import DeliveryError
 from tests.bot.email.conftest import SmtpPeer, _free_port, email_settings
+from tests.fakes.outbox_rows import outbox_row
 from tools.outbox import OutboxRow
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
@@ -21,21 +21,7 @@ THREAD = {
 
 
 def row(text: str = "Saved 35.50 EUR for groceries.", **payload: Any) -> OutboxRow:
-    return OutboxRow(
-        id=7,
-        household_id=1,
-        user_id=2,
-        inbox_id=3,
-        channel="email",
-        recipient="anna@client.example",
-        text=text,
-        payload=payload,
-        status="pending",
-        attempts=0,
-        last_error=None,
-        created_at=datetime.now(UTC),
-        sent_at=None,
-    )
+    return outbox_row("email", "anna@client.example", text, row_id=7, inbox_id=3, payload=payload)
 
 
 def sender(peer: SmtpPeer, **settings: object) -> EmailSender:

@@ -4,7 +4,6 @@ flood control and refusals; the typing action; streaming drafts; attachment down
 from __future__ import annotations
 
 import html
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from engine.deps import DeliveryError
 from engine.domain import Attachment
 from engine.llm_types import StreamEvent
 from tests.bot.telegram.conftest import telegram_settings
+from tests.fakes.outbox_rows import outbox_row
 from tests.fakes.telegram_server import FakeTelegram
 from tools.outbox import OutboxRow
 
@@ -26,21 +26,7 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"chart-bytes" * 50
 
 
 def row(text: str, recipient: str = str(CHAT), row_id: int = 1, **payload: Any) -> OutboxRow:
-    return OutboxRow(
-        id=row_id,
-        household_id=9,
-        user_id=3,
-        inbox_id=None,
-        channel="telegram",
-        recipient=recipient,
-        text=text,
-        payload=payload,
-        status="pending",
-        attempts=0,
-        last_error=None,
-        created_at=datetime.now(UTC),
-        sent_at=None,
-    )
+    return outbox_row("telegram", recipient, text, row_id=row_id, household_id=9, payload=payload)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ Gateway's errors become permanent or retryable delivery failures."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -15,27 +14,14 @@ from engine.deps import DeliveryError
 from engine.settings import ThreemaSettings
 from tests.bot.threema.conftest import GATEWAY_ID
 from tests.bot.threema.gateway_fake import FakeGateway, Peer
+from tests.fakes.outbox_rows import outbox_row
 from tools.outbox import OutboxRow
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 
 
 def row(recipient: str, text: str, **payload: Any) -> OutboxRow:
-    return OutboxRow(
-        id=1,
-        household_id=7,
-        user_id=3,
-        inbox_id=None,
-        channel="threema",
-        recipient=recipient,
-        text=text,
-        payload=payload,
-        status="pending",
-        attempts=0,
-        last_error=None,
-        created_at=datetime.now(UTC),
-        sent_at=None,
-    )
+    return outbox_row("threema", recipient, text, household_id=7, payload=payload)
 
 
 @pytest.fixture
