@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -78,17 +79,15 @@ def worker_environment(settings: Settings) -> dict[str, str]:
 @contextlib.asynccontextmanager
 async def worker_processes(settings: Settings, count: int) -> AsyncIterator[list[subprocess.Popen[bytes]]]:
     """`faa worker` × count, stopped with SIGTERM (arq finishes or re-queues running jobs)."""
-    workdir = tempfile.mkdtemp(prefix="faa-bench-worker-")  # no .env file there
+    workdir = Path(tempfile.mkdtemp(prefix="faa-bench-worker-"))  # no .env file there
     env = worker_environment(settings)
+    # Logs go to files: a pipe nobody reads fills up after ~64 KB of log lines and blocks the worker mid-run.
+    logs = [(workdir / f"worker-{n}.log").open("wb") for n in range(count)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "worker.cli", "worker"],
-            cwd=workdir,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
+            [sys.executable, "-m", "worker.cli", "worker"], cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=log
         )
-        for _ in range(count)
+        for log in logs
     ]
     try:
         yield procs
@@ -101,10 +100,12 @@ async def worker_processes(settings: Settings, count: int) -> AsyncIterator[list
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-            if proc.returncode != 0 and proc.stderr is not None:
-                h.progress(f"worker {proc.pid} exited {proc.returncode}: {proc.stderr.read().decode()[-2000:]}")
-            if proc.stderr is not None:
-                proc.stderr.close()
+        for proc, log in zip(procs, logs, strict=True):
+            log.close()
+            if proc.returncode != 0:
+                tail = Path(log.name).read_bytes().decode(errors="replace")[-2000:]
+                h.progress(f"worker {proc.pid} exited {proc.returncode}: {tail}")
+        shutil.rmtree(workdir, ignore_errors=True)
         h.progress(f"{count} worker processes stopped")
 
 
