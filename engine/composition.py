@@ -31,7 +31,10 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
         max_retries=llm.max_retries,
     )
     cache = EmbeddingCache(max_entries=emb.cache_size, ttl_s=emb.cache_ttl_s)
-    return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
+    e5 = "e5" in emb.model.lower()
+    return OpenAIEmbedder(
+        client, emb.model, emb.dim, cache, prefixes=e5 and not emb.input_type, input_type=emb.input_type
+    )
 
 
 async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[str, ReplySender] | None = None) -> Deps:
@@ -40,7 +43,8 @@ async def open_deps(settings: Settings, *, redis: Any = None, senders: Mapping[s
     if not settings.llm.configured:
         raise ConfigurationError(
             "no LLM endpoint is configured: set LLM_BASE_URL (any OpenAI-compatible endpoint, e.g. "
-            "http://127.0.0.1:11434/v1 for Ollama) and/or LLM_API_KEY (for https://api.openai.com/v1), plus LLM_MODEL"
+            "http://127.0.0.1:11434/v1 for Ollama) and/or LLM_API_KEY (for https://api.openai.com/v1), plus LLM_MODEL; "
+            "or run `faa up`, which starts a local model"
         )
     registry = default_registry()
     prompts = PromptBook.load(registry, settings.engine.prompts_file)

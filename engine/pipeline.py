@@ -235,7 +235,8 @@ class Engine:
         max_rounds = self.deps.settings.engine.max_verification_rounds
         try:
             for verification in range(max_rounds + 1):
-                tools = self.deps.registry.specs() if verification < max_rounds else None
+                native = self.deps.settings.llm.native_tools
+                tools = self.deps.registry.specs() if native and verification < max_rounds else None
                 response = await run.llm("respond", lambda tools=tools: self._reply_call(run, messages, tools))
                 if not (response.tool_calls and tools):
                     return (response.content or "").strip() or basic_answer(results)

@@ -107,6 +107,21 @@ async def test_complete_with_schema_sends_response_format(fake: FakeOpenAI, llm:
     }
 
 
+async def test_complete_with_schema_in_json_object_form(fake: FakeOpenAI) -> None:
+    """The form older llama.cpp servers take: JSON mode with the schema beside it (LLM_STRUCTURED_OUTPUT)."""
+    schema = {"type": "object", "properties": {"intent": {"type": "string"}}, "required": ["intent"]}
+    fake.reset()
+    fake.script(lambda req: Scripted.json({"intent": "record"}))
+    client = make_llm(fake.base_url, structured_output="json_object")
+    try:
+        result = await client.complete(MESSAGES, response_schema=schema, schema_name="analysis")
+    finally:
+        await client.close()
+
+    assert json.loads(result.content or "") == {"intent": "record"}
+    assert fake.requests[0].body["response_format"] == {"type": "json_object", "schema": schema}
+
+
 async def test_complete_returns_tool_calls(fake: FakeOpenAI, llm: OpenAILLM) -> None:
     fake.script(lambda req: Scripted(tool_calls=[("store", {"content": "milk 2.10"}), ("store", '{"content": "ü"}')]))
 

@@ -111,6 +111,7 @@ class FakeOpenAI:
         self.base_url = ""
         self.requests: list[ChatRequest] = []
         self.embedding_requests: list[list[str]] = []
+        self.embedding_bodies: list[dict[str, Any]] = []
         self._handler: Handler = _no_script
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
@@ -142,6 +143,7 @@ class FakeOpenAI:
         """Forget the logged requests (the handler stays)."""
         self.requests.clear()
         self.embedding_requests.clear()
+        self.embedding_bodies.clear()
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await _json_body(request)
@@ -187,6 +189,7 @@ class FakeOpenAI:
         raw = body["input"]
         texts = [raw] if isinstance(raw, str) else [item if isinstance(item, str) else str(item) for item in raw]
         self.embedding_requests.append(texts)
+        self.embedding_bodies.append(body)
         data = []
         for index, text in enumerate(texts):
             vector = fake_embedding(text, self.embedding_dim)
