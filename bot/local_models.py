@@ -81,7 +81,7 @@ async def run_command(command: Sequence[str], progress: Progress) -> None:
         if percent and percent.group(1) != last_percent:
             last_percent = percent.group(1)
             progress(f"  building llama.cpp: {last_percent}%")
-        elif line.startswith(("Collecting ", "Building wheel", "Successfully ", "ERROR")):
+        elif line.startswith(("Collecting ", "Building wheel", "Successfully ", "ERROR")) and "(from " not in line:
             progress(f"  {line.strip()}")
     if await process.wait() != 0:
         raise LocalModelError(f"{' '.join(command[:3])} … failed (exit {process.returncode}):\n" + "\n".join(tail))

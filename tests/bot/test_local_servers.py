@@ -153,7 +153,7 @@ async def test_no_endpoint_configured_runs_both_local_servers_for_the_block(loca
     async with local_endpoints(settings, progress=lines.append) as resolved:
         assert resolved.llm.base_url == f"http://127.0.0.1:{local.llm_port}/v1"
         assert resolved.llm.model == CHAT_MODEL.name
-        assert (resolved.llm.native_tools, resolved.llm.structured_output) == (False, "json_schema")
+        assert (resolved.llm.native_tools, resolved.llm.structured_output) == (False, "json_object")
         assert resolved.embedding.base_url == f"http://127.0.0.1:{local.embedding_port}/v1"
         assert resolved.embedding.input_type and resolved.embedding.dim == 384
         embedder = embedder_from_settings(resolved)
