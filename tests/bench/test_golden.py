@@ -71,9 +71,7 @@ async def run(running: System, waiter: ReplyWaiter, case_id: str) -> g.CaseResul
     return g.score(CASES[case_id], effects, today=datetime.now(ZoneInfo(g.TIMEZONE)).date())
 
 
-async def test_a_careful_model_passes_and_a_careless_one_fails_by_effects(
-    running: System, waiter: ReplyWaiter
-) -> None:
+async def test_a_careful_model_passes_and_a_careless_one_fails_by_effects(running: System, waiter: ReplyWaiter) -> None:
     running.llm.script(careful)
     expense = await run(running, waiter, "en-expense-groceries")
     question = await run(running, waiter, "en-q-groceries-month")
