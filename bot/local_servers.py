@@ -168,16 +168,24 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
     if chat is not None:
         llm = settings.llm
         local_llm = {"base_url": chat.base_url + "/v1", "model": CHAT_MODEL.name}
-        for name, value in (("structured_output", "json_object"), ("native_tools", False), ("timeout_s", 300.0)):
+        defaults = {
+            "structured_output": "json_object",
+            "native_tools": False,
+            "timeout_s": 600.0,
+            "max_output_tokens": 700,
+        }
+        for name, value in defaults.items():
             if name not in llm.model_fields_set:
                 local_llm[name] = value
         update["llm"] = llm.model_copy(update=local_llm)
         # A small model on a CPU takes tens of seconds a call: give a message minutes, not the hosted default.
         engine, worker = settings.engine, settings.worker
-        if "max_seconds" not in engine.model_fields_set:
-            update["engine"] = engine.model_copy(update={"max_seconds": 300.0})
+        # ...and the short prompt version, whose prompt it reads in seconds rather than a minute.
+        engine_update = {"max_seconds": 600.0, "variants": {"fast": 100}}
+        engine_update = {k: v for k, v in engine_update.items() if k not in engine.model_fields_set}
+        update["engine"] = engine.model_copy(update=engine_update)
         if not {"job_timeout_s", "stale_after_s"} & worker.model_fields_set:
-            update["worker"] = worker.model_copy(update={"job_timeout_s": 360, "stale_after_s": 420})
+            update["worker"] = worker.model_copy(update={"job_timeout_s": 720, "stale_after_s": 780})
     if embed is not None:
         emb = settings.embedding
         if emb.dim != EMBEDDING_DIM:

@@ -42,11 +42,14 @@ class OpenAILLM:
         *,
         temperature: float = 0.2,
         structured_output: Literal["json_schema", "json_object"] = "json_schema",
+        max_output_tokens: int | None = None,
     ) -> None:
         self._client = client
         self._model = model
         self._temperature = temperature
         self._structured_output = structured_output
+        # A cap also stops a grammar-constrained answer that pads JSON with whitespace until the context is full.
+        self._max_tokens: Any = max_output_tokens if max_output_tokens is not None else openai.omit
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> OpenAILLM:
@@ -56,7 +59,11 @@ class OpenAILLM:
             base_url=settings.base_url, api_key=api_key, timeout=settings.timeout_s, max_retries=settings.max_retries
         )
         return cls(
-            client, settings.model, temperature=settings.temperature, structured_output=settings.structured_output
+            client,
+            settings.model,
+            temperature=settings.temperature,
+            structured_output=settings.structured_output,
+            max_output_tokens=settings.max_output_tokens,
         )
 
     async def close(self) -> None:
@@ -81,6 +88,7 @@ class OpenAILLM:
                 model=self._model,
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
+                max_tokens=self._max_tokens,
                 tools=cast(Any, list(tools)) if tools else openai.omit,
                 response_format=response_format,
             )
@@ -135,6 +143,7 @@ class OpenAILLM:
                 model=self._model,
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
+                max_tokens=self._max_tokens,
                 tools=cast(Any, list(tools)) if tools else openai.omit,
                 stream=True,
                 stream_options={"include_usage": True},

@@ -55,6 +55,9 @@ class LLMSettings(BaseSettings):
         default="json_schema",
         description='How a JSON schema is sent: OpenAI\'s json_schema, or {"type":"json_object","schema":…}.',
     )
+    max_output_tokens: int | None = Field(
+        default=None, ge=16, description="Cap on the tokens of one answer; unset: the endpoint's own limit."
+    )
     native_tools: bool = Field(
         default=True,
         description="Offer tools to the reply call for verification rounds; off for models whose tool calls fail.",
