@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sys
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -22,13 +23,17 @@ import asyncpg
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot import intake
-from bot.live import ReplyWaiter
-from engine.deps import Deps
-from tests import system
-from tools.context import ToolContext
-from tools.households import Principal
-from tools.memories import StoreArgs, store
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))  # `tests` is not an installed package
+
+from bot import intake  # noqa: E402
+from bot.live import ReplyWaiter  # noqa: E402
+from engine.deps import Deps  # noqa: E402
+from tests import system  # noqa: E402
+from tools.context import ToolContext  # noqa: E402
+from tools.households import Principal  # noqa: E402
+from tools.memories import StoreArgs, store  # noqa: E402
 
 CASES_FILE = Path(__file__).resolve().parent / "golden" / "cases.yaml"
 TIMEZONE = "Europe/Berlin"

@@ -75,11 +75,11 @@ async def run_cases(settings: Settings, cases: list[g.Case], timeout_s: float) -
                 result = g.score(case, effects, today=today)
                 results.append(result)
                 verdict = "SKIP" if result.skipped else "pass" if result.passed else "FAIL"
-                h.progress(
-                    f"{number:3d}/{len(cases)} {verdict} {case.id:<32} {effects.latency_s:6.1f}s "
-                    f"{effects.llm_calls} calls  {'; '.join(result.reasons)[:160]}"
-                    f"{'' if result.passed else '  reply: ' + effects.reply[:120]!r}"
-                )
+                line = f"{number:3d}/{len(cases)} {verdict} {case.id:<32} {effects.latency_s:6.1f}s"
+                line += f" {effects.llm_calls} calls"
+                if not result.passed:
+                    line += f"  {'; '.join(result.reasons)[:160]}  reply: {effects.reply[:120]!r}"
+                h.progress(line)
     finally:
         await waiter.stop()
         await close_deps(deps)
