@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
 from datetime import datetime
@@ -152,6 +153,7 @@ def main() -> int:
     args = parser.parse_args()
     # Not h.run_benchmark: its loopback-only guard would refuse a hosted endpoint, which is a valid target here.
     h.quiet_logging()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # like Ctrl-C: the local servers get stopped
     started = time.monotonic()
     try:
         result = asyncio.run(evaluate(args))

@@ -26,7 +26,8 @@ from tools.interactions import PendingClarification, TurnRecord
 log = structlog.get_logger()
 
 _RESPOND_INSTRUCTION = (
-    "Tool results (JSON):\n{results}\n\nWrite the reply to the member now, in their language, briefly. Quote numbers "
+    "Tool results (JSON):\n{results}\n\nWrite the reply to the member now, as plain text (no JSON), in their "
+    "language, briefly. Quote numbers "
     "exactly as the tools returned them and never compute new ones. If a step failed, say plainly what could not "
     "be done. You may call tools again to fix a failed step."
 )
