@@ -35,8 +35,6 @@ from engine.composition import close_deps, open_deps  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from migrations.runner import migrate  # noqa: E402
 
-REDIS_DB = 15
-
 
 def run_settings(configured: Settings, cluster: h.Cluster, redis: str, variant: str | None) -> Settings:
     """The harness's settings (throwaway database, benchmark Redis) with the configured model endpoints,
@@ -136,7 +134,7 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     async with local_endpoints(configured, progress=h.progress) as configured:
         with h.postgres_cluster() as cluster:
             await migrate(cluster.admin_dsn, embedding_dim=configured.embedding.dim, app_role=h.APP_ROLE)
-            async with h.redis_db(REDIS_DB) as redis:
+            async with h.redis_db(args.redis_db) as redis:
                 settings = run_settings(configured, cluster, redis, args.variant)
                 results = await run_cases(settings, cases, args.timeout)
     result = figures(results, settings)
@@ -150,6 +148,9 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", help="case ids or categories to run (default: all)")
     parser.add_argument("--variant", help="run every case with this prompt version (default: ENGINE_VARIANTS)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one reply")
+    parser.add_argument(
+        "--redis-db", type=int, default=15, help="Redis database number, flushed (BENCH_REDIS_URL picks the server)"
+    )
     args = parser.parse_args()
     # Not h.run_benchmark: its loopback-only guard would refuse a hosted endpoint, which is a valid target here.
     h.quiet_logging()
