@@ -58,4 +58,10 @@ class AnalysisModel(_Strict):
 
 
 def analysis_schema() -> dict[str, Any]:
-    return AnalysisModel.model_json_schema()
+    """The schema the model answers in. Every field is listed as required although most have defaults: a
+    grammar-constrained model may otherwise stop after the first key and never write its plan or reply."""
+    schema = AnalysisModel.model_json_schema()
+    for part in (schema, *schema.get("$defs", {}).values()):
+        if "properties" in part:
+            part["required"] = list(part["properties"])
+    return schema

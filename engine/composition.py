@@ -40,7 +40,10 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
     emb = settings.embedding
     client = _client(settings, emb.base_url, emb.api_key, settings.llm.timeout_s)
     cache = EmbeddingCache(max_entries=emb.cache_size, ttl_s=emb.cache_ttl_s, on_lookup=metrics.embedding_lookup)
-    return OpenAIEmbedder(client, emb.model, emb.dim, cache, prefixes="e5" in emb.model.lower())
+    e5 = "e5" in emb.model.lower()
+    return OpenAIEmbedder(
+        client, emb.model, emb.dim, cache, prefixes=e5 and not emb.input_type, input_type=emb.input_type
+    )
 
 
 def transcriber_from_settings(settings: Settings) -> OpenAITranscriber | None:
@@ -64,7 +67,8 @@ async def open_deps(
     if not settings.llm.configured:
         raise ConfigurationError(
             "no LLM endpoint is configured: set LLM_BASE_URL (any OpenAI-compatible endpoint, e.g. "
-            "http://127.0.0.1:11434/v1 for Ollama) and/or LLM_API_KEY (for https://api.openai.com/v1), plus LLM_MODEL"
+            "http://127.0.0.1:11434/v1 for Ollama) and/or LLM_API_KEY (for https://api.openai.com/v1), plus LLM_MODEL; "
+            "or run `faa up`, which starts a local model"
         )
     registry = default_registry()
     prompts = PromptBook.load(registry, settings.engine.prompts_file)

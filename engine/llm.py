@@ -9,7 +9,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import openai
 import structlog
@@ -35,10 +35,21 @@ _STREAM_ERRORS = (openai.OpenAIError, ValueError)
 class OpenAILLM:
     """An `LLM` over `openai.AsyncOpenAI`; works with OpenAI and any server that speaks its chat API."""
 
-    def __init__(self, client: openai.AsyncOpenAI, model: str, *, temperature: float = 0.2) -> None:
+    def __init__(
+        self,
+        client: openai.AsyncOpenAI,
+        model: str,
+        *,
+        temperature: float = 0.2,
+        structured_output: Literal["json_schema", "json_object"] = "json_schema",
+        max_output_tokens: int | None = None,
+    ) -> None:
         self._client = client
         self._model = model
         self._temperature = temperature
+        self._structured_output = structured_output
+        # A cap also stops a grammar-constrained answer that pads JSON with whitespace until the context is full.
+        self._max_tokens: Any = max_output_tokens if max_output_tokens is not None else openai.omit
 
     @classmethod
     def from_settings(cls, settings: LLMSettings) -> OpenAILLM:
@@ -47,7 +58,13 @@ class OpenAILLM:
         client = openai.AsyncOpenAI(
             base_url=settings.base_url, api_key=api_key, timeout=settings.timeout_s, max_retries=settings.max_retries
         )
-        return cls(client, settings.model, temperature=settings.temperature)
+        return cls(
+            client,
+            settings.model,
+            temperature=settings.temperature,
+            structured_output=settings.structured_output,
+            max_output_tokens=settings.max_output_tokens,
+        )
 
     async def close(self) -> None:
         """Release the HTTP connections."""
@@ -65,15 +82,13 @@ class OpenAILLM:
         started = time.perf_counter()
         response_format: Any = openai.omit
         if response_schema is not None:
-            # strict=False: strict mode rejects common schemas (optional fields, open objects), and the
-            # caller validates the answer with Pydantic anyway.
-            json_schema = {"name": schema_name, "schema": response_schema, "strict": False}
-            response_format = {"type": "json_schema", "json_schema": json_schema}
+            response_format = self._response_format(response_schema, schema_name)
         try:
             completion = await self._client.chat.completions.create(
                 model=self._model,
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
+                max_tokens=self._max_tokens,
                 tools=cast(Any, list(tools)) if tools else openai.omit,
                 response_format=response_format,
             )
@@ -82,6 +97,14 @@ class OpenAILLM:
         result = _from_completion(completion)
         self._log_summary(result, started, schema_name if response_schema is not None else None)
         return result
+
+    def _response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
+        if self._structured_output == "json_object":
+            # The older llama.cpp / llama-cpp-python form: JSON mode, constrained by the schema given beside it.
+            return {"type": "json_object", "schema": schema}
+        # strict=False: strict mode rejects common schemas (optional fields, open objects), and the
+        # caller validates the answer with Pydantic anyway.
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
 
     async def stream(
         self,
@@ -120,6 +143,7 @@ class OpenAILLM:
                 model=self._model,
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
+                max_tokens=self._max_tokens,
                 tools=cast(Any, list(tools)) if tools else openai.omit,
                 stream=True,
                 stream_options={"include_usage": True},

@@ -28,7 +28,8 @@ from tools.interactions import PendingClarification, TurnRecord
 log = structlog.get_logger()
 
 _RESPOND_INSTRUCTION = (
-    "Tool results (JSON):\n{results}\n\nWrite the reply to the member now, in their language, briefly. Quote numbers "
+    "Tool results (JSON):\n{results}\n\nWrite the reply to the member now, as plain text (no JSON), in their "
+    "language, briefly. Quote numbers "
     "exactly as the tools returned them and never compute new ones. If a step failed, say plainly what could not "
     "be done. You may call tools again to fix a failed step."
 )
@@ -234,7 +235,8 @@ class Engine:
         max_rounds = self.deps.settings.engine.max_verification_rounds
         try:
             for verification in range(max_rounds + 1):
-                tools = self.deps.registry.specs() if verification < max_rounds else None
+                native = self.deps.settings.llm.native_tools
+                tools = self.deps.registry.specs() if native and verification < max_rounds else None
                 response = await run.llm("respond", lambda tools=tools: self._reply_call(run, messages, tools))
                 if not (response.tool_calls and tools):
                     return (response.content or "").strip() or basic_answer(results)

@@ -51,7 +51,11 @@ class PromptBook:
             parsed = _PromptFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
         except (OSError, yaml.YAMLError, ValidationError) as exc:
             raise PromptError(f"cannot load prompts from {path}: {exc}") from exc
-        fills = {"{{DYNAMIC_TOOLS}}": registry.describe(), "{{DYNAMIC_TOOL_SPECS}}": registry.spec_text()}
+        fills = {
+            "{{DYNAMIC_TOOLS}}": registry.describe(),
+            "{{DYNAMIC_TOOL_SPECS}}": registry.spec_text(),
+            "{{DYNAMIC_TOOL_SIGNATURES}}": tool_signatures(registry),
+        }
         versions = {}
         for name, spec in parsed.versions.items():
             missing = [b for b in spec.blocks if b not in parsed.blocks]
@@ -68,6 +72,25 @@ class PromptBook:
             return self.versions[name]
         except KeyError:
             raise PromptError(f"unknown prompt version {name!r}; known: {sorted(self.versions)}") from None
+
+
+def tool_signatures(registry: ToolRegistry) -> str:
+    """One short line per tool, `name(arg, optional?, choice: a|b)`: the arguments at a fraction of the JSON
+    schemas' length, for prompt versions that must stay short (small local models read ~70 tokens/s)."""
+    lines = []
+    for name in registry.names():
+        parameters = registry.get(name).parameters()
+        required = set(parameters.get("required", ()))
+        args = []
+        for arg, schema in parameters.get("properties", {}).items():
+            text = arg if arg in required else f"{arg}?"
+            if "enum" in schema:
+                text += ": " + "|".join(str(value) for value in schema["enum"])
+            elif "$defs" in parameters and "FilterNode" in str(schema):
+                text += ": filter"
+            args.append(text)
+        lines.append(f"{name}({', '.join(args)})")
+    return "\n".join(lines)
 
 
 def assign_variant(experiment: str, user_id: int, weights: Mapping[str, int]) -> str:

@@ -52,6 +52,17 @@ class LLMSettings(BaseSettings):
     max_retries: int = Field(default=2, ge=0)
     temperature: float = Field(default=0.2, ge=0, le=2)
     streaming: bool = Field(default=True, description="Stream the reply where a channel can show progress.")
+    structured_output: Literal["json_schema", "json_object"] = Field(
+        default="json_schema",
+        description='How a JSON schema is sent: OpenAI\'s json_schema, or {"type":"json_object","schema":…}.',
+    )
+    max_output_tokens: int | None = Field(
+        default=None, ge=16, description="Cap on the tokens of one answer; unset: the endpoint's own limit."
+    )
+    native_tools: bool = Field(
+        default=True,
+        description="Offer tools to the reply call for verification rounds; off for models whose tool calls fail.",
+    )
 
     @property
     def configured(self) -> bool:
@@ -67,6 +78,27 @@ class EmbeddingSettings(BaseSettings):
     dim: int = Field(default=384, ge=8, le=4000, description="Fixed when the schema is created.")
     cache_size: int = Field(default=1000, ge=0)
     cache_ttl_s: float = Field(default=3600.0, ge=0)
+    input_type: bool = Field(
+        default=False,
+        description='Send input_type "query"/"passage" instead of prefixing e5 texts (servers that add prefixes).',
+    )
+
+    @property
+    def configured(self) -> bool:
+        return self.base_url is not None or self.api_key is not None
+
+
+class LocalSettings(BaseSettings):
+    model_config = _section("LOCAL_")
+
+    data_dir: Path = Field(
+        default=Path("data/local"), description="Local model servers: their Python environment, model and logs."
+    )
+    llm_port: int = Field(default=18080, ge=1, le=65535, description="Loopback port of the local llama.cpp server.")
+    embedding_port: int = Field(default=18081, ge=1, le=65535, description="Loopback port of the local embedder.")
+    threads: int = Field(default=0, ge=0, description="CPU threads for the local models; 0: all cores.")
+    context_tokens: int = Field(default=8192, ge=1024, description="Context window of the local chat model.")
+    start_timeout_s: float = Field(default=180.0, gt=0, description="How long a local server may take to start.")
 
 
 class OCRSettings(BaseSettings):
@@ -339,6 +371,7 @@ class Settings(BaseModel):
     redis: RedisSettings = Field(default_factory=RedisSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
+    local: LocalSettings = Field(default_factory=LocalSettings)
     engine: EngineSettings = Field(default_factory=EngineSettings)
     ocr: OCRSettings = Field(default_factory=OCRSettings)
     speech: SpeechSettings = Field(default_factory=SpeechSettings)

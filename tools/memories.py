@@ -40,10 +40,15 @@ def _check_slug(value: str) -> str:
     return value
 
 
+# Symbols and words models write instead of the code; only the unambiguous ones (¥ is CNY here, as the prompt says).
+_CURRENCY_SIGNS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "CNY", "元": "CNY", "块": "CNY", "RMB": "CNY"}
+
+
 def _currency(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     code = value.strip().upper()
+    code = _CURRENCY_SIGNS.get(code, code)
     if not re.fullmatch(r"[A-Z]{3}", code):
         raise ValueError(f"{value!r} is not a 3-letter ISO 4217 currency code such as EUR or USD")
     return code

@@ -89,6 +89,7 @@ async def test_complete_returns_content_usage_and_model(fake: FakeOpenAI, llm: O
     assert request.body["temperature"] == 0.2
     assert not request.stream
     assert request.body.get("response_format") is None and request.tools is None
+    assert "max_tokens" not in request.body  # the endpoint's own limit unless LLM_MAX_OUTPUT_TOKENS is set
 
 
 async def test_complete_with_schema_sends_response_format(fake: FakeOpenAI, llm: OpenAILLM) -> None:
@@ -105,6 +106,22 @@ async def test_complete_with_schema_sends_response_format(fake: FakeOpenAI, llm:
         "type": "json_schema",
         "json_schema": {"name": "analysis", "schema": schema, "strict": False},
     }
+
+
+async def test_complete_with_schema_in_json_object_form(fake: FakeOpenAI) -> None:
+    """The form older llama.cpp servers take: JSON mode with the schema beside it (LLM_STRUCTURED_OUTPUT)."""
+    schema = {"type": "object", "properties": {"intent": {"type": "string"}}, "required": ["intent"]}
+    fake.reset()
+    fake.script(lambda req: Scripted.json({"intent": "record"}))
+    client = make_llm(fake.base_url, structured_output="json_object", max_output_tokens=600)
+    try:
+        result = await client.complete(MESSAGES, response_schema=schema, schema_name="analysis")
+    finally:
+        await client.close()
+
+    assert json.loads(result.content or "") == {"intent": "record"}
+    assert fake.requests[0].body["response_format"] == {"type": "json_object", "schema": schema}
+    assert fake.requests[0].body["max_tokens"] == 600
 
 
 async def test_complete_returns_tool_calls(fake: FakeOpenAI, llm: OpenAILLM) -> None:

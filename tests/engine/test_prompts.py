@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.prompts import PromptBook, PromptError, assign_variant
+from engine.prompts import PromptBook, PromptError, assign_variant, tool_signatures
 from tools.registry import default_registry
 
 
@@ -17,6 +17,17 @@ def test_versions_are_built_from_blocks_with_the_registry_filled_in() -> None:
         for name in default_registry().names():
             assert name in version.system
     assert len(fast.system) < len(default.system)
+    assert len(fast.system) < 3000  # about 750 tokens: seconds of prompt reading for a small local model
+    assert "aggregate(op: sum|count|avg|min|max" in fast.system  # arguments as signatures, not JSON schemas
+
+
+def test_tool_signatures_mark_optional_arguments_and_choices() -> None:
+    lines = tool_signatures(default_registry()).splitlines()
+    assert len(lines) == len(default_registry().names())
+    store = next(line for line in lines if line.startswith("store("))
+    assert store.startswith("store(content, kind: expense|income|")
+    assert "amount?, currency?" in store
+    assert "filter?: filter" in next(line for line in lines if line.startswith("search("))
 
 
 def test_a_broken_prompts_file_is_refused_with_its_path(tmp_path: Path) -> None:

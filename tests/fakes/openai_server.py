@@ -113,6 +113,7 @@ class FakeOpenAI:
         self.embedding_requests: list[list[str]] = []
         self.transcripts: dict[bytes, str] = {}  # audio bytes → what /audio/transcriptions answers
         self.transcription_requests: list[tuple[str, bytes]] = []  # (model, audio)
+        self.embedding_bodies: list[dict[str, Any]] = []
         self._handler: Handler = _no_script
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
@@ -147,6 +148,7 @@ class FakeOpenAI:
         self.embedding_requests.clear()
         self.transcripts.clear()
         self.transcription_requests.clear()
+        self.embedding_bodies.clear()
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         body = await _json_body(request)
@@ -192,6 +194,7 @@ class FakeOpenAI:
         raw = body["input"]
         texts = [raw] if isinstance(raw, str) else [item if isinstance(item, str) else str(item) for item in raw]
         self.embedding_requests.append(texts)
+        self.embedding_bodies.append(body)
         data = []
         for index, text in enumerate(texts):
             vector = fake_embedding(text, self.embedding_dim)

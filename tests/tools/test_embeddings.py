@@ -137,3 +137,19 @@ async def test_api_failures_are_embedding_errors(fake_openai: FakeOpenAI) -> Non
     async with openai.AsyncOpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0) as client:
         with pytest.raises(EmbeddingError, match="failed"):
             await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["hello"], "query")
+
+
+async def test_input_type_tells_the_server_the_kind_instead_of_a_prefix(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
+    embedder = OpenAIEmbedder(client, "multilingual-e5-small", DIM, EmbeddingCache(), input_type=True)
+
+    await embedder.embed(["milk"], "passage")
+
+    assert fake_openai.embedding_requests == [["milk"]]
+    assert fake_openai.embedding_bodies[-1]["input_type"] == "passage"
+
+
+def test_prefixes_and_input_type_exclude_each_other(client: openai.AsyncOpenAI) -> None:
+    with pytest.raises(ValueError, match="twice"):
+        OpenAIEmbedder(client, "e5", DIM, EmbeddingCache(), prefixes=True, input_type=True)

@@ -109,6 +109,15 @@ def test_store_arguments_are_checked_before_any_sql(args: dict[str, object], exp
     assert expected in caught.value.message
 
 
+@pytest.mark.parametrize(
+    ("written", "code"),
+    [("€", "EUR"), ("$", "USD"), ("£", "GBP"), ("¥", "CNY"), ("元", "CNY"), ("rmb", "CNY"), (" eur ", "EUR")],
+)
+def test_currency_signs_become_codes(written: str, code: str) -> None:
+    args = REGISTRY.validate("store", {"content": "Lunch", "kind": "expense", "amount": 5, "currency": written})
+    assert args.currency == code  # type: ignore[attr-defined]
+
+
 async def test_search_by_meaning_and_by_filter(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna", "Ben")
     for args in [

@@ -15,6 +15,7 @@ import structlog
 
 from migrations.runner import load_migrations
 from tests.bot.conftest import create_database, drop_database
+from tests.bot.test_local_servers import local_folder
 from tests.conftest import EMBEDDING_DIM, PostgresInfo
 from tools import identities
 from tools.households import Principal, hash_token, resolve_token
@@ -23,7 +24,7 @@ from worker.cli import main
 Faa = Callable[..., Awaitable[int]]
 SECTIONS = tuple(
     f"{name}_"
-    for name in "DATABASE REDIS LLM EMBEDDING ENGINE WORKER REMINDER WEB MEDIA LOG TELEGRAM THREEMA EMAIL".split()
+    for name in "DATABASE REDIS LLM EMBEDDING LOCAL ENGINE WORKER REMINDER WEB MEDIA LOG TELEGRAM THREEMA EMAIL".split()
 )
 
 
@@ -256,15 +257,25 @@ async def test_an_unreachable_database_is_reported_without_traceback(
     assert_clean_failure(capsys.readouterr().err, "cannot reach a service:")
 
 
-async def test_up_without_an_llm_says_what_to_set(
-    faa: Faa, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
+async def test_up_without_an_llm_starts_the_local_model_and_reports_its_failure(
+    faa: Faa,
+    admin: asyncpg.Connection,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
+    local = local_folder(tmp_path / "local")
+    monkeypatch.setenv("LOCAL_DATA_DIR", str(local.data_dir))
+    monkeypatch.setenv("LOCAL_LLM_PORT", str(local.llm_port))
+    monkeypatch.setenv("LOCAL_EMBEDDING_PORT", str(local.embedding_port))
+    monkeypatch.setenv("FAKE_LOCAL_EXIT", "llama_cpp.server")
+
     assert await faa("up") == 2
 
     out, err = capsys.readouterr()
     assert out == ""
-    assert "no LLM endpoint is configured" in err
-    assert all(name in err for name in ("LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", ".env"))
+    assert_clean_failure(err, "llama.cpp exited with code 3 while starting")
+    assert "failing at start-up" in err  # the server's own last lines
     assert await admin.fetchval("SELECT to_regclass('schema_migrations')") is None  # gave up before touching it
 
 
