@@ -14,7 +14,7 @@ class _Strict(BaseModel):
 
 
 class Understanding(_Strict):
-    intent: Literal["record", "query", "update", "delete", "clarification_answer", "chat", "other"]
+    intent: Literal["record", "query", "update", "delete", "reminder", "clarification_answer", "chat", "other"]
     summary: str = Field(max_length=500, description="One sentence: what the member wants, in English.")
     language: str = Field(default="en", max_length=10, description="Language of the member's message (ISO 639-1).")
 
