@@ -39,6 +39,7 @@ _RESPOND_INSTRUCTION = (
 class Finished:
     reply: Reply
     outbox_id: int | None
+    tools: frozenset[str] = frozenset()  # the tools this message ran (or replayed from its journal)
 
 
 class Engine:
@@ -327,7 +328,8 @@ class Engine:
             )
         metrics.message_finished(message.channel, reply.outcome, time.monotonic() - run.started)
         log.info("step6.record.completed", duration_ms=_step("record", started), outcome=reply.outcome, **stats)
-        return Finished(reply, outbox_id)
+        tools = frozenset(n["tool"] for n in run.trace if n["event"] in ("tool.call", "tool.replayed"))
+        return Finished(reply, outbox_id, tools)
 
     def _stats(self, run: Run) -> dict[str, float]:
         cache = getattr(self.deps.embedder, "cache", None)

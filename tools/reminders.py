@@ -134,6 +134,9 @@ _COLUMNS = (
     "r.last_fired_at, r.occurrence_at, r.dtstart_local"
 )
 
+# The tools that can leave an active reminder due at a new time, which then needs its job in the queue.
+RESCHEDULING_TOOLS = frozenset({"schedule_reminder", "snooze_reminder", "complete_reminder"})
+
 
 async def _members(ctx: ToolContext) -> dict[int, Any]:
     rows = await ctx.conn.fetch("SELECT id, name, timezone FROM users WHERE household_id = $1", ctx.household_id)

@@ -18,6 +18,7 @@ from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from tools import inbox, outbox
 from tools.inbox import InboxRow
+from tools.reminders import RESCHEDULING_TOOLS
 from worker.reminder_queue import enqueue_for_message
 
 log = structlog.get_logger()
@@ -62,8 +63,9 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
                 log.warning("message.retrying", error=type(exc).__name__, defer_s=_backoff(job_try))
                 raise Retry(defer=_backoff(job_try)) from exc
         # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
-        # (again after a retried run: the job ids dedupe).
-        await enqueue_for_message(deps, inbox_id, household_id)
+        # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
+        if finished is None or finished.tools & RESCHEDULING_TOOLS:
+            await enqueue_for_message(deps, inbox_id, household_id)
         if finished is None:
             return "already finished"
         if finished.outbox_id is not None:
