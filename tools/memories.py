@@ -5,7 +5,6 @@ Every statement names the household explicitly besides row-level security, so a 
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -13,79 +12,31 @@ from zoneinfo import ZoneInfo
 
 import asyncpg
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
-    PlainValidator,
     StringConstraints,
-    WithJsonSchema,
     model_validator,
 )
 
 from tools.context import ToolContext
 from tools.errors import ToolRetry
+from tools.fields import (
+    Amount,
+    Content,
+    Currency,
+    Details,
+    MemoryId,
+    Moment,
+    Name,
+    Slug,
+    Tags,
+    Visibility,
+    blank_is_none,
+)
 from tools.filters import Filter, Kind, compile_filter, filter_help
-from tools.periods import localize, parse_moment
-
-
-def _slug(value: Any) -> Any:
-    return "-".join(value.strip().lower().split()) if isinstance(value, str) else value
-
-
-def _check_slug(value: str) -> str:
-    if not re.fullmatch(r"\w[\w-]*", value):
-        raise ValueError(f"{value!r} is not a slug; use lowercase words joined by '-', e.g. 'groceries'")
-    return value
-
-
-# Symbols and words models write instead of the code; only the unambiguous ones (¥ is CNY here, as the prompt says).
-_CURRENCY_SIGNS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "CNY", "元": "CNY", "块": "CNY", "RMB": "CNY"}
-
-
-def _currency(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    code = value.strip().upper()
-    code = _CURRENCY_SIGNS.get(code, code)
-    if not re.fullmatch(r"[A-Z]{3}", code):
-        raise ValueError(f"{value!r} is not a 3-letter ISO 4217 currency code such as EUR or USD")
-    return code
-
-
-def _blank_is_none(value: Any) -> Any:
-    return None if isinstance(value, str) and not value.strip() else value
-
-
-def _moment(value: Any) -> date | datetime:
-    if isinstance(value, (date, datetime)):
-        return value
-    if not isinstance(value, str):
-        raise ValueError("expected an ISO 8601 date or date-time string")
-    return parse_moment(value)
-
-
-Content = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
-Slug = Annotated[str, BeforeValidator(_slug), StringConstraints(max_length=40), AfterValidator(_check_slug)]
-Amount = Annotated[
-    Decimal,
-    Field(max_digits=14, decimal_places=2),
-    WithJsonSchema({"type": ["number", "string"], "description": "exact decimal, at most 2 places, e.g. 35.50"}),
-]
-Currency = Annotated[str, BeforeValidator(_currency)]
-Moment = Annotated[
-    date | datetime,
-    PlainValidator(_moment),
-    WithJsonSchema({"type": "string", "description": "ISO 8601 date or date-time; no offset = member's timezone"}),
-]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
-Tag = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=40)]
-Tags = Annotated[list[Tag], Field(max_length=10)]
-DetailValue = Annotated[str, Field(max_length=500)] | int | Annotated[float, Field(allow_inf_nan=False)] | bool | None
-Details = Annotated[dict[Annotated[str, Field(min_length=1, max_length=40)], DetailValue], Field(max_length=20)]
-Visibility = Literal["household", "private"]
-MemoryId = Annotated[int, Field(gt=0)]
+from tools.periods import localize
 
 _D_CONTENT = "the fact as one short self-contained sentence"
 _D_CATEGORY = "lowercase slug, e.g. groceries, rent, dentist"
@@ -149,7 +100,7 @@ class SearchArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     query: Annotated[
-        Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None, BeforeValidator(_blank_is_none)
+        Annotated[str, StringConstraints(strip_whitespace=True, max_length=500)] | None, BeforeValidator(blank_is_none)
     ] = Field(None, description="what to look for, in natural language (semantic search)")
     filter: Filter | None = Field(None, description=filter_help())
     limit: int = Field(10, ge=1, le=50)

@@ -1,0 +1,71 @@
+"""The typed values the memory tools take: each coerces what models commonly write (currency signs, spaced
+slugs, bare dates) and refuses the rest with a message the model can act on."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, StringConstraints, WithJsonSchema
+
+from tools.periods import parse_moment
+
+
+def _slug(value: Any) -> Any:
+    return "-".join(value.strip().lower().split()) if isinstance(value, str) else value
+
+
+def _check_slug(value: str) -> str:
+    if not re.fullmatch(r"\w[\w-]*", value):
+        raise ValueError(f"{value!r} is not a slug; use lowercase words joined by '-', e.g. 'groceries'")
+    return value
+
+
+# Symbols and words models write instead of the code; only the unambiguous ones (¥ is CNY here, as the prompt says).
+_CURRENCY_SIGNS = {"€": "EUR", "$": "USD", "US$": "USD", "£": "GBP", "¥": "CNY", "元": "CNY", "块": "CNY", "RMB": "CNY"}
+
+
+def _currency(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    code = value.strip().upper()
+    code = _CURRENCY_SIGNS.get(code, code)
+    if not re.fullmatch(r"[A-Z]{3}", code):
+        raise ValueError(f"{value!r} is not a 3-letter ISO 4217 currency code such as EUR or USD")
+    return code
+
+
+def blank_is_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def _moment(value: Any) -> date | datetime:
+    if isinstance(value, (date, datetime)):
+        return value
+    if not isinstance(value, str):
+        raise ValueError("expected an ISO 8601 date or date-time string")
+    return parse_moment(value)
+
+
+Content = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+Slug = Annotated[str, BeforeValidator(_slug), StringConstraints(max_length=40), AfterValidator(_check_slug)]
+Amount = Annotated[
+    Decimal,
+    Field(max_digits=14, decimal_places=2),
+    WithJsonSchema({"type": ["number", "string"], "description": "exact decimal, at most 2 places, e.g. 35.50"}),
+]
+Currency = Annotated[str, BeforeValidator(_currency)]
+Moment = Annotated[
+    date | datetime,
+    PlainValidator(_moment),
+    WithJsonSchema({"type": "string", "description": "ISO 8601 date or date-time; no offset = member's timezone"}),
+]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
+Tag = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=40)]
+Tags = Annotated[list[Tag], Field(max_length=10)]
+DetailValue = Annotated[str, Field(max_length=500)] | int | Annotated[float, Field(allow_inf_nan=False)] | bool | None
+Details = Annotated[dict[Annotated[str, Field(min_length=1, max_length=40)], DetailValue], Field(max_length=20)]
+Visibility = Literal["household", "private"]
+MemoryId = Annotated[int, Field(gt=0)]
