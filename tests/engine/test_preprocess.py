@@ -22,6 +22,7 @@ from tests.fakes.images import CHINESE_FONT, picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family
 from tools import media
+from tools.inbox import InboxRow
 
 
 async def test_a_receipt_photo_is_read_in_english() -> None:
@@ -72,7 +73,8 @@ async def deps(settings: Settings) -> AsyncIterator[Deps]:
     await close_deps(opened)
 
 
-async def process(deps: Deps, family: Family, external_id: str, text: str, *attachments: Attachment) -> str:
+async def accept(deps: Deps, family: Family, external_id: str, text: str, *attachments: Attachment) -> InboxRow:
+    """Anna's message from a chat channel, in the inbox and not queued: the test runs the engine itself."""
     row, _ = await intake.accept(
         deps,
         family.principal("Anna"),
@@ -83,6 +85,11 @@ async def process(deps: Deps, family: Family, external_id: str, text: str, *atta
         payload={"attachments": [dataclasses.asdict(a) for a in attachments], "reply_to": "chat-1"},
         enqueue=False,
     )
+    return row
+
+
+async def process(deps: Deps, family: Family, external_id: str, text: str, *attachments: Attachment) -> str:
+    row = await accept(deps, family, external_id, text, *attachments)
     finished = await Engine(deps).process(row.id, family.household_id)
     assert finished is not None
     return finished.reply.text
@@ -137,16 +144,7 @@ async def test_voice_is_transcribed_once_even_when_the_job_runs_again(
     family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
     fake_llm.transcripts[b"OggS again"] = "we paid 12 euros for the pharmacy"
     fake_llm.script(lambda request: Scripted(content="model down", status=500))
-    row, _ = await intake.accept(
-        deps,
-        family.principal("Anna"),
-        channel="telegram",
-        external_id="prep-2",
-        text="",
-        trace_id="t-prep-2",
-        payload={"attachments": [{"kind": "voice", "mime": "audio/ogg", "ref": "v"}]},
-        enqueue=False,
-    )
+    row = await accept(deps, family, "prep-2", "", Attachment(kind="voice", mime="audio/ogg", ref="v"))
     files = deps.fetchers["telegram"]
     assert isinstance(files, ChannelFiles)
     files.files["v"] = b"OggS again"
@@ -181,16 +179,7 @@ async def test_a_download_that_may_work_later_retries_the_job_then_goes_on_witho
     family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
     seen: list[str] = []
     fake_llm.script(echo_model(seen))
-    row, _ = await intake.accept(
-        deps,
-        family.principal("Anna"),
-        channel="telegram",
-        external_id="prep-4",
-        text="receipt",
-        trace_id="t-prep-4",
-        payload={"attachments": [{"kind": "image", "mime": "image/jpeg", "ref": "flaky"}]},
-        enqueue=False,
-    )
+    row = await accept(deps, family, "prep-4", "receipt", Attachment(kind="image", mime="image/jpeg", ref="flaky"))
     with pytest.raises(AttachmentError, match="did not answer"):
         await Engine(deps).process(row.id, family.household_id)
     assert fake_llm.requests == []

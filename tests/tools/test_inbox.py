@@ -9,8 +9,24 @@ from tests.conftest import PostgresInfo
 from tools import inbox
 from tools.database import Database
 from tools.errors import StorageError
+from tools.inbox import InboxRow
 
-from . import make_family
+from . import Family, make_family
+
+
+async def accept(
+    db: Database, family: Family, member: str, external_id: str, **payload: object
+) -> tuple[InboxRow, bool]:
+    return await inbox.accept(
+        db,
+        household_id=family.household_id,
+        user_id=family.id(member),
+        channel="web",
+        external_id=external_id,
+        text="hi",
+        trace_id="t",
+        payload=payload or None,
+    )
 
 
 async def test_accept_stores_once_and_leaves_no_household_on_the_connection(
@@ -19,25 +35,8 @@ async def test_accept_stores_once_and_leaves_no_household_on_the_connection(
     family = await make_family(admin_conn, "Anna")
     db = await Database.connect(migrated.app_dsn, min_size=1, max_size=1)  # one connection: the next use is it
     try:
-        first, created = await inbox.accept(
-            db,
-            household_id=family.household_id,
-            user_id=family.id("Anna"),
-            channel="web",
-            external_id=f"once-{family.household_id}",
-            text="hi",
-            trace_id="t",
-            payload={"k": 1},
-        )
-        again, created_again = await inbox.accept(
-            db,
-            household_id=family.household_id,
-            user_id=family.id("Anna"),
-            channel="web",
-            external_id=f"once-{family.household_id}",
-            text="hi",
-            trace_id="t",
-        )
+        first, created = await accept(db, family, "Anna", f"once-{family.household_id}", k=1)
+        again, created_again = await accept(db, family, "Anna", f"once-{family.household_id}")
         async with db.pool.acquire() as conn:
             leftover = await conn.fetchval("SELECT current_setting('app.household_id', true)")
             visible = await conn.fetchval("SELECT count(*) FROM inbox")
@@ -56,23 +55,7 @@ async def test_an_id_taken_in_another_household_is_refused_without_revealing_it(
 ) -> None:
     ours, theirs = await make_family(admin_conn, "Anna"), await make_family(admin_conn, "Zoe")
     external_id = f"shared-{ours.household_id}"
-    row, _ = await inbox.accept(
-        db,
-        household_id=theirs.household_id,
-        user_id=theirs.id("Zoe"),
-        channel="web",
-        external_id=external_id,
-        text="theirs",
-        trace_id="t",
-    )
+    row, _ = await accept(db, theirs, "Zoe", external_id)
     with pytest.raises(StorageError, match="already used"):
-        await inbox.accept(
-            db,
-            household_id=ours.household_id,
-            user_id=ours.id("Anna"),
-            channel="web",
-            external_id=external_id,
-            text="ours",
-            trace_id="t",
-        )
+        await accept(db, ours, "Anna", external_id)
     await admin_conn.execute("UPDATE inbox SET status = 'failed' WHERE id = $1", row.id)
