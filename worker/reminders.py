@@ -9,6 +9,7 @@ from typing import Any
 import structlog
 from arq import Retry
 
+from engine import metrics
 from engine.deps import Deps
 from tools import firings
 from tools.firings import Fired
@@ -63,11 +64,13 @@ async def sweep_reminders(ctx: dict[str, Any]) -> dict[str, int]:
 async def _after_firing(ctx: dict[str, Any], fired: Fired, now: datetime) -> None:
     """Once the firing committed: deliver (or hold until quiet hours end) and enqueue the next occurrence."""
     deps: Deps = ctx["deps"]
+    late_s = (now - fired.fire_at).total_seconds()
+    metrics.observe_reminder_lateness(late_s)
     log.info(
         "reminder.fired",
         reminder_id=fired.reminder_id,
         recipients=len(fired.deliveries),
-        late_ms=round((now - fired.fire_at).total_seconds() * 1000),
+        late_ms=round(late_s * 1000),
         repeats=fired.next_fire_at is not None,
     )
     for delivery in fired.deliveries:

@@ -13,6 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 from arq import Retry
+from prometheus_client import REGISTRY as METRICS
 
 from bot.live import LiveReplySender
 from engine.deps import Deps
@@ -238,7 +239,9 @@ async def test_quiet_hours_hold_the_delivery_until_they_end(system: System, cloc
     reminder = await schedule(system.deps, family, "Anna", text="Check the heating", when="2040-01-10T23:00")
     clock.set(utc(2040, 1, 10, 22))
 
+    observed = METRICS.get_sample_value("faa_reminder_lateness_seconds_count") or 0.0
     assert (await sweep_reminders(worker_ctx(system)))["fired"] == 1
+    assert METRICS.get_sample_value("faa_reminder_lateness_seconds_count") == observed + 1  # /metrics shows it
 
     [row] = await sent(system.admin, reminder["reminder_id"])
     assert row["status"] == "pending" and row["next_attempt_at"] == utc(2040, 1, 11, 6)
