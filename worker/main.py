@@ -19,9 +19,9 @@ from bot.telegram import CHANNEL as TELEGRAM
 from bot.telegram.client import make_bot
 from bot.telegram.fetcher import TelegramFetcher
 from bot.telegram.sender import TelegramSender
+from bot.threema import CHANNEL as THREEMA
 from bot.threema.fetcher import ThreemaFetcher
 from bot.threema.gateway import GatewayClient
-from bot.threema.options import CHANNEL as THREEMA
 from bot.threema.sender import ThreemaSender
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine

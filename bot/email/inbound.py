@@ -16,6 +16,7 @@ from typing import Any
 
 import structlog
 
+from bot import numbered
 from bot.channels import Incoming, Received, Verdict, receive
 from bot.email.parsing import ParsedEmail, parse
 from bot.email.sender import SmtpRelay, compose
@@ -97,12 +98,13 @@ class EmailInbound:
             return Taken(Refusal.EMPTY)
         stored: list[int] = []
         attachments = await self._attachments(parsed, principal, stored)
+        text, choice = await numbered.resolve_choice(self.deps, CHANNEL, parsed.sender, parsed.text)
         incoming = Incoming(
             channel=CHANNEL,
             sender=parsed.sender,
             # Scoped by sender: Message-IDs are chosen by whoever sends, so one person cannot take another's.
             message_id=f"{parsed.sender} {parsed.message_id}",
-            text=parsed.text,
+            text=text,
             reply_to=parsed.sender,
             trace_id=trace_id,
             join_code=parsed.join_code,
@@ -114,6 +116,7 @@ class EmailInbound:
                     "subject": parsed.subject,
                 },
                 "attachments": [dataclasses.asdict(a) for a in attachments],
+                **choice,
             },
         )
         received: Received | None = None

@@ -16,6 +16,7 @@ from typing import Any
 import aiosmtplib
 import structlog
 
+from bot import numbered
 from bot.media import LoadMedia
 from engine.deps import DeliveryError
 from engine.settings import EmailSettings
@@ -66,11 +67,7 @@ def compose(
         msg["References"] = " ".join([*thread.get("references", []), parent][-20:])
     # RFC 3834: vacation responders and other robots must not answer an automatic message (no mail loops).
     msg["Auto-Submitted"] = "auto-replied"
-    body = text
-    if options:
-        numbered = "\n".join(f"{number}. {option}" for number, option in enumerate(options, 1))
-        body = f"{text}\n\nReply with one of these:\n{numbered}"
-    msg.set_content(body)
+    msg.set_content(numbered.render(text, options))
     for number, (mime, data) in enumerate(images, 1):
         maintype, _, subtype = mime.partition("/")
         msg.add_attachment(

@@ -3,3 +3,5 @@
 `crypto` holds the NaCl boxes, the callback MAC and the padding; `messages` the plaintext formats; `gateway`
 the HTTP client for the Gateway's API (public keys, send_e2e, blobs).
 """
+
+CHANNEL = "threema"

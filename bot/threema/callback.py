@@ -20,8 +20,9 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
+from bot import numbered
 from bot.channels import Incoming, receive
-from bot.threema import crypto, messages, options
+from bot.threema import CHANNEL, crypto, messages
 from bot.threema.errors import GatewayError, MalformedMessage
 from bot.threema.fetcher import ref_for
 from bot.threema.gateway import GatewayClient
@@ -32,7 +33,7 @@ from engine.domain import Attachment
 log = structlog.get_logger()
 
 CALLBACK_PATH = "/threema/callback"
-CHANNEL = options.CHANNEL
+
 _JOIN = re.compile(r"\s*join\s+(\S.{0,40}?)\s*", re.I | re.S)
 _SEEN_TTL_S = 86400  # the Gateway redelivers a failed callback for a few hours at most
 _THREEMA_ID = r"^[0-9A-Z*][0-9A-Z]{7}$"
@@ -124,7 +125,7 @@ class ThreemaCallback:
             if (join := _JOIN.fullmatch(text)) is not None:
                 join_code = join.group(1)
             else:
-                text, extras = await options.resolve_choice(self._deps, form.sender, text)
+                text, extras = await numbered.resolve_choice(self._deps, CHANNEL, form.sender, text)
                 payload.update(extras)
         else:
             text = (content.caption or "") if isinstance(content, messages.File) else ""

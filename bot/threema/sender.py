@@ -7,7 +7,8 @@ import mimetypes
 import re
 from collections.abc import Awaitable, Callable
 
-from bot.threema import crypto, messages, options
+from bot import numbered
+from bot.threema import crypto, messages
 from bot.threema.errors import GatewayError
 from bot.threema.gateway import GatewayClient
 from engine.deps import DeliveryError
@@ -31,7 +32,7 @@ class ThreemaSender:
             raise DeliveryError(f"not a Threema ID: {row.recipient!r}", permanent=True)
         try:
             public_key = await self._client.public_key(row.recipient)
-            text = options.render(row.text, row.payload.get("options") or [])
+            text = numbered.render(row.text, row.payload.get("options") or [])
             for piece in chunks(text):
                 await send_message(self._client, row.recipient, public_key, messages.text(piece))
             for media_id in row.payload.get("media_ids") or []:

@@ -167,3 +167,25 @@ async def test_bad_bodies_get_clear_statuses_and_no_row(mail_system: System, smt
     assert no_mime.status == 400
     assert await mail_system.admin.fetchval("SELECT count(*) FROM inbox WHERE channel = 'email'") == before
     assert smtp_peer.to(FAA_ADDRESS) == []
+
+
+async def test_a_numbered_answer_picks_the_option_of_the_last_email_sent(
+    mail_system: System, smtp_peer: SmtpPeer
+) -> None:
+    family = await make_family(mail_system.admin, "Mail", {"Anna": "Europe/Berlin"})
+    await link(mail_system, smtp_peer, family, "Anna", "anna@client.example")
+    # A reminder went out by email with its two quick replies, numbered.
+    await mail_system.admin.execute(
+        """INSERT INTO outbox (household_id, user_id, channel, recipient, text, payload, status, sent_at)
+           VALUES ($1, $2, 'email', 'anna@client.example', 'Take the bins out', $3, 'sent', now())""",
+        family.household_id,
+        family.user_ids["Anna"],
+        json.dumps({"kind": "reminder", "reminder_id": 77, "options": ["Snooze 15 min", "Done"]}),
+    )
+
+    response = await post(mail_system, signed(mime("anna@client.example", "2\n\nOn Monday FAA wrote:\n> 1. ...")))
+
+    assert response.status == 200 and (await response.json())["status"] == "accepted"
+    [row] = await rows(mail_system.admin, "anna@client.example")
+    assert row["text"] == "Done"
+    assert json.loads(row["payload"])["answers"] == {"kind": "reminder", "reminder_id": 77}  # owner conn: JSON text
