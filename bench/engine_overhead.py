@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 from _memories import load_memories  # noqa: E402
 
 from engine.settings import Settings  # noqa: E402
-from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results  # noqa: E402
+from tests.e2e.scripts import analysis, is_analysis, member_message, story_analysis, story_reply  # noqa: E402
 from tests.fakes.openai_server import ChatRequest, Scripted  # noqa: E402
 
 REDIS_DB = 14
@@ -37,32 +37,12 @@ MAIN_BUDGET_S = 150.0  # for the messages of the main pass; whatever is done by 
 
 # ---------------------------------------------------------------------------------------------------- scripted model
 
-_DOCTOR_SEARCH = {"tool": "search", "args": {"query": "doctor said about Tom", "limit": 5}}
-
 
 def bench_model(request: ChatRequest) -> Scripted:
-    """What a competent model plans for the three benchmark messages (as in tests/e2e/test_stories.py)."""
+    """What a competent model plans for the three benchmark messages (the stories of tests/e2e/test_stories.py)."""
     if is_analysis(request):
-        text = member_message(request)
-        if step := expense_plan(text):
-            args = step["args"]
-            return analysis(
-                "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
-            )
-        if text.startswith("How much did we spend on groceries"):
-            return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
-        if text.startswith("What did the doctor"):
-            return analysis("query", plan=[_DOCTOR_SEARCH], needs_results=True)
-        return analysis("chat", reply="Hello!")
-    results = tool_results(request)
-    first = results[0]["result"] if results and results[0]["ok"] else {}
-    if "groups" in first:
-        totals = ", ".join(f"{g['value']} {g['currency']}" for g in first["groups"]) or "0 EUR"
-        return Scripted(content=f"You spent {totals} on groceries this month.")
-    if "memories" in first:
-        rows = first["memories"]
-        return Scripted(content=f"The note says: {rows[0]['content']}" if rows else "I found nothing.")
-    return Scripted(content="Done.")
+        return story_analysis(member_message(request)) or analysis("chat", reply="Hello!")
+    return story_reply(request)
 
 
 def messages(n: int, seed: int = 7) -> list[tuple[str, str]]:

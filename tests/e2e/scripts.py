@@ -80,3 +80,34 @@ def expense_plan(text: str) -> dict[str, Any] | None:
     if merchant:
         args["merchant"] = merchant
     return {"tool": "store", "args": args}
+
+
+DOCTOR_SEARCH = {"tool": "search", "args": {"query": "doctor said about Tom allergy", "limit": 3}}
+
+
+def story_analysis(text: str) -> Scripted | None:
+    """The analysis for the issue's three story messages (an expense, a sum, a question over notes); `None` for
+    any other text."""
+    if step := expense_plan(text):
+        args = step["args"]
+        return analysis(
+            "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
+        )
+    if text.startswith("How much did we spend on groceries"):
+        return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
+    if text.startswith("What did the doctor"):
+        return analysis("query", plan=[DOCTOR_SEARCH], needs_results=True)
+    return None
+
+
+def story_reply(request: ChatRequest) -> Scripted:
+    """The respond call after the story plans: the sum per currency, or the note that was found."""
+    results = tool_results(request)
+    first = results[0]["result"] if results and results[0]["ok"] else {}
+    if "groups" in first:
+        totals = ", ".join(f"{g['value']} {g['currency']}" for g in first["groups"]) or "0 EUR"
+        return Scripted(content=f"You spent {totals} on groceries this month.")
+    if "memories" in first:
+        rows = first["memories"]
+        return Scripted(content=f"The note says: {rows[0]['content']}" if rows else "I found nothing.")
+    return Scripted(content="Done.")

@@ -8,7 +8,7 @@ from decimal import Decimal
 import structlog.contextvars
 import structlog.testing
 
-from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results
+from tests.e2e.scripts import analysis, is_analysis, member_message, story_analysis, story_reply
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
 
@@ -29,16 +29,8 @@ def family_model(request: ChatRequest) -> Scripted:
                 },
             }
             return analysis("clarification_answer", plan=[plan], reply="Got it: 20.00 EUR for groceries.")
-        if step := expense_plan(text):
-            args = step["args"]
-            return analysis(
-                "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
-            )
-        if text.startswith("How much did we spend on groceries"):
-            return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
-        if text.startswith("What did the doctor"):
-            plan = {"tool": "search", "args": {"query": "doctor said about Tom allergy", "limit": 3}}
-            return analysis("query", plan=[plan], needs_results=True)
+        if (story := story_analysis(text)) is not None:
+            return story
         if text == "add 20 for the thing":
             return analysis(
                 "other",
@@ -54,15 +46,7 @@ def family_model(request: ChatRequest) -> Scripted:
                 reply="Noted.",
             )
         return analysis("chat", reply="Hello!")
-    results = tool_results(request)
-    first = results[0]["result"] if results and results[0]["ok"] else {}
-    if "groups" in first:
-        group = first["groups"][0] if first["groups"] else {"value": "0", "currency": "EUR"}
-        return Scripted(content=f"You spent {group['value']} {group['currency']} on groceries this month.")
-    if "memories" in first:
-        rows = first["memories"]
-        return Scripted(content=f"The note says: {rows[0]['content']}" if rows else "I found nothing.")
-    return Scripted(content="Done.")
+    return story_reply(request)
 
 
 async def send(system: System, auth: dict[str, str], text: str, **extra: object) -> dict:
