@@ -18,13 +18,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot import intake
 from bot.email import webhook
 from bot.email.inbound import EmailInbound, Notices
-from bot.live import ReplyWaiter, follow_events, notification
+from bot.live import ReplyWaiter, follow_events, notification, reply_message
 from bot.media import media_links, media_route
 from bot.metrics import metrics_handler
 from bot.openapi import document
 from bot.telegram.webhook import add_webhook as add_telegram_webhook
 from bot.threema import callback as threema_callback
 from engine.deps import Deps
+from engine.domain import finished_status
 from tools import households, inbox, outbox
 from tools.households import Principal
 from tools.inbox import InboxRow
@@ -129,10 +130,15 @@ async def _status(deps: Deps, household_id: int, inbox_id: int) -> dict[str, Any
         if row is None:
             return None
         reply = await outbox.for_inbox(conn, inbox_id)
-    body: dict[str, Any] = {"message_id": row.id, "status": row.status, "received_at": row.received_at.isoformat()}
+    return _message_body(deps, row, row.status, None if reply is None else reply_message(reply))
+
+
+def _message_body(deps: Deps, row: InboxRow, status: str, reply: dict[str, Any] | None) -> dict[str, Any]:
+    """A message as the API shows it; `reply` as `bot.live.reply_message` has it (stored or just published)."""
+    body: dict[str, Any] = {"message_id": row.id, "status": status, "received_at": row.received_at.isoformat()}
     if reply is not None:
-        body.update(reply=reply.text, outcome=reply.payload.get("outcome"), options=reply.payload.get("options", []))
-        body["media"] = media_links(deps.settings.media, reply.payload.get("media_ids"), household_id)
+        body.update(reply=reply["reply"], outcome=reply.get("outcome"), options=reply.get("options", []))
+        body["media"] = media_links(deps.settings.media, reply.get("media_ids"), row.household_id)
     return body
 
 
@@ -140,16 +146,20 @@ async def post_message(request: web.Request) -> web.StreamResponse:
     deps = request.app[DEPS]
     body = await _message_in(request)
     wait_s = deps.settings.web.reply_wait_s if body.wait else 0
-    row, created = await _accept(request, body, enqueue=wait_s > 0)
+    row, created = await _accept(request, body, enqueue=False)
     if wait_s == 0:
         return await _acknowledge_then_enqueue(request, row, created)
     waiter = request.app[WAITER]
-    future = waiter.expect(row.id)
+    future = waiter.expect(row.id)  # before enqueueing: the reply cannot be published before we listen
+    status: dict[str, Any] | None = None
     try:
-        status = await _status(deps, row.household_id, row.id)
-        if status is None or "reply" not in status:
-            await asyncio.wait_for(asyncio.shield(future), wait_s)
+        if created:
+            await intake.enqueue_inbound(deps, row)
+        else:  # a redelivery: the first delivery may be answered already
             status = await _status(deps, row.household_id, row.id)
+        if status is None or "reply" not in status:
+            reply = await asyncio.wait_for(asyncio.shield(future), wait_s)
+            status = _message_body(deps, row, finished_status(reply.get("outcome")), reply)
     except TimeoutError:
         pass
     finally:

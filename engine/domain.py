@@ -34,6 +34,7 @@ class InboundMessage:
     received_at: datetime
     attachments: tuple[Attachment, ...] = ()
     stream: bool = False
+    reply_to: str | None = None  # where the channel sends the answer (a chat, an address); None: the member
 
     @classmethod
     def from_payload(
@@ -60,6 +61,7 @@ class InboundMessage:
             received_at=received_at,
             attachments=tuple(Attachment(**a) for a in payload.get("attachments", ())),
             stream=bool(payload.get("stream", False)),
+            reply_to=str(payload["reply_to"]) if payload.get("reply_to") else None,
         )
 
 
@@ -73,3 +75,8 @@ class Reply:
 
     def payload(self) -> dict[str, Any]:
         return {"outcome": self.outcome, "options": list(self.options), "media_ids": list(self.media_ids)}
+
+
+def finished_status(outcome: str | None) -> str:
+    """The inbox status of a message once its reply (with this outcome) is written."""
+    return "failed" if outcome == "failed" else "done"

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 from pydantic import ValidationError
 
 from engine import metrics
 from engine.analysis import AnalysisModel, analysis_schema
-from engine.context import base_context, load_history, load_people, serve_requests
+from engine.context import (
+    History,
+    People,
+    apply_people,
+    base_context,
+    load_people,
+    read_history,
+    read_people,
+    serve_requests,
+)
 from engine.deps import Deps
-from engine.domain import InboundMessage, Reply
+from engine.domain import InboundMessage, Reply, finished_status
 from engine.errors import AnalysisError, BudgetExceeded, FAAError, LLMError
 from engine.executor import StepResult, results_text, run_plan, run_step
 from engine.llm_types import EventSink, LLMResponse, Message
@@ -55,18 +64,19 @@ class Engine:
         Retryable failures (the LLM endpoint is down, the database hiccuped) propagate so the job runs again —
         the journal makes that cheap. On the final attempt the member gets a friendly reply instead.
         """
-        db = self.deps.db
-        async with db.household(household_id) as conn:
+        async with self.deps.db.household(household_id) as conn:
             row = await inbox.claim(conn, inbox_id)
-            entries = await journal.load(conn, inbox_id) if row is not None else {}
-        if row is None:
-            return None
-        run = self._new_run(row, entries, sink)
+            if row is None:
+                return None
+            run = self._new_run(row, await journal.load(conn, inbox_id), sink)
+            # What the steps read before calling the model comes in the claim's transaction (one instead of three).
+            people = await read_people(run, conn)
+            history = await read_history(run, conn, self.deps.settings.engine.history_turns)
         run.final_attempt = final_attempt
         await run.emit("stream_start", message_id=inbox_id)
         pending_state: PendingClarification | None = None
         try:
-            reply, pending_state = await self._steps(run)
+            reply, pending_state = await self._steps(run, people, history)
         except BudgetExceeded as exc:
             reply = Reply(basic_answer([], exc), "degraded", media_ids=tuple(run.media_ids))
         except AnalysisError as exc:
@@ -119,14 +129,15 @@ class Engine:
         budget = Budget(settings.max_tool_calls, settings.max_tokens, time.monotonic() + settings.max_seconds)
         return Run(self.deps, message, budget, entries, sink=sink if message.stream else None)
 
-    async def _steps(self, run: Run) -> tuple[Reply, PendingClarification | None]:
-        await load_people(run)  # before preprocess: a polite reply there speaks the member's language
+    async def _steps(self, run: Run, people: People, history: History) -> tuple[Reply, PendingClarification | None]:
+        apply_people(run, people)  # before preprocess: a polite reply there speaks the member's language
         preprocessed = await preprocess(run)
         if preprocessed.unheard_voice:
             return Reply(voice_not_enabled_text(run), "degraded"), None
         text = preprocessed.text
         version = self._experiment(run)
-        history = await load_history(run, self.deps.settings.engine.history_turns if version.full_context else 0)
+        if not version.full_context:
+            history = replace(history, turns=[])
         messages: list[Message] = [
             {"role": "system", "content": version.system},
             {"role": "user", "content": f"Context:\n{base_context(run, history)}\n\nMessage:\n{text}"},
@@ -285,7 +296,7 @@ class Engine:
         message = run.message
         stats = self._stats(run)
         async with self.deps.db.household(message.household_id, message.user_id) as conn:
-            status = "failed" if reply.outcome == "failed" else "done"
+            status = finished_status(reply.outcome)
             if not await inbox.finish(conn, message.inbox_id, status=status, error=reply.stats.get("error")):
                 log.info("message.already_finished")
                 return None
@@ -314,15 +325,13 @@ class Engine:
                 await interactions.set_pending_clarification(conn, message.household_id, message.user_id, pending)
             elif reply.outcome != "failed":
                 await interactions.clear_pending_clarification(conn, message.user_id)
-            row = await inbox.get(conn, message.inbox_id)
-            assert row is not None
             outbox_id = await outbox.add(
                 conn,
                 household_id=message.household_id,
                 user_id=message.user_id,
                 inbox_id=message.inbox_id,
                 channel=message.channel,
-                recipient=str(row.payload.get("reply_to") or message.user_id),
+                recipient=message.reply_to or str(message.user_id),
                 text=reply.text,
                 payload=reply.payload(),
             )

@@ -10,6 +10,7 @@ from arq.connections import ArqRedis
 
 from bot import intake
 from tests.e2e.scripts import analysis
+from tests.fakes.openai_server import Scripted
 from tests.system import System, make_family
 from tools.households import Principal
 
@@ -78,3 +79,19 @@ async def test_accepted_message_survives_a_redis_outage(system: System) -> None:
     assert await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", row.id) == "queued"
     # Leave nothing queued for later tests' sweepers.
     await system.admin.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
+
+
+async def test_a_waited_answer_is_the_message_as_polled(system: System) -> None:
+    """The waiting POST answers from the published reply; GET reads the stored rows: both show the same."""
+    family = await make_family(system.admin, "Same", {"Anna": "Europe/Berlin"})
+    question = {"question": "Which shop?", "options": ["Lidl", "Rewe"]}
+    system.llm.script(lambda request: analysis("other", clarification=question))
+    clarifying = await system.client.post("/v1/messages", json={"text": "add 20"}, headers=family.auth("Anna"))
+    system.llm.script(lambda request: Scripted(content="not json"))
+    failed = await system.client.post("/v1/messages", json={"text": "hm"}, headers=family.auth("Anna"))
+    for response, outcome, status in ((clarifying, "clarifying", "done"), (failed, "failed", "failed")):
+        waited = await response.json()
+        assert (response.status, waited["outcome"], waited["status"]) == (200, outcome, status)
+        polled = await system.client.get(f"/v1/messages/{waited['message_id']}", headers=family.auth("Anna"))
+        assert {**await polled.json(), "duplicate": False} == waited
+    assert waited["reply"] and (await clarifying.json())["options"] == ["Lidl", "Rewe"]
