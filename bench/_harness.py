@@ -319,7 +319,7 @@ async def web_server(
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
-        site = web.TCPSite(runner, "127.0.0.1", 0)
+        site = web.TCPSite(runner, "127.0.0.1", 0, backlog=settings.web.backlog)
         await site.start()
         host, port = runner.addresses[0][:2]
         yield Web(f"http://{host}:{port}", deps, app)

@@ -10,13 +10,11 @@ route `GET /_bench/phases` that reports it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import cProfile
 import json
 import pstats
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,20 +24,21 @@ from aiohttp import web  # noqa: E402
 
 import bot.intake  # noqa: E402
 from engine.deps import Deps  # noqa: E402
-from tools import database, households, inbox  # noqa: E402
+from tools import households, inbox  # noqa: E402
 
 
 class PhaseTimer:
     """Bench-only instrumentation of the intake path in the web process: where a request's time goes.
 
-    It wraps module attributes the request path calls through (no product file changes):
-    token lookup (`households.resolve_token`), the inbox transaction (`Database.household` acquire →
-    set_config → INSERT → COMMIT) and the enqueue (`bot.intake.enqueue_inbound`), plus a middleware for the
-    handler's whole time and the event loop's lag.
+    It wraps module attributes the request path calls through (no product file changes): token lookup
+    (`households.resolve_token`), the inbox group commit (a request's whole wait in `InboxWriter.accept`, each
+    shared statement in `inbox.write_many` and its size) and the enqueue (`bot.intake.enqueue_inbound`), plus a
+    middleware for the handler's whole time and the event loop's lag.
     """
 
     def __init__(self) -> None:
         self.samples: dict[str, list[float]] = {}
+        self.batches: list[int] = []  # messages per inbox statement
         self.inflight = 0
         self.max_inflight = 0
         self.profiler: cProfile.Profile | None = None
@@ -50,6 +49,8 @@ class PhaseTimer:
     def report(self) -> dict[str, Any]:
         out: dict[str, Any] = {name: {"n": len(v), **h.summary(v, 3)} for name, v in sorted(self.samples.items())}
         out["max_inflight"] = self.max_inflight
+        out["inbox_statements"] = len(self.batches)
+        out["inbox_batch_max"] = max(self.batches, default=0)
         if self.profiler is not None:
             self.profiler.disable()
             out["cpu"] = cpu_profile(self.profiler)
@@ -59,6 +60,7 @@ class PhaseTimer:
     def reset(self, *, profile: bool = False) -> None:
         """Forget the samples; with `profile`, run cProfile from now until the next report."""
         self.samples.clear()
+        self.batches.clear()
         self.max_inflight = 0
         if profile:
             self.profiler = cProfile.Profile()
@@ -80,32 +82,19 @@ class PhaseTimer:
             setattr(module, name, wrapper)
 
         timed(households, "resolve_token", "token_lookup_db")
-        timed(inbox, "accept", "inbox_insert_sql")
+        timed(inbox.InboxWriter, "accept", "inbox_accept")  # waiting for the group commit, and the commit
         timed(bot.intake, "enqueue_inbound", "enqueue_redis")
+        write_many = inbox.write_many
 
-        @contextlib.asynccontextmanager
-        async def household(self: Any, household_id: int, user_id: int | None = None) -> AsyncIterator[Any]:
-            # Database.household (tools/database.py) step by step, each step timed.
+        async def counted(conn: Any, messages: Any) -> Any:
+            timer.batches.append(len(messages))
             started = time.perf_counter()
-            async with self.pool.acquire() as conn:
-                acquired = time.perf_counter()
-                timer.add("pool_acquire_wait", acquired - started)
-                async with conn.transaction():
-                    await conn.execute(
-                        "SELECT set_config('app.household_id', $1, true), set_config('app.user_id', $2, true)",
-                        str(int(household_id)),
-                        "" if user_id is None else str(int(user_id)),
-                    )
-                    body = time.perf_counter()
-                    timer.add("tx_begin_set_config", body - acquired)
-                    yield conn
-                    commit = time.perf_counter()
-                    timer.add("tx_body", commit - body)
-                released = time.perf_counter()
-                timer.add("tx_commit", released - commit)
-            timer.add("pool_release", time.perf_counter() - released)
+            try:
+                return await write_many(conn, messages)
+            finally:
+                timer.add("inbox_write_sql", time.perf_counter() - started)
 
-        database.Database.household = household  # type: ignore[method-assign]
+        inbox.write_many = counted
 
         @web.middleware
         async def whole(request: web.Request, handler: Any) -> web.StreamResponse:

@@ -8,7 +8,7 @@ client_message_id and a valid member token; no worker runs, so the jobs just que
 
 Measured client-side: from just before the request is sent until the 202 body is read. After the clean run a
 second server process with bench-only instrumentation repeats one burst and reports where the server's time
-went (token lookup, pool wait, inbox INSERT, commit, enqueue, event loop lag). The last stdout line is the
+went (token lookup, inbox group commit and its statements, enqueue, event loop lag). The last stdout line is the
 JSON of the figures; target (reported, never asserted): ack p99 <= 25 ms, 0 errors.
 """
 
@@ -200,6 +200,10 @@ def show_profile(phases: dict[str, Any]) -> None:
                 f"max {stats['max']:8.3f} ms"
             )
     h.progress(f"  max requests in the handler at once: {phases.get('max_inflight')}")
+    h.progress(
+        f"  inbox statements for the burst: {phases.get('inbox_statements')} "
+        f"(largest {phases.get('inbox_batch_max')} messages)"
+    )
     cpu = phases.get("cpu") or {}
     h.progress(f"  web process CPU during a burst (cProfile, own time): {cpu.get('total_ms')} ms")
     for package, share in (cpu.get("own_time_share_by_package") or {}).items():

@@ -24,7 +24,7 @@ async def serve(settings: Settings, *, stop: asyncio.Event | None = None) -> Non
     deps = await open_deps(settings, redis=redis)
     runner = web.AppRunner(create_app(deps), access_log=None)
     await runner.setup()
-    site = web.TCPSite(runner, settings.web.host, settings.web.port)
+    site = web.TCPSite(runner, settings.web.host, settings.web.port, backlog=settings.web.backlog)
     await site.start()
     log.info("web.started", host=settings.web.host, port=settings.web.port)
     smtp = SmtpReceiver(EmailInbound(deps, Notices(deps))) if settings.email.smtp_enabled else None

@@ -18,6 +18,7 @@ from engine.speech import OpenAITranscriber
 from tools.clock import Clock, SystemClock
 from tools.database import Database
 from tools.embeddings import EmbeddingCache, OpenAIEmbedder
+from tools.inbox import InboxWriter
 from tools.registry import default_registry
 
 
@@ -82,6 +83,7 @@ async def open_deps(
         embedder=embedder_from_settings(settings),
         registry=registry,
         prompts=prompts,
+        inbox=InboxWriter(db),
         redis=redis,
         senders=dict(senders or {}),
         fetchers=dict(fetchers or {}),

@@ -14,6 +14,7 @@ from tools.clock import Clock, SystemClock
 from tools.context import Embedder
 from tools.database import Database
 from tools.errors import FAAError
+from tools.inbox import InboxWriter
 from tools.outbox import OutboxRow
 from tools.registry import ToolRegistry
 
@@ -54,6 +55,7 @@ class Deps:
     embedder: Embedder
     registry: ToolRegistry
     prompts: PromptBook
+    inbox: InboxWriter  # every channel's way into the inbox (group commit)
     redis: Any = None  # arq's ArqRedis in the worker and web processes
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
     fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel

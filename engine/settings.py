@@ -186,6 +186,13 @@ class WebSettings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     reply_wait_s: float = Field(default=25.0, ge=0)
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    backlog: int = Field(
+        default=1024,
+        ge=16,
+        le=65535,
+        description="Connections the kernel queues before the web process accepts them; a burst beyond it waits "
+        "~1 s for the client's SYN retry (the kernel caps it at net.core.somaxconn).",
+    )
 
 
 class ChannelSettings(BaseSettings):

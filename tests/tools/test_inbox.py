@@ -1,6 +1,9 @@
-"""The inbox's one-statement accept: row-level security checks it, and nothing of the household outlives it."""
+"""The inbox's group commit: once per key, across households, one bad message failing alone."""
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
 
 import asyncpg
 import pytest
@@ -9,24 +12,22 @@ from tests.conftest import PostgresInfo
 from tools import inbox
 from tools.database import Database
 from tools.errors import StorageError
-from tools.inbox import InboxRow
+from tools.inbox import InboxRow, InboxWriter, NewMessage
 
 from . import Family, make_family
 
 
-async def accept(
-    db: Database, family: Family, member: str, external_id: str, **payload: object
-) -> tuple[InboxRow, bool]:
-    return await inbox.accept(
-        db,
-        household_id=family.household_id,
-        user_id=family.id(member),
-        channel="web",
-        external_id=external_id,
-        text="hi",
-        trace_id="t",
-        payload=payload or None,
-    )
+def message(family: Family, member: str, external_id: str, text: str = "hi", **payload: Any) -> NewMessage:
+    return NewMessage(family.household_id, family.id(member), "web", external_id, text, "t", payload)
+
+
+async def accept(db: Database, family: Family, member: str, external_id: str, **payload: Any) -> tuple[InboxRow, bool]:
+    return await InboxWriter(db).accept(message(family, member, external_id, **payload))
+
+
+async def settle(admin_conn: asyncpg.Connection, household_id: int) -> None:
+    """Mark the household's rows failed, so no sweeper of a later test picks them up."""
+    await admin_conn.execute("UPDATE inbox SET status = 'failed' WHERE household_id = $1", household_id)
 
 
 async def test_accept_stores_once_and_leaves_no_household_on_the_connection(
@@ -43,11 +44,12 @@ async def test_accept_stores_once_and_leaves_no_household_on_the_connection(
     finally:
         await db.close()
     assert created and not created_again and again.id == first.id and first.payload == {"k": 1}
-    assert leftover in (None, "")  # transaction-local: gone with the statement
+    assert again == first  # the row as returned at once is the row as stored
+    assert leftover in (None, "")
     assert visible == 0  # without a household the app role sees no inbox row at all
     stored = await admin_conn.fetchrow("SELECT household_id, status FROM inbox WHERE id = $1", first.id)
     assert dict(stored) == {"household_id": family.household_id, "status": "queued"}
-    await admin_conn.execute("UPDATE inbox SET status = 'failed' WHERE id = $1", first.id)  # no sweeper picks it
+    await settle(admin_conn, family.household_id)
 
 
 async def test_an_id_taken_in_another_household_is_refused_without_revealing_it(
@@ -55,7 +57,71 @@ async def test_an_id_taken_in_another_household_is_refused_without_revealing_it(
 ) -> None:
     ours, theirs = await make_family(admin_conn, "Anna"), await make_family(admin_conn, "Zoe")
     external_id = f"shared-{ours.household_id}"
-    row, _ = await accept(db, theirs, "Zoe", external_id)
+    await accept(db, theirs, "Zoe", external_id)
     with pytest.raises(StorageError, match="already used"):
         await accept(db, ours, "Anna", external_id)
-    await admin_conn.execute("UPDATE inbox SET status = 'failed' WHERE id = $1", row.id)
+    await settle(admin_conn, theirs.household_id)
+
+
+async def test_a_burst_across_households_shares_statements_and_keeps_each_key_once(
+    db: Database, admin_conn: asyncpg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    anna, zoe = await make_family(admin_conn, "Anna"), await make_family(admin_conn, "Zoe")
+    statements = []
+    write_many = inbox.write_many
+
+    async def counted(conn: asyncpg.Connection, messages: list[NewMessage]) -> inbox.Written:
+        statements.append(len(messages))
+        return await write_many(conn, messages)
+
+    monkeypatch.setattr(inbox, "write_many", counted)
+    writer = InboxWriter(db)
+    # 60 messages at once: 30 keys per household, each key sent twice (a redelivery racing its original).
+    burst = [
+        message(family, member, f"burst-{family.household_id}-{n}", text=f"{member} {n}")
+        for family, member in ((anna, "Anna"), (zoe, "Zoe"))
+        for n in range(15)
+        for _ in range(2)
+    ]
+    results = await asyncio.gather(*(writer.accept(m) for m in burst))
+
+    assert sum(created for _, created in results) == 30
+    for sent, (row, _) in zip(burst, results, strict=True):
+        assert (row.household_id, row.user_id, row.external_id, row.text) == (
+            sent.household_id,
+            sent.user_id,
+            sent.external_id,
+            sent.text,
+        )
+    assert sum(statements) >= 60 and len(statements) < 10  # shared statements, not one per message
+    counts = await admin_conn.fetch(
+        "SELECT household_id, count(*) FROM inbox WHERE household_id = ANY($1::bigint[]) GROUP BY 1",
+        [anna.household_id, zoe.household_id],
+    )
+    assert {r["household_id"]: r["count"] for r in counts} == {anna.household_id: 15, zoe.household_id: 15}
+    await settle(admin_conn, anna.household_id)
+    await settle(admin_conn, zoe.household_id)
+
+
+async def test_a_message_postgres_refuses_fails_alone(db: Database, admin_conn: asyncpg.Connection) -> None:
+    family = await make_family(admin_conn, "Anna")
+    writer = InboxWriter(db)
+    good = [message(family, "Anna", f"good-{family.household_id}-{n}", text="nul\x00byte") for n in range(5)]
+    bad = message(family, "Anna", f"bad-{family.household_id}", note="jsonb refuses \x00")
+    results = await asyncio.gather(*(writer.accept(m) for m in [*good, bad]), return_exceptions=True)
+
+    assert isinstance(results[-1], asyncpg.PostgresError)
+    rows = [result for result in results[:-1] if not isinstance(result, BaseException)]
+    assert len(rows) == 5 and all(created and row.text == "nulbyte" for row, created in rows)
+    assert await admin_conn.fetchval("SELECT count(*) FROM inbox WHERE household_id = $1", family.household_id) == 5
+    await settle(admin_conn, family.household_id)
+
+
+async def test_the_door_writes_no_row_for_a_member_of_another_household(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    ours, theirs = await make_family(admin_conn, "Anna"), await make_family(admin_conn, "Zoe")
+    forged = NewMessage(ours.household_id, theirs.id("Zoe"), "web", f"forged-{ours.household_id}", "hi", "t")
+    async with db.pool.acquire() as conn:
+        assert await inbox.write_many(conn, [forged]) == {}
+    assert await admin_conn.fetchval("SELECT count(*) FROM inbox WHERE external_id = $1", forged.external_id) == 0
