@@ -80,18 +80,18 @@ class OpenAILLM:
     ) -> LLMResponse:
         """One plain call. With `response_schema` the answer is constrained to that JSON schema."""
         started = time.perf_counter()
-        response_format: Any = openai.omit
+        body: dict[str, Any] = {"model": self._model, "messages": list(messages), "temperature": self._temperature}
+        if self._max_tokens is not openai.omit:
+            body["max_tokens"] = self._max_tokens
+        if tools:
+            body["tools"] = list(tools)
         if response_schema is not None:
-            response_format = self._response_format(response_schema, schema_name)
+            body["response_format"] = self._response_format(response_schema, schema_name)
         try:
-            completion = await self._client.chat.completions.create(
-                model=self._model,
-                messages=cast(Any, list(messages)),
-                temperature=self._temperature,
-                max_tokens=self._max_tokens,
-                tools=cast(Any, list(tools)) if tools else openai.omit,
-                response_format=response_format,
-            )
+            # The client's own POST rather than `chat.completions.create`: the body is plain JSON already, and the
+            # SDK's walk over it against its typed parameters (prompt, schema, tools) cost ~0.55 ms a call against
+            # a local server (2.25 ms create vs 1.69 ms post). Retries, timeouts, errors and parsing stay the client's.
+            completion = await self._client.post("/chat/completions", body=body, cast_to=ChatCompletion)
         except openai.OpenAIError as exc:
             raise _llm_error(exc) from exc
         result = _from_completion(completion)
