@@ -42,6 +42,10 @@ class NewMessage:
     trace_id: str
     payload: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # PostgreSQL text cannot hold NUL; one in a message must not fail the messages written with it.
+        object.__setattr__(self, "text", self.text.replace("\x00", ""))
+
     @property
     def key(self) -> tuple[str, str]:
         return self.channel, self.external_id
@@ -59,8 +63,7 @@ async def write_many(conn: Connection, messages: Sequence[NewMessage]) -> Writte
         [m.user_id for m in messages],
         [m.channel for m in messages],
         [m.external_id for m in messages],
-        # PostgreSQL text cannot hold NUL; one in a message must not fail the messages written with it.
-        [m.text.replace("\x00", "") for m in messages],
+        [m.text for m in messages],
         [m.payload for m in messages],
         [m.trace_id for m in messages],
     )
@@ -92,7 +95,7 @@ class InboxWriter:
         inbox_id, received_at = written
         row = InboxRow(
             inbox_id, message.household_id, message.user_id, message.channel, message.external_id,
-            message.text.replace("\x00", ""), message.payload, "queued", 0, None, message.trace_id, received_at,
+            message.text, message.payload, "queued", 0, None, message.trace_id, received_at,
         )  # fmt: skip
         return row, True
 
