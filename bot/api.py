@@ -35,6 +35,7 @@ log = structlog.get_logger()
 DEPS = web.AppKey("deps", Deps)
 WAITER = web.AppKey("waiter", ReplyWaiter)
 TOKENS = web.AppKey("tokens", dict)
+TOKEN_LOOKUPS = web.AppKey("token_lookups", dict)
 TRACE_ID = web.RequestKey("trace_id", str)
 OPENAPI = web.AppKey("openapi", dict)
 _TOKEN_CACHE_S = 60.0  # a revoked token keeps working this long in a running web process
@@ -91,14 +92,24 @@ async def _principal(request: web.Request) -> Principal:
     cached = cache.get(token)
     if cached is not None and cached[1] > time.monotonic():
         return cached[0]
-    async with request.app[DEPS].db.unscoped() as conn:
-        principal = await households.resolve_token(conn, token)
+    # Requests that miss the cache together share one lookup (a burst right after start: one query, not 200).
+    lookups: dict[str, asyncio.Task[Principal | None]] = request.app[TOKEN_LOOKUPS]
+    lookup = lookups.get(token)
+    if lookup is None:
+        lookup = lookups[token] = asyncio.create_task(_resolve_token(request.app[DEPS], token))
+        lookup.add_done_callback(lambda _: lookups.pop(token, None))
+    principal = await asyncio.shield(lookup)
     if principal is None:
         raise ApiError(401, "unauthorized", "unknown API token")
     if len(cache) > 10_000:
         cache.clear()
     cache[token] = (principal, time.monotonic() + _TOKEN_CACHE_S)
     return principal
+
+
+async def _resolve_token(deps: Deps, token: str) -> Principal | None:
+    async with deps.db.unscoped() as conn:
+        return await households.resolve_token(conn, token)
 
 
 async def _message_in(request: web.Request) -> MessageIn:
@@ -286,6 +297,7 @@ def create_app(deps: Deps) -> web.Application:
     app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors])
     app[DEPS] = deps
     app[TOKENS] = {}
+    app[TOKEN_LOOKUPS] = {}
     app[OPENAPI] = document(MessageIn.model_json_schema())
     app.add_routes(
         [

@@ -21,20 +21,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engine.llm_types import StreamEvent
 from tools.outbox import OutboxRow
+from tools.queue import channel_name
 
 log = structlog.get_logger()
-
-
-def channel_name(redis: Redis, kind: str, key: int | str) -> str:
-    # Pub/sub ignores the database number, so it is part of the name: two installs sharing one Redis server
-    # on different databases never see each other's replies.
-    db = redis.connection_pool.connection_kwargs.get("db", 0)
-    return f"faa:{db}:{kind}:{key}"
-
-
-def wake_channel(redis: Redis) -> str:
-    """Where the web side says "a job is waiting" so an idle worker starts it now rather than at its next poll."""
-    return channel_name(redis, "wake", "jobs")
 
 
 def reply_message(row: OutboxRow) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from tools.clock import Clock, SystemClock
 from tools.database import Database
 from tools.embeddings import EmbeddingCache, OpenAIEmbedder
 from tools.inbox import InboxWriter
+from tools.queue import InboundQueue
 from tools.registry import default_registry
 
 
@@ -85,6 +86,7 @@ async def open_deps(
         prompts=prompts,
         inbox=InboxWriter(db),
         redis=redis,
+        queue=None if redis is None else InboundQueue(redis),
         senders=dict(senders or {}),
         fetchers=dict(fetchers or {}),
         speech=transcriber_from_settings(settings),

@@ -16,6 +16,7 @@ from tools.database import Database
 from tools.errors import FAAError
 from tools.inbox import InboxWriter
 from tools.outbox import OutboxRow
+from tools.queue import InboundQueue
 from tools.registry import ToolRegistry
 
 
@@ -57,6 +58,7 @@ class Deps:
     prompts: PromptBook
     inbox: InboxWriter  # every channel's way into the inbox (group commit)
     redis: Any = None  # arq's ArqRedis in the worker and web processes
+    queue: InboundQueue | None = None  # every channel's way onto the job queue (batched), where there is Redis
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
     fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel
     speech: Transcriber | None = None  # None: voice messages are not enabled

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from tools.batching import GroupCommit
 from tools.database import Connection, Database
 from tools.errors import StorageError
 
@@ -71,25 +71,16 @@ async def write_many(conn: Connection, messages: Sequence[NewMessage]) -> Writte
 
 
 class InboxWriter:
-    """Group commit for the inbox: the messages that arrive while a write is under way share the next statement.
-
-    A quiet process writes each message at once (one statement, one round trip); under a burst the statements grow
-    instead of queueing for pooled connections, so 200 webhooks at once cost a handful of commits, not 200.
-    """
+    """Group commit for the inbox (`GroupCommit`): 200 webhooks at once cost a handful of commits, not 200, and a
+    message PostgreSQL refuses (a payload it cannot store) fails alone."""
 
     def __init__(self, db: Database, *, max_batch: int = 500) -> None:
         self._db = db
-        self._max_batch = max_batch
-        self._waiting: list[tuple[NewMessage, asyncio.Future[tuple[int, datetime] | None]]] = []
-        self._drain: asyncio.Task[None] | None = None
+        self._commits = GroupCommit(self._write, max_batch=max_batch, split_on_error=True)
 
     async def accept(self, message: NewMessage) -> tuple[InboxRow, bool]:
         """Store a message once (committed when this returns); a redelivery returns the stored row and `False`."""
-        future: asyncio.Future[tuple[int, datetime] | None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((message, future))
-        if self._drain is None:
-            self._drain = asyncio.create_task(self._write_waiting())
-        written = await future
+        written = await self._commits.submit(message)
         if written is None:
             return await self._stored(message), False
         inbox_id, received_at = written
@@ -99,32 +90,11 @@ class InboxWriter:
         )  # fmt: skip
         return row, True
 
-    async def _write_waiting(self) -> None:
-        try:
-            while self._waiting:
-                batch, self._waiting = self._waiting[: self._max_batch], self._waiting[self._max_batch :]
-                await self._write(batch)
-        finally:
-            self._drain = None
-
-    async def _write(self, batch: list[tuple[NewMessage, asyncio.Future[tuple[int, datetime] | None]]]) -> None:
-        try:
-            async with self._db.pool.acquire() as conn:
-                written = await write_many(conn, [message for message, _ in batch])
-        except Exception as exc:  # handed to each waiting request; a batch is retried one by one
-            if len(batch) > 1:
-                # One bad message (a payload PostgreSQL refuses) must fail alone, not with the others.
-                for one in batch:
-                    await self._write([one])
-                return
-            _, future = batch[0]
-            if not future.done():
-                future.set_exception(exc)
-            return
-        for message, future in batch:
-            if not future.done():
-                # A key sent twice in one batch is written once: the first waiter created it, the others find it.
-                future.set_result(written.pop(message.key, None))
+    async def _write(self, batch: list[NewMessage]) -> list[tuple[int, datetime] | None]:
+        async with self._db.pool.acquire() as conn:
+            written = await write_many(conn, batch)
+        # A key sent twice in one batch is written once: the first message gets the row, the others find it.
+        return [written.pop(message.key, None) for message in batch]
 
     async def _stored(self, message: NewMessage) -> InboxRow:
         async with self._db.household(message.household_id, message.user_id) as conn:

@@ -11,13 +11,13 @@ from typing import Any
 import structlog
 from arq import Retry
 
-from bot.intake import HANDLE_JOB, inbox_job_id
 from bot.live import RedisEventSink
 from engine.deps import DeliveryError, Deps
 from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from tools import inbox, outbox
 from tools.inbox import InboxRow
+from tools.queue import HANDLE_JOB, inbox_job_id
 from tools.reminders import RESCHEDULING_TOOLS
 from worker.reminder_queue import enqueue_for_message
 

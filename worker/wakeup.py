@@ -15,7 +15,7 @@ import structlog
 from arq import Worker
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from bot.live import wake_channel
+from tools.queue import wake_channel
 
 log = structlog.get_logger()
 

@@ -6,13 +6,17 @@ import asyncio
 import dataclasses
 import io
 
+import pytest
 from arq.connections import ArqRedis
 
 from bot import intake
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import Scripted
 from tests.system import System, make_family
+from tools import households
+from tools.database import Connection
 from tools.households import Principal
+from tools.queue import InboundQueue
 
 
 async def test_unknown_or_missing_token_is_401(system: System) -> None:
@@ -20,6 +24,26 @@ async def test_unknown_or_missing_token_is_401(system: System) -> None:
         response = await system.client.post("/v1/messages", json={"text": "hi"}, headers=headers)
         assert response.status == 401
         assert (await response.json())["error"]["code"] == "unauthorized"
+
+
+async def test_requests_that_miss_the_token_cache_together_share_one_lookup(
+    system: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    family = await make_family(system.admin, "Cold", {"Anna": "Europe/Berlin"})
+    looked_up: list[str] = []
+    resolve = households.resolve_token
+
+    async def counted(conn: Connection, token: str) -> Principal | None:
+        looked_up.append(token)
+        return await resolve(conn, token)
+
+    monkeypatch.setattr(households, "resolve_token", counted)
+    known = [system.client.get("/v1/messages/999999999", headers=family.auth("Anna")) for _ in range(10)]
+    unknown = [system.client.get("/v1/messages/999999999", headers={"Authorization": "Bearer nope"}) for _ in range(3)]
+    responses = await asyncio.gather(*known, *unknown)
+
+    assert [r.status for r in responses] == [404] * 10 + [401] * 3  # the member's token worked for all ten
+    assert sorted(looked_up) == sorted([family.tokens["Anna"], "nope"])
 
 
 async def test_malformed_bodies_are_400_with_the_problem(system: System) -> None:
@@ -67,7 +91,7 @@ async def test_health_and_openapi(system: System) -> None:
 async def test_accepted_message_survives_a_redis_outage(system: System) -> None:
     family = await make_family(system.admin, "NoRedis", {"Anna": "Europe/Berlin"})
     gone = ArqRedis(host="127.0.0.1", port=1)  # Redis went away after the inbox row was committed
-    deps = dataclasses.replace(system.deps, redis=gone)
+    deps = dataclasses.replace(system.deps, redis=gone, queue=InboundQueue(gone))
     principal = Principal(family.user_ids["Anna"], family.household_id)
 
     row, created = await intake.accept(
