@@ -3,14 +3,16 @@
     python bench/_web_process.py serve      # JSON config on the first line of stdin
 
 It prints `PORT <n>` once listening and stops when its stdin closes (so it never outlives the benchmark). With
-`"profile": true` in the config it adds bench-only instrumentation of the intake path (`PhaseTimer`) and the
-route `GET /_bench/phases` that reports it.
+`"processes": n` (n > 1) it runs `bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n. With
+`"profile": true` in the config (one process only) it adds bench-only instrumentation of the intake path
+(`PhaseTimer`) and the route `GET /_bench/phases` that reports it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import cProfile
+import gc
 import json
 import pstats
 import sys
@@ -23,6 +25,7 @@ import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
 from aiohttp import web  # noqa: E402
 
 import bot.intake  # noqa: E402
+from bot.web import serve_processes  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from tools import households, inbox  # noqa: E402
 
@@ -109,6 +112,15 @@ class PhaseTimer:
                     timer.add("handler_total", time.perf_counter() - started)
 
         app.middlewares.insert(0, whole)
+        gc_started: list[float] = []
+
+        def collected(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                gc_started[:] = [time.perf_counter()]
+            elif gc_started:
+                timer.add(f"gc_pause_gen{info['generation']}", time.perf_counter() - gc_started[0])
+
+        gc.callbacks.append(collected)
 
         async def stats(request: web.Request) -> web.Response:
             body = timer.report()
@@ -171,17 +183,40 @@ async def _serve_process(config: dict[str, Any]) -> None:
     settings = h.make_settings(
         cluster, config["llm_base_url"], config["redis_url"], pool_min=config["pool_min"], pool_max=config["pool_max"]
     )
+    processes = config.get("processes", 1)
+    if processes > 1:  # `faa serve` with WEB_PROCESSES: this process supervises, its children serve
+        await _serve_processes(settings, processes)
+        return
     timer = PhaseTimer() if config.get("profile") else None
     stop = asyncio.Event()
     async with h.web_server(settings, app_hook=timer.install if timer else None) as server:
         lag = asyncio.create_task(_loop_lag(timer, stop)) if timer else None
         print(f"PORT {server.base_url.rsplit(':', 1)[1]}", flush=True)
-        # Run until the parent closes our stdin (or dies).
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(None, sys.stdin.read)
+        await _stdin_closed()
         stop.set()
         if lag is not None:
             await lag
+
+
+async def _serve_processes(settings: Any, processes: int) -> None:
+    port = h.free_port()
+    web_settings = settings.web.model_copy(update={"port": port, "processes": processes})
+    stop, ready = asyncio.Event(), asyncio.Event()
+    supervisor = asyncio.create_task(
+        serve_processes(settings.model_copy(update={"web": web_settings}), stop=stop, ready=ready)
+    )
+    await asyncio.wait({supervisor, asyncio.create_task(ready.wait())}, return_when=asyncio.FIRST_COMPLETED)
+    if supervisor.done():
+        supervisor.result()  # raises why the web processes did not start
+    print(f"PORT {port}", flush=True)
+    await _stdin_closed()
+    stop.set()
+    await supervisor
+
+
+async def _stdin_closed() -> None:
+    """Run until the parent closes our stdin (or dies)."""
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
 
 
 def main(argv: list[str]) -> int:

@@ -1,15 +1,19 @@
 """Time to acknowledge: 200 concurrent `POST /v1/messages` with `"wait": false`, answered `202` by the web API.
 
-The web API runs as a real TCP server on 127.0.0.1 (random port) in a separate process (`bench/_web_process.py
-serve`, composed like `faa serve`); this process is only the load generator. Each request has its own
-client_message_id and a valid member token; no worker runs, so the jobs just queue (Redis is flushed after).
+The web API runs as `faa serve` runs it with WEB_PROCESSES=2 (one per core of the benchmark machine): a
+supervisor and two web processes sharing a port on 127.0.0.1 (`bench/_web_process.py serve`); this process is
+only the load generator (`bench/_load.py`: prepared requests on kept connections, as a webhook provider sends).
+Each request has its own client_message_id and a valid member token; no worker runs, so the jobs just queue
+(Redis is flushed after).
 
-    .venv/bin/python bench/webhook_ack.py [--concurrency 200] [--rounds 5] [--no-profile]
+    .venv/bin/python bench/webhook_ack.py [--concurrency 200] [--rounds 5] [--processes 2] [--no-profile]
 
-Measured client-side: from just before the request is sent until the 202 body is read. After the clean run a
-second server process with bench-only instrumentation repeats one burst and reports where the server's time
-went (token lookup, inbox group commit and its statements, enqueue, event loop lag). The last stdout line is the
-JSON of the figures; target (reported, never asserted): ack p99 <= 25 ms, 0 errors.
+Measured client-side: from just before the request is written until the 202 body is read. The figure pools the
+`rounds` bursts on kept connections; the fresh server's first burst (empty caches, new pool connections) and a
+burst on new connections are reported beside it. After the clean run one instrumented server process repeats a
+burst and reports where its time went (token lookup, inbox group commit and its statements, enqueue, event loop
+lag, GC pauses). The last stdout line is the JSON of the figures; target (reported, never asserted): ack p99
+<= 25 ms, 0 errors.
 """
 
 from __future__ import annotations
@@ -21,19 +25,18 @@ import json
 import math
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
+import _load  # noqa: E402
 import aiohttp  # noqa: E402
 import asyncpg  # noqa: E402
 
 REDIS_DB = 15
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")
-WARMUP = 20
 SEQUENTIAL = 50  # one at a time first: the service time of one request without queueing
 REQUEST_TIMEOUT_S = 20.0
 TEXTS = (
@@ -45,7 +48,9 @@ TEXTS = (
 
 
 @contextlib.asynccontextmanager
-async def server_process(cluster: h.Cluster, redis: str, *, profile: bool, pool_max: int) -> AsyncIterator[str]:
+async def server_process(
+    cluster: h.Cluster, redis: str, *, profile: bool, pool_max: int, processes: int = 1
+) -> AsyncIterator[str]:
     """Start `python bench/_web_process.py serve` and yield its base URL; stop it by closing its stdin."""
     config = {
         "admin_dsn": cluster.admin_dsn,
@@ -55,6 +60,7 @@ async def server_process(cluster: h.Cluster, redis: str, *, profile: bool, pool_
         "pool_min": 2,
         "pool_max": pool_max,
         "profile": profile,
+        "processes": processes,
     }
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve().parent / "_web_process.py"), "serve"],
@@ -84,111 +90,110 @@ async def server_process(cluster: h.Cluster, redis: str, *, profile: bool, pool_
         h.progress(f"web API process {proc.pid} stopped (exit code {proc.returncode})")
 
 
-class Load:
-    """The load generator: one client session, distinct client_message_ids, members' tokens in turn."""
+class Requests:
+    """The bodies of the benchmark: distinct client_message_ids, the members' tokens and texts in turn."""
 
-    def __init__(self, session: aiohttp.ClientSession, base_url: str, family: h.Family) -> None:
-        self.session = session
-        self.base_url = base_url
+    def __init__(self, family: h.Family) -> None:
         self.family = family
         self.sent = 0
 
-    async def one(self, tag: str, gate: asyncio.Event | None = None) -> tuple[float, str | None]:
-        number = self.sent
-        self.sent += 1
-        member = MEMBERS[number % len(MEMBERS)]
-        body = {"text": TEXTS[number % len(TEXTS)], "client_message_id": f"{tag}-{number}", "wait": False}
-        if gate is not None:
-            await gate.wait()
-        started = time.perf_counter()
-        try:
-            async with self.session.post(
-                f"{self.base_url}/v1/messages", json=body, headers=self.family.auth(member)
-            ) as response:
-                payload = await response.read()
-                error = None if response.status == 202 else f"HTTP {response.status}: {payload[:200]!r}"
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
-        return (time.perf_counter() - started) * 1000, error
-
-    async def burst(self, tag: str, concurrency: int) -> list[tuple[float, str | None]]:
-        """`concurrency` requests released at the same instant."""
-        gate = asyncio.Event()
-        tasks = [asyncio.create_task(self.one(tag, gate)) for _ in range(concurrency)]
-        await asyncio.sleep(0)  # let every task reach the gate
-        gate.set()
-        return await asyncio.gather(*tasks)
-
-    async def sequential(self, tag: str, count: int) -> list[tuple[float, str | None]]:
-        return [await self.one(tag) for _ in range(count)]
+    def make(self, tag: str, count: int) -> list[bytes]:
+        out = []
+        for number in range(self.sent, self.sent + count):
+            body = {"text": TEXTS[number % len(TEXTS)], "client_message_id": f"{tag}-{number}", "wait": False}
+            out.append(_load.post("/v1/messages", body, self.family.auth(MEMBERS[number % len(MEMBERS)])))
+        self.sent += count
+        return out
 
 
-def _session() -> aiohttp.ClientSession:
-    connector = aiohttp.TCPConnector(limit=0, limit_per_host=0)  # no client-side cap: all requests go at once
-    return aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT_S))
-
-
-def _errors(results: list[tuple[float, str | None]]) -> list[str]:
+def _errors(results: list[_load.Result]) -> list[str]:
     return [error for _, error in results if error is not None]
 
 
+def _ok(results: list[_load.Result]) -> list[float]:
+    return [ms for ms, error in results if error is None]
+
+
+async def bursts(load: _load.Load, requests: Requests, concurrency: int, rounds: int, label: str) -> list[_load.Result]:
+    """`rounds` bursts of `concurrency` requests written at once on the open connections."""
+    pooled: list[_load.Result] = []
+    for number in range(rounds):
+        await asyncio.sleep(0.5)  # let the previous burst's jobs and Postgres settle
+        got = await load.burst(requests.make(f"{label}{number}", concurrency), expect=202)
+        pooled += got
+        ok_ms = _ok(got)
+        h.progress(
+            f"{label} {number + 1}/{rounds}: {concurrency} at once, p50 {h.percentile(ok_ms, 50):.1f} ms, "
+            f"p99 {h.percentile(ok_ms, 99):.1f} ms, max {max(ok_ms, default=math.nan):.1f} ms, "
+            f"{len(_errors(got))} errors"
+        )
+    return pooled
+
+
 async def measure(base_url: str, family: h.Family, concurrency: int, rounds: int) -> dict[str, Any]:
-    """Warm up, time requests one at a time, then `rounds` bursts of `concurrency` requests released at once."""
-    async with _session() as session:
-        load = Load(session, base_url, family)
-        warm = await load.burst("warmup", WARMUP)
-        h.progress(f"warm-up: {WARMUP} concurrent requests, {len(_errors(warm))} errors")
-        seq = [ms for ms, error in await load.sequential("seq", SEQUENTIAL) if error is None]
+    """The server's first burst (cold: empty caches, new pool connections), one request at a time, `rounds`
+    bursts on kept connections (the figure), then one more burst each on a new connection."""
+    host, port = base_url.removeprefix("http://").split(":")
+    load, requests = _load.Load(host, int(port)), Requests(family)
+    cold = await load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
+    h.progress(f"first burst of the fresh server, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
+    await load.open(concurrency)
+    try:
+        seq: list[float] = []
+        for _ in range(SEQUENTIAL):
+            seq += _ok(await load.burst(requests.make("seq", 1), expect=202))
         h.progress(f"sequential: {SEQUENTIAL} requests one at a time, p50 {h.percentile(seq, 50):.2f} ms")
-        bursts: list[tuple[float, str | None]] = []
-        per_round_p99, per_round_rps = [], []
-        for number in range(rounds):
-            await asyncio.sleep(0.5)  # let the previous burst's connections and Postgres settle
-            got = await load.burst(f"burst{number}", concurrency)
-            bursts += got
-            ok_ms = [ms for ms, error in got if error is None]
-            per_round_p99.append(round(h.percentile(ok_ms, 99), 2))
-            per_round_rps.append(concurrency / (max(ok_ms, default=math.inf) / 1000))
-            h.progress(
-                f"burst {number + 1}/{rounds}: {concurrency} concurrent, p50 {h.percentile(ok_ms, 50):.1f} ms, "
-                f"p99 {h.percentile(ok_ms, 99):.1f} ms, max {max(ok_ms, default=math.nan):.1f} ms, "
-                f"{len(_errors(got))} errors"
-            )
-    errors = _errors(bursts)
+        pooled = await bursts(load, requests, concurrency, rounds, "burst")
+    finally:
+        load.close()
+    await asyncio.sleep(0.5)
+    fresh = await load.burst_on_new_connections(requests.make("fresh", concurrency), expect=202)
+    h.progress(f"a burst each on a new connection: p99 {h.percentile(_ok(fresh), 99):.1f} ms")
+    errors = _errors(pooled) + _errors(cold) + _errors(fresh)
     for error in sorted(set(errors))[:5]:
         h.progress(f"error: {error}")
-    stats, seq_stats = h.summary([ms for ms, error in bursts if error is None]), h.summary(seq)
+    ok_ms = _ok(pooled)
+    stats, seq_stats = h.summary(ok_ms), h.summary(seq)
+    per_round = [ok_ms[i : i + concurrency] for i in range(0, len(ok_ms), concurrency)]
     return {
         "ack_p50_ms": stats.get("p50"),
         "ack_p99_ms": stats.get("p99"),
         "errors": len(errors),
-        "requests": len(bursts),
+        "requests": len(pooled),
         "concurrency": concurrency,
         "rounds": rounds,
         "ack_p95_ms": stats.get("p95"),
         "ack_max_ms": stats.get("max"),
-        "ack_p99_per_round_ms": per_round_p99,
+        "ack_p99_per_round_ms": [round(h.percentile(r, 99), 2) for r in per_round],
+        "new_connections_burst_p99_ms": round(h.percentile(_ok(fresh), 99), 2),
+        "cold_start_burst_p99_ms": round(h.percentile(_ok(cold), 99), 2),
         "sequential_ack_p50_ms": seq_stats.get("p50"),
         "sequential_ack_p99_ms": seq_stats.get("p99"),
-        "burst_acks_per_s": round(sum(per_round_rps) / len(per_round_rps), 1) if per_round_rps else None,
+        "burst_acks_per_s": round(sum(concurrency / (max(r) / 1000) for r in per_round) / len(per_round), 1)
+        if per_round
+        else None,
     }
 
 
 async def profile(base_url: str, family: h.Family, concurrency: int) -> dict[str, Any]:
     """One burst against the instrumented server for the phase timings, another under cProfile for its CPU."""
-    async with _session() as session:
-        load = Load(session, base_url, family)
-        await load.burst("pwarmup", WARMUP)
-        async with session.get(f"{base_url}/_bench/phases?reset=1") as response:
-            await response.read()
-        got = await load.burst("profiled", concurrency)
-        async with session.get(f"{base_url}/_bench/phases?reset=1&cprofile=1") as response:
-            phases = await response.json()
-        await load.burst("cprofiled", concurrency)
-        async with session.get(f"{base_url}/_bench/phases") as response:
-            phases["cpu"] = (await response.json()).get("cpu")
-    ok_ms = [ms for ms, error in got if error is None]
-    phases["client_ack"] = {"n": len(ok_ms), **h.summary(ok_ms, 3)}
+    host, port = base_url.removeprefix("http://").split(":")
+    load, requests = _load.Load(host, int(port)), Requests(family)
+    await load.open(concurrency)
+    try:
+        async with aiohttp.ClientSession() as session:  # the control route only; bursts go through `load`
+            await load.burst(requests.make("pwarmup", concurrency), expect=202)
+            async with session.get(f"{base_url}/_bench/phases?reset=1") as response:
+                await response.read()
+            got = await load.burst(requests.make("profiled", concurrency), expect=202)
+            async with session.get(f"{base_url}/_bench/phases?reset=1&cprofile=1") as response:
+                phases = await response.json()
+            await load.burst(requests.make("cprofiled", concurrency), expect=202)
+            async with session.get(f"{base_url}/_bench/phases") as response:
+                phases["cpu"] = (await response.json()).get("cpu")
+    finally:
+        load.close()
+    phases["client_ack"] = {"n": len(_ok(got)), **h.summary(_ok(got), 3)}
     return phases
 
 
@@ -221,8 +226,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             await admin.close()
         async with h.redis_db(REDIS_DB) as redis:
-            async with server_process(cluster, redis, profile=False, pool_max=args.pool_max) as base_url:
+            async with server_process(
+                cluster, redis, profile=False, pool_max=args.pool_max, processes=args.processes
+            ) as base_url:
                 result = await measure(base_url, family, args.concurrency, args.rounds)
+            result["web_processes"] = args.processes
             result["web_db_pool_max"] = args.pool_max
             if args.profile:
                 async with server_process(cluster, redis, profile=True, pool_max=args.pool_max) as base_url:
@@ -242,10 +250,15 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=200, help="requests released at once per burst")
     parser.add_argument("--rounds", type=int, default=5, help="bursts measured (their samples are pooled)")
     parser.add_argument("--pool-max", type=int, default=10, help="the web process's DATABASE_POOL_MAX (default 10)")
+    parser.add_argument(
+        "--processes", type=int, default=2, help="WEB_PROCESSES of the measured server (default 2: one per core)"
+    )
     parser.add_argument("--no-profile", dest="profile", action="store_false", help="skip the instrumented burst")
     args = parser.parse_args()
     if not (1 <= args.concurrency <= 1000 and 1 <= args.rounds <= 20 and 1 <= args.pool_max <= 90):
         parser.error("--concurrency must be 1..1000, --rounds 1..20, --pool-max 1..90")
+    if not 1 <= args.processes <= 16:
+        parser.error("--processes must be 1..16")
     return h.run_benchmark(
         run(args),
         lambda r: (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from datetime import time, timedelta
@@ -16,7 +17,7 @@ from pydantic import ValidationError
 from bot.chat import chat, find_principal
 from bot.runtime import Runtime, migrate_runtime, resolve
 from bot.telegram import client as telegram_client
-from bot.web import serve
+from bot.web import serve, serve_processes
 from engine.errors import FAAError
 from engine.observability import configure_logging
 from engine.settings import Settings
@@ -133,8 +134,16 @@ async def cmd_invite(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def cmd_serve(runtime: Runtime, args: argparse.Namespace) -> int:
+    """The web API until SIGINT or SIGTERM: in this process, or in WEB_PROCESSES processes it supervises."""
     await migrate_runtime(runtime)
-    await serve(runtime.settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    if runtime.settings.web.processes > 1:
+        await serve_processes(runtime.settings, stop=stop)
+    else:
+        await serve(runtime.settings, stop=stop)
     return 0
 
 

@@ -11,11 +11,17 @@ settings, and a tool name the model made up is counted as `unknown`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+
+# Set (by `bot.web.serve_processes`) before prometheus_client is imported, it keeps each process's counters in
+# files of that directory: prometheus_client's multiprocess mode.
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 # The `_created` series double the output and no dashboard here reads them.
 disable_created_metrics()
@@ -169,14 +175,27 @@ class _EmbeddingLookups:
         )
 
 
-# Handed to each EmbeddingCache as its `on_lookup` (tools/ cannot import this module).
+# Handed to each EmbeddingCache as its `on_lookup` (tools/ cannot import this module). Kept apart from the
+# default registry, whose counters may be summed over several processes: these lookups are this process's.
 embedding_lookup = _EmbeddingLookups()
-REGISTRY.register(embedding_lookup)
+_OWN = CollectorRegistry(auto_describe=False)
+_OWN.register(embedding_lookup)
+
+
+def _counted() -> CollectorRegistry:
+    """The counters and histograms: this process's, or, where several web processes share a port (and this
+    variable names their directory), all of theirs summed."""
+    directory = os.environ.get(MULTIPROCESS_DIR)
+    if not directory:
+        return REGISTRY
+    merged = CollectorRegistry(auto_describe=False)
+    MultiProcessCollector(merged, directory)
+    return merged
 
 
 def render(snapshot: Snapshot) -> bytes:
     """The process's metrics and the snapshot, in the Prometheus text format."""
     scraped = CollectorRegistry(auto_describe=False)
     scraped.register(snapshot)
-    # Two registries, one exposition: the text format is a sequence of families, and no name is in both.
-    return generate_latest(REGISTRY) + generate_latest(scraped)
+    # Three registries, one exposition: the text format is a sequence of families, and no name is in two.
+    return generate_latest(_counted()) + generate_latest(_OWN) + generate_latest(scraped)

@@ -193,6 +193,19 @@ class WebSettings(BaseSettings):
         description="Connections the kernel queues before the web process accepts them; a burst beyond it waits "
         "~1 s for the client's SYN retry (the kernel caps it at net.core.somaxconn).",
     )
+    processes: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Web API processes sharing the port (`faa serve`; SO_REUSEPORT, the kernel spreads connections "
+        "among them); up to one per core. `faa up` always runs one, beside its worker.",
+    )
+
+    @model_validator(mode="after")
+    def _one_port(self) -> WebSettings:
+        if self.processes > 1 and self.port == 0:
+            raise ValueError("WEB_PROCESSES > 1 needs a fixed WEB_PORT: with 0 each process would get its own port")
+        return self
 
 
 class ChannelSettings(BaseSettings):
