@@ -3,7 +3,8 @@
     python bench/_web_process.py serve      # JSON config on the first line of stdin
 
 It prints `PORT <n>` once listening and stops when its stdin closes (so it never outlives the benchmark). With
-`"processes": n` (n > 1) it runs `bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n. With
+`"processes": n` (n > 1) it runs `bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n; with
+`"noop": true` as many aiohttp servers that only answer 202 (the calibration). With
 `"profile": true` in the config (one process only) it adds bench-only instrumentation of the intake path
 (`PhaseTimer`) and the route `GET /_bench/phases` that reports it.
 """
@@ -14,6 +15,7 @@ import asyncio
 import cProfile
 import gc
 import json
+import multiprocessing
 import pstats
 import sys
 import time
@@ -214,6 +216,46 @@ async def _serve_processes(settings: Any, processes: int) -> None:
     await supervisor
 
 
+async def _serve_noop(processes: int) -> None:
+    """The calibration: `processes` aiohttp servers on one port whose handler reads the body and answers 202 with
+    a body like the API's, nothing else. The load generator's figure against them is the floor of this machine."""
+    port = h.free_port()
+    spawn = multiprocessing.get_context("spawn")
+    children = []
+    for _ in range(processes):
+        ours, theirs = spawn.Pipe()
+        child = spawn.Process(target=_noop_server, args=(port, theirs))
+        child.start()
+        children.append((child, ours))
+    for _, ours in children:
+        await asyncio.to_thread(ours.recv_bytes)  # "ready"
+    print(f"PORT {port}", flush=True)
+    await _stdin_closed()
+    for child, ours in children:
+        ours.close()
+        await asyncio.to_thread(child.join, 15)
+
+
+def _noop_server(port: int, lifeline: Any) -> None:
+    async def accepted(request: web.Request) -> web.Response:
+        await request.read()
+        return web.json_response({"message_id": 1, "status": "queued", "duplicate": False}, status=202)
+
+    async def run() -> None:
+        app = web.Application()
+        app.router.add_post("/v1/messages", accepted)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port, backlog=1024, reuse_port=True).start()
+        stop = asyncio.Event()
+        asyncio.get_running_loop().add_reader(lifeline.fileno(), stop.set)
+        lifeline.send_bytes(b"ready")
+        await stop.wait()
+        await runner.cleanup()
+
+    asyncio.run(run())
+
+
 async def _stdin_closed() -> None:
     """Run until the parent closes our stdin (or dies)."""
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
@@ -224,7 +266,7 @@ def main(argv: list[str]) -> int:
         print("usage: python bench/_web_process.py serve   (JSON config on the first line of stdin)", file=sys.stderr)
         return 2
     config = json.loads(sys.stdin.readline())
-    asyncio.run(_serve_process(config))
+    asyncio.run(_serve_noop(config["processes"]) if config.get("noop") else _serve_process(config))
     return 0
 
 

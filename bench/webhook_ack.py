@@ -9,11 +9,12 @@ Each request has its own client_message_id and a valid member token; no worker r
     .venv/bin/python bench/webhook_ack.py [--concurrency 200] [--rounds 5] [--processes 2] [--no-profile]
 
 Measured client-side: from just before the request is written until the 202 body is read. The figure pools the
-`rounds` bursts on kept connections; the fresh server's first burst (empty caches, new pool connections) and a
-burst on new connections are reported beside it. After the clean run one instrumented server process repeats a
-burst and reports where its time went (token lookup, inbox group commit and its statements, enqueue, event loop
-lag, GC pauses). The last stdout line is the JSON of the figures; target (reported, never asserted): ack p99
-<= 25 ms, 0 errors.
+`rounds` bursts on kept connections; beside it are the fresh server's first burst (empty caches, new pool
+connections), a burst on new connections, and the same load against as many aiohttp processes that only answer
+202 (`noop_server_ack_p99_ms`: the floor of the machine at that moment). After the clean run one instrumented
+server process repeats a burst and reports where its time went (token lookup, inbox group commit and its
+statements, enqueue, event loop lag, GC pauses). The last stdout line is the JSON of the figures; target
+(reported, never asserted): ack p99 <= 25 ms, 0 errors.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ TEXTS = (
 
 @contextlib.asynccontextmanager
 async def server_process(
-    cluster: h.Cluster, redis: str, *, profile: bool, pool_max: int, processes: int = 1
+    cluster: h.Cluster, redis: str, *, profile: bool, pool_max: int, processes: int = 1, noop: bool = False
 ) -> AsyncIterator[str]:
     """Start `python bench/_web_process.py serve` and yield its base URL; stop it by closing its stdin."""
     config = {
@@ -61,6 +62,7 @@ async def server_process(
         "pool_max": pool_max,
         "profile": profile,
         "processes": processes,
+        "noop": noop,
     }
     proc = subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve().parent / "_web_process.py"), "serve"],
@@ -232,6 +234,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 result = await measure(base_url, family, args.concurrency, args.rounds)
             result["web_processes"] = args.processes
             result["web_db_pool_max"] = args.pool_max
+            # The same load against servers that only answer 202: how much of the figure is this machine's floor.
+            async with server_process(
+                cluster, redis, profile=False, pool_max=args.pool_max, processes=args.processes, noop=True
+            ) as base_url:
+                floor = await measure(base_url, family, args.concurrency, args.rounds)
+            result["noop_server_ack_p99_ms"] = floor["ack_p99_ms"]
+            result["noop_server_ack_p99_per_round_ms"] = floor["ack_p99_per_round_ms"]
             if args.profile:
                 async with server_process(cluster, redis, profile=True, pool_max=args.pool_max) as base_url:
                     result["profile"] = await profile(base_url, family, args.concurrency)
