@@ -151,13 +151,6 @@ def _guarded_connect_ex(self: socket.socket, address: Any) -> int:
     return _original_connect_ex(self, address)
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago (for servers that need a fixed port)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def loopback_only() -> None:
     """From now on this process may only connect to loopback addresses and Unix sockets."""
     socket.socket.connect = _guarded_connect  # type: ignore[method-assign]
@@ -197,6 +190,7 @@ async def migrate_cluster(cluster: Cluster) -> None:
 
 
 Family = system.Family
+free_port = system.free_port
 
 
 async def make_family(

@@ -4,6 +4,7 @@ real PostgreSQL, and the scripted OpenAI-compatible server over HTTP."""
 from __future__ import annotations
 
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -89,6 +90,13 @@ async def accept_unqueued(deps: Deps, family: Family, member: str, external_id: 
         enqueue=False,
     )
     return row
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for servers that need a fixed port)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 async def make_family(admin: asyncpg.Connection, name: str, members: dict[str, str]) -> Family:

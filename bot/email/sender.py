@@ -18,8 +18,8 @@ import structlog
 
 from bot import numbered
 from bot.media import LoadMedia
+from engine.channel_settings import EmailSettings
 from engine.deps import DeliveryError
-from engine.settings import EmailSettings
 from tools import inbox
 from tools.database import Database
 from tools.outbox import OutboxRow

@@ -6,8 +6,8 @@ from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
+from engine.channel_settings import TelegramSettings
 from engine.errors import FAAError
-from engine.settings import TelegramSettings
 
 ALLOWED_UPDATES = ("message", "callback_query")  # everything else is never sent to us
 

@@ -23,9 +23,9 @@ from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboar
 from bot.media import LoadMedia
 from bot.telegram.drafts import DraftSink
 from bot.telegram.formatting import ButtonAnswer, Recipient, split_text, to_html
+from engine.channel_settings import TelegramSettings
 from engine.deps import DeliveryError
 from engine.llm_types import EventSink
-from engine.settings import TelegramSettings
 from tools.outbox import OutboxRow
 
 log = structlog.get_logger()

@@ -12,7 +12,7 @@ from redis.exceptions import RedisError
 
 from bot.threema.crypto import KEY_BYTES, public_key_of
 from bot.threema.errors import GatewayError
-from engine.settings import ThreemaSettings
+from engine.channel_settings import ThreemaSettings
 
 log = structlog.get_logger()
 

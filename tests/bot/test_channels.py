@@ -9,7 +9,8 @@ import asyncpg
 import pytest
 
 from bot.channels import Incoming, Verdict, receive
-from engine.settings import ChannelSettings, Settings
+from engine.channel_settings import ChannelSettings
+from engine.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, make_family, running_system
 from tools import identities

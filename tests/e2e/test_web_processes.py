@@ -17,13 +17,7 @@ from engine.composition import ConfigurationError
 from engine.metrics import MULTIPROCESS_DIR
 from engine.settings import Settings
 from tests.e2e.test_metrics import Scrape
-from tests.system import make_family
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from tests.system import free_port, make_family
 
 
 def with_processes(settings: Settings, port: int, processes: int) -> Settings:

@@ -20,7 +20,8 @@ import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from engine.settings import EmailSettings, Settings
+from engine.channel_settings import EmailSettings
+from engine.settings import Settings
 
 SIGNING_KEY = "key-test-signing"
 FAA_ADDRESS = "faa@family.example"

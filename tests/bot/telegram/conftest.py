@@ -15,7 +15,8 @@ from aiogram.client.telegram import TelegramAPIServer
 from aiohttp import ClientResponse
 
 from bot.telegram.webhook import SECRET_HEADER
-from engine.settings import Settings, TelegramSettings
+from engine.channel_settings import TelegramSettings
+from engine.settings import Settings
 from tests.bot.telegram import updates
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import TOKEN, FakeTelegram

@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import asyncpg
 import pytest
 
-from engine.settings import Settings, ThreemaSettings
+from engine.channel_settings import ThreemaSettings
+from engine.settings import Settings
 from tests.bot.threema.gateway_fake import FakeGateway, Peer, keypair
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, running_system

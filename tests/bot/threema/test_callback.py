@@ -16,8 +16,8 @@ import pytest
 from bot.threema.callback import CALLBACK_PATH
 from bot.threema.fetcher import ThreemaFetcher
 from bot.threema.gateway import GatewayClient
+from engine.channel_settings import ThreemaSettings
 from engine.domain import Attachment
-from engine.settings import ThreemaSettings
 from tests.bot.threema.gateway_fake import FakeGateway, Peer, sign
 from tests.e2e.scripts import analysis, member_message
 from tests.fakes.openai_server import ChatRequest, Scripted

@@ -10,8 +10,8 @@ import pytest
 
 from bot.threema.gateway import GatewayClient
 from bot.threema.sender import MAX_TEXT_BYTES, ThreemaSender, chunks
+from engine.channel_settings import ThreemaSettings
 from engine.deps import DeliveryError
-from engine.settings import ThreemaSettings
 from tests.bot.threema.conftest import GATEWAY_ID
 from tests.bot.threema.gateway_fake import FakeGateway, Peer
 from tests.fakes.outbox_rows import outbox_row
