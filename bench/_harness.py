@@ -37,6 +37,7 @@ from aiohttp import web  # noqa: E402
 from arq import create_pool  # noqa: E402
 from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
+from bot import lifecycle  # noqa: E402
 from bot.api import create_app  # noqa: E402
 from engine.composition import close_deps, open_deps  # noqa: E402
 from engine.deps import Deps  # noqa: E402
@@ -79,7 +80,7 @@ def run_benchmark(body: Coroutine[Any, Any, dict[str, Any]], summary: Callable[[
     quiet_logging()
     loopback_only()
     started = time.monotonic()
-    result = asyncio.run(body)
+    result = lifecycle.run(body)  # the loop the product runs on
     result["total_s"] = round(time.monotonic() - started, 1)
     progress(summary(result))
     emit(result)

@@ -27,6 +27,7 @@ import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
 from aiohttp import web  # noqa: E402
 
 import bot.intake  # noqa: E402
+from bot import lifecycle  # noqa: E402
 from bot.web import serve_processes  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from tools import households, inbox  # noqa: E402
@@ -249,11 +250,12 @@ def _noop_server(port: int, lifeline: Any) -> None:
         await web.TCPSite(runner, "127.0.0.1", port, backlog=1024, reuse_port=True).start()
         stop = asyncio.Event()
         asyncio.get_running_loop().add_reader(lifeline.fileno(), stop.set)
+        lifecycle.serving()  # as FAA's web processes do
         lifeline.send_bytes(b"ready")
         await stop.wait()
         await runner.cleanup()
 
-    asyncio.run(run())
+    lifecycle.run(run())
 
 
 async def _stdin_closed() -> None:
@@ -266,7 +268,7 @@ def main(argv: list[str]) -> int:
         print("usage: python bench/_web_process.py serve   (JSON config on the first line of stdin)", file=sys.stderr)
         return 2
     config = json.loads(sys.stdin.readline())
-    asyncio.run(_serve_noop(config["processes"]) if config.get("noop") else _serve_process(config))
+    lifecycle.run(_serve_noop(config["processes"]) if config.get("noop") else _serve_process(config))
     return 0
 
 

@@ -13,7 +13,6 @@ with `cases`, `pass_rate`, `llm_calls_mean`, `latency_p50_s` and `latency_p95_s`
 from __future__ import annotations
 
 import argparse
-import asyncio
 import signal
 import sys
 import time
@@ -29,6 +28,7 @@ import asyncpg  # noqa: E402
 from arq import create_pool  # noqa: E402
 from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
+from bot import lifecycle  # noqa: E402
 from bot.live import ReplyWaiter  # noqa: E402
 from bot.local_servers import local_endpoints, needs_local  # noqa: E402
 from engine.composition import close_deps, open_deps  # noqa: E402
@@ -157,7 +157,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # like Ctrl-C: the local servers get stopped
     started = time.monotonic()
     try:
-        result = asyncio.run(evaluate(args))
+        result = lifecycle.run(evaluate(args))
     except KeyboardInterrupt:
         return 130
     result["total_s"] = round(time.monotonic() - started, 1)

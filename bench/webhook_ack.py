@@ -36,6 +36,8 @@ import _load  # noqa: E402
 import aiohttp  # noqa: E402
 import asyncpg  # noqa: E402
 
+from bot import lifecycle  # noqa: E402
+
 REDIS_DB = 15
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")
 SEQUENTIAL = 50  # one at a time first: the service time of one request without queueing
@@ -137,6 +139,7 @@ async def measure(base_url: str, family: h.Family, concurrency: int, rounds: int
     bursts on kept connections (the figure), then one more burst each on a new connection."""
     host, port = base_url.removeprefix("http://").split(":")
     load, requests = _load.Load(host, int(port)), Requests(family)
+    _load.settle_heap()
     cold = await load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
     h.progress(f"first burst of the fresh server, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
     await load.open(concurrency)
@@ -234,6 +237,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 result = await measure(base_url, family, args.concurrency, args.rounds)
             result["web_processes"] = args.processes
             result["web_db_pool_max"] = args.pool_max
+            result["event_loop"] = lifecycle.loop_name()  # the servers' and the load generator's
             # The same load against servers that only answer 202: how much of the figure is this machine's floor.
             async with server_process(
                 cluster, redis, profile=False, pool_max=args.pool_max, processes=args.processes, noop=True

@@ -14,6 +14,7 @@ import asyncpg
 from aiogram.exceptions import TelegramAPIError
 from pydantic import ValidationError
 
+from bot import lifecycle
 from bot.chat import chat, find_principal
 from bot.runtime import Runtime, migrate_runtime, resolve
 from bot.telegram import client as telegram_client
@@ -224,7 +225,7 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
     configure_logging(settings.log)
     try:
         runtime = resolve(settings) if getattr(args, "database", True) else Runtime(settings)
-        return asyncio.run(args.run(runtime, args))
+        return lifecycle.run(args.run(runtime, args))
     except (FAAError, MigrationError) as exc:
         print(f"faa: {exc}", file=sys.stderr)
         return 2

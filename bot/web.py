@@ -17,6 +17,7 @@ from aiohttp import web
 from arq import create_pool
 from arq.connections import RedisSettings
 
+from bot import lifecycle
 from bot.api import create_app
 from bot.email.inbound import EmailInbound, Notices
 from bot.email.smtp_server import SmtpReceiver
@@ -53,6 +54,7 @@ async def serve(
     try:
         if receiver is not None:
             await receiver.start()
+        lifecycle.serving()
         if started is not None:
             started()
         await (stop or asyncio.Event()).wait()
@@ -130,4 +132,4 @@ def _web_process(settings: Settings, lifeline: Connection, smtp: bool) -> None:
         asyncio.get_running_loop().add_reader(lifeline.fileno(), stop.set)  # readable: the other end closed
         await serve(settings, stop=stop, reuse_port=True, smtp=smtp, started=lambda: lifeline.send_bytes(b"ready"))
 
-    asyncio.run(run())
+    lifecycle.run(run())
