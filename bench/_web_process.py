@@ -238,6 +238,8 @@ async def _serve_noop(processes: int) -> None:
 
 
 def _noop_server(port: int, lifeline: Any) -> None:
+    h.quiet_logging()  # stdout is the pipe that carries "PORT n"
+
     async def accepted(request: web.Request) -> web.Response:
         await request.read()
         return web.json_response({"message_id": 1, "status": "queued", "duplicate": False}, status=202)
