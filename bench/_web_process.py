@@ -194,6 +194,7 @@ async def _serve_process(config: dict[str, Any]) -> None:
     stop = asyncio.Event()
     async with h.web_server(settings, app_hook=timer.install if timer else None) as server:
         lag = asyncio.create_task(_loop_lag(timer, stop)) if timer else None
+        lifecycle.serving()  # as `faa serve` does once it listens
         print(f"PORT {server.base_url.rsplit(':', 1)[1]}", flush=True)
         await _stdin_closed()
         stop.set()
