@@ -41,7 +41,6 @@ from bot import lifecycle  # noqa: E402
 REDIS_DB = 15
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")
 SEQUENTIAL = 50  # one at a time first: the service time of one request without queueing
-REQUEST_TIMEOUT_S = 20.0
 TEXTS = (
     "I spent 12.50 euros on groceries at Lidl",
     "Tom has football practice on Thursday at 5",
@@ -118,6 +117,11 @@ def _ok(results: list[_load.Result]) -> list[float]:
     return [ms for ms, error in results if error is None]
 
 
+def _load_for(base_url: str) -> _load.Load:
+    host, port = base_url.removeprefix("http://").split(":")
+    return _load.Load(host, int(port))
+
+
 async def bursts(load: _load.Load, requests: Requests, concurrency: int, rounds: int, label: str) -> list[_load.Result]:
     """`rounds` bursts of `concurrency` requests written at once on the open connections."""
     pooled: list[_load.Result] = []
@@ -137,8 +141,7 @@ async def bursts(load: _load.Load, requests: Requests, concurrency: int, rounds:
 async def measure(base_url: str, family: h.Family, concurrency: int, rounds: int) -> dict[str, Any]:
     """The server's first burst (cold: empty caches, new pool connections), one request at a time, `rounds`
     bursts on kept connections (the figure), then one more burst each on a new connection."""
-    host, port = base_url.removeprefix("http://").split(":")
-    load, requests = _load.Load(host, int(port)), Requests(family)
+    load, requests = _load_for(base_url), Requests(family)
     _load.settle_heap()
     cold = await load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
     h.progress(f"first burst of the fresh server, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
@@ -182,8 +185,7 @@ async def measure(base_url: str, family: h.Family, concurrency: int, rounds: int
 
 async def profile(base_url: str, family: h.Family, concurrency: int) -> dict[str, Any]:
     """One burst against the instrumented server for the phase timings, another under cProfile for its CPU."""
-    host, port = base_url.removeprefix("http://").split(":")
-    load, requests = _load.Load(host, int(port)), Requests(family)
+    load, requests = _load_for(base_url), Requests(family)
     await load.open(concurrency)
     try:
         async with aiohttp.ClientSession() as session:  # the control route only; bursts go through `load`
