@@ -121,7 +121,7 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
     try:
         async with asyncio.timeout(timeout):
             await _embed_ahead(run, args)
-            async with run.deps.db.household(message.household_id, message.user_id) as conn:
+            async with run.deps.db.household(message.household_id, message.user_id, durable=False) as conn:
                 result = await run.deps.registry.run(run.tool_context(conn), tool_name, args)
                 await journal.record(
                     conn,

@@ -45,6 +45,16 @@ _RESPOND_INSTRUCTION = (
 
 
 @dataclass(frozen=True)
+class Claimed:
+    """A message marked as processing, with what its steps read in the same transaction."""
+
+    row: InboxRow
+    run: Run
+    people: People
+    history: History
+
+
+@dataclass(frozen=True)
 class Finished:
     reply: Reply
     outbox_id: int | None
@@ -59,24 +69,41 @@ class Engine:
     async def process(
         self, inbox_id: int, household_id: int, *, sink: EventSink | None = None, final_attempt: bool = False
     ) -> Finished | None:
-        """Take one inbox message to its reply in the outbox; `None` when it was already finished.
+        """Take one inbox message to its reply in the outbox (`claim`, then `answer`); `None` when it was already
+        finished."""
+        claimed = await self.claim(inbox_id, household_id)
+        return None if claimed is None else await self.answer(claimed, sink=sink, final_attempt=final_attempt)
+
+    async def claim(self, inbox_id: int, household_id: int) -> Claimed | None:
+        """Mark the message as being processed and read what the steps need before calling the model, in one
+        transaction; `None` when the message is already finished."""
+        # The steps' transactions do not wait for the disk; the one that records the reply does, for them all.
+        async with self.deps.db.household(household_id, durable=False) as conn:
+            row = await inbox.claim(conn, inbox_id)
+            if row is None:
+                return None
+            run = self._new_run(row, await journal.load(conn, inbox_id))
+            people = await read_people(run, conn)
+            history = await read_history(run, conn, self.deps.settings.engine.history_turns)
+        return Claimed(row, run, people, history)
+
+    async def answer(
+        self, claimed: Claimed, *, sink: EventSink | None = None, final_attempt: bool = False
+    ) -> Finished | None:
+        """Run the steps for a claimed message and record its reply; `None` if another run recorded one first.
 
         Retryable failures (the LLM endpoint is down, the database hiccuped) propagate so the job runs again —
         the journal makes that cheap. On the final attempt the member gets a friendly reply instead.
         """
-        async with self.deps.db.household(household_id) as conn:
-            row = await inbox.claim(conn, inbox_id)
-            if row is None:
-                return None
-            run = self._new_run(row, await journal.load(conn, inbox_id), sink)
-            # What the steps read before calling the model comes in the claim's transaction (one instead of three).
-            people = await read_people(run, conn)
-            history = await read_history(run, conn, self.deps.settings.engine.history_turns)
+        run = claimed.run
+        if run.message.stream:
+            run.sink = sink
         run.final_attempt = final_attempt
+        inbox_id = run.message.inbox_id
         await run.emit("stream_start", message_id=inbox_id)
         pending_state: PendingClarification | None = None
         try:
-            reply, pending_state = await self._steps(run, people, history)
+            reply, pending_state = await self._steps(run, claimed.people, claimed.history)
         except BudgetExceeded as exc:
             reply = Reply(basic_answer([], exc), "degraded", media_ids=tuple(run.media_ids))
         except AnalysisError as exc:
@@ -90,7 +117,8 @@ class Engine:
             log.error("message.failed", error=type(exc).__name__)
             log.debug("message.failed.detail", reason=str(exc)[:500])  # may quote data: debug only
             reply = Reply(failure_text(run), "failed", stats={"error": f"{type(exc).__name__}: {str(exc)[:300]}"})
-        finished = await self._record(run, reply, pending_state)
+        answered = claimed.history.pending is not None and reply.outcome != "failed"
+        finished = await self._record(run, reply, pending_state, clear_pending=answered)
         await run.emit("session_stats", **self._stats(run))
         await run.emit("stream_end", message_id=inbox_id, outcome=reply.outcome)
         return finished
@@ -109,11 +137,11 @@ class Engine:
         except FAAError:
             pass  # the reply falls back to English
         reply = Reply(failure_text(run), "failed", stats={"error": reason[:300]})
-        finished = await self._record(run, reply, None)
+        finished = await self._record(run, reply, None, clear_pending=False)
         await run.emit("stream_end", message_id=inbox_id, outcome=reply.outcome)
         return finished
 
-    def _new_run(self, row: InboxRow, entries: dict[int, journal.Entry], sink: EventSink | None) -> Run:
+    def _new_run(self, row: InboxRow, entries: dict[int, journal.Entry], sink: EventSink | None = None) -> Run:
         message = InboundMessage.from_payload(
             inbox_id=row.id,
             household_id=row.household_id,
@@ -290,8 +318,11 @@ class Engine:
             )
         return results
 
-    async def _record(self, run: Run, reply: Reply, pending: PendingClarification | None) -> Finished | None:
-        """Step 6: the turn, its trace, the experiment result and the reply commit together, once."""
+    async def _record(
+        self, run: Run, reply: Reply, pending: PendingClarification | None, *, clear_pending: bool
+    ) -> Finished | None:
+        """Step 6: the turn, its trace, the experiment result and the reply commit together, once. `pending` is a
+        new question for the member; `clear_pending` drops the one this message answered."""
         started = time.monotonic()
         message = run.message
         stats = self._stats(run)
@@ -323,7 +354,7 @@ class Engine:
             )
             if pending is not None:
                 await interactions.set_pending_clarification(conn, message.household_id, message.user_id, pending)
-            elif reply.outcome != "failed":
+            elif clear_pending:
                 await interactions.clear_pending_clarification(conn, message.user_id)
             outbox_id = await outbox.add(
                 conn,

@@ -155,7 +155,7 @@ class Run:
         both agree."""
         message = self.message
         try:
-            async with self.deps.db.household(message.household_id, message.user_id) as conn:
+            async with self.deps.db.household(message.household_id, message.user_id, durable=False) as conn:
                 await journal.record(
                     conn,
                     household_id=message.household_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,9 +21,10 @@ async def _init_connection(conn: asyncpg.Connection) -> None:
     await register_vector(conn)
 
 
-async def _no_reset(conn: asyncpg.Connection) -> None:
+async def _release(conn: asyncpg.Connection) -> None:
     """Skip asyncpg's reset query on release: FAA keeps no session state (settings are transaction-local, no
-    LISTEN, no session advisory locks), and the round trip costs every pooled use."""
+    LISTEN, no session advisory locks), and the round trip costs every pooled use. (asyncpg still rolls back a
+    transaction left open before this runs.)"""
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class Database:
     @classmethod
     async def connect(cls, dsn: str, *, min_size: int = 2, max_size: int = 10) -> Database:
         pool = await asyncpg.create_pool(
-            dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60, reset=_no_reset
+            dsn, min_size=min_size, max_size=max_size, init=_init_connection, command_timeout=60, reset=_release
         )
         return cls(pool)
 
@@ -40,25 +42,48 @@ class Database:
         await self.pool.close()
 
     @asynccontextmanager
-    async def household(self, household_id: int, user_id: int | None = None) -> AsyncIterator[Connection]:
+    async def household(
+        self, household_id: int, user_id: int | None = None, *, durable: bool = True
+    ) -> AsyncIterator[Connection]:
         """A transaction that sees one household's rows only (and, for private memories, one member's).
 
         Row-level security reads these settings; `is_local=true` ends them with the transaction, so a pooled
         connection never carries a household into its next use.
+
+        `durable=False` is for a step of a job whose last transaction is durable (the engine's steps before it
+        records the reply): the commit returns without waiting for its WAL to reach the disk. WAL is flushed in
+        order, so the job's durable commit makes this one durable too; should the database crash before that, this
+        transaction is lost as if it never ran, and the retried job does it again.
         """
-        async with self.pool.acquire() as conn, conn.transaction():
-            await conn.execute(
-                "SELECT set_config('app.household_id', $1, true), set_config('app.user_id', $2, true)",
-                str(int(household_id)),
-                "" if user_id is None else str(int(user_id)),
-            )
+        settings = f"set_config('app.household_id', '{int(household_id)}', true), "
+        settings += f"set_config('app.user_id', '{'' if user_id is None else int(user_id)}', true)"
+        if not durable:
+            settings += ", set_config('synchronous_commit', 'off', true)"
+        async with self.pool.acquire() as conn, _transaction(conn, f"BEGIN; SELECT {settings}"):
             yield conn
 
     @asynccontextmanager
     async def unscoped(self) -> AsyncIterator[Connection]:
         """A transaction with no household: it sees no household rows, only the narrow SECURITY DEFINER doors."""
-        async with self.pool.acquire() as conn, conn.transaction():
+        async with self.pool.acquire() as conn, _transaction(conn, "BEGIN"):
             yield conn
+
+
+@asynccontextmanager
+async def _transaction(conn: Connection, begin: str) -> AsyncIterator[None]:
+    """BEGIN (with the transaction's settings, in the same round trip: `begin` is one simple query of trusted
+    text), then COMMIT, or ROLLBACK on any error or cancellation. Code inside must not open `conn.transaction()`:
+    asyncpg refuses it in a transaction it did not start."""
+    await conn.execute(begin)
+    try:
+        yield
+    except BaseException:
+        if not conn.is_closed() and conn.is_in_transaction():
+            # A failed rollback must not hide why we got here; the pool rolls back or drops the connection.
+            with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                await conn.execute("ROLLBACK")
+        raise
+    await conn.execute("COMMIT")
 
 
 def dsn_with_user(dsn: str, user: str, password: str | None = None) -> str:

@@ -14,7 +14,7 @@ from arq import Retry
 from bot.live import RedisEventSink
 from engine.deps import DeliveryError, Deps
 from engine.llm_types import EventSink
-from engine.pipeline import Engine
+from engine.pipeline import Engine, Finished
 from tools import inbox, outbox
 from tools.inbox import InboxRow
 from tools.queue import HANDLE_JOB, inbox_job_id
@@ -44,24 +44,9 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
     deps: Deps = ctx["deps"]
     engine: Engine = ctx["engine"]
     job_try = int(ctx.get("job_try", 1))
-    final = job_try >= deps.settings.worker.max_tries
     structlog.contextvars.bind_contextvars(inbox_id=inbox_id, household_id=household_id, job_try=job_try)
     try:
-        async with deps.db.household(household_id) as conn:
-            row = await inbox.get(conn, inbox_id)
-        if row is not None:
-            structlog.contextvars.bind_contextvars(trace_id=row.trace_id)
-        sink = _event_sink(deps, row)
-        try:
-            async with _typing(deps, row):
-                finished = await engine.process(inbox_id, household_id, sink=sink, final_attempt=final)
-        except Exception as exc:
-            if final:
-                log.error("message.failed", error=type(exc).__name__)
-                finished = await engine.fail(inbox_id, household_id, f"{type(exc).__name__}: {exc}", sink=sink)
-            else:
-                log.warning("message.retrying", error=type(exc).__name__, defer_s=_backoff(job_try))
-                raise Retry(defer=_backoff(job_try)) from exc
+        finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
         # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
         # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
         if finished is None or finished.tools & RESCHEDULING_TOOLS:
@@ -77,10 +62,31 @@ async def handle_inbound(ctx: dict[str, Any], inbox_id: int, household_id: int) 
         structlog.contextvars.unbind_contextvars("inbox_id", "household_id", "job_try", "trace_id")
 
 
-def _event_sink(deps: Deps, row: InboxRow | None) -> EventSink | None:
+async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> Finished | None:
+    """The engine's run of the message. A failure raises `Retry` until the job's last try, which answers the
+    member with a friendly failure instead."""
+    final = job_try >= deps.settings.worker.max_tries
+    sink: EventSink | None = None
+    try:
+        claimed = await engine.claim(inbox_id, household_id)
+        if claimed is None:
+            return None
+        structlog.contextvars.bind_contextvars(trace_id=claimed.row.trace_id)
+        sink = _event_sink(deps, claimed.row)
+        async with _typing(deps, claimed.row):
+            return await engine.answer(claimed, sink=sink, final_attempt=final)
+    except Exception as exc:
+        if not final:
+            log.warning("message.retrying", error=type(exc).__name__, defer_s=_backoff(job_try))
+            raise Retry(defer=_backoff(job_try)) from exc
+        log.error("message.failed", error=type(exc).__name__)
+        return await engine.fail(inbox_id, household_id, f"{type(exc).__name__}: {exc}", sink=sink)
+
+
+def _event_sink(deps: Deps, row: InboxRow) -> EventSink | None:
     """Stream events go to the channel's own sink when its sender has one (Telegram drafts), else to Redis for
     the web API's SSE endpoint."""
-    if row is None or not row.payload.get("stream"):
+    if not row.payload.get("stream"):
         return None
     stream_sink = getattr(deps.senders.get(row.channel), "stream_sink", None)
     if stream_sink is not None:
@@ -89,11 +95,11 @@ def _event_sink(deps: Deps, row: InboxRow | None) -> EventSink | None:
 
 
 @contextlib.asynccontextmanager
-async def _typing(deps: Deps, row: InboxRow | None) -> AsyncIterator[None]:
+async def _typing(deps: Deps, row: InboxRow) -> AsyncIterator[None]:
     """While the engine works, a channel whose sender can show it (Telegram's typing action) shows it; the
     action fades after ~5 s, so it is repeated until the engine is done."""
-    show = getattr(deps.senders.get(row.channel), "typing", None) if row is not None else None
-    if show is None or row is None or row.status not in ("queued", "processing"):
+    show = getattr(deps.senders.get(row.channel), "typing", None)
+    if show is None:
         yield
         return
     recipient = str(row.payload.get("reply_to", ""))

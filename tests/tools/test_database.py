@@ -1,0 +1,66 @@
+"""The one way into the data: `Database.household` opens a transaction with the household set (one round trip),
+commits it, and rolls it back on any error, cancellation included."""
+
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import pytest
+
+from tests.tools import make_family
+from tools.database import Database
+
+
+async def _note_count(admin_conn: asyncpg.Connection, household_id: int) -> int:
+    return await admin_conn.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", household_id)
+
+
+async def _add_note(conn: asyncpg.Connection, household_id: int, user_id: int) -> None:
+    await conn.execute(
+        "INSERT INTO memories (household_id, author_id, content) VALUES ($1, $2, 'a note')", household_id, user_id
+    )
+
+
+async def test_the_transaction_sees_its_household_and_commits(db: Database, admin_conn: asyncpg.Connection) -> None:
+    family = await make_family(admin_conn, "Anna")
+    async with db.household(family.household_id, family.id("Anna")) as conn:
+        assert conn.is_in_transaction()
+        settings = await conn.fetchrow(
+            "SELECT current_setting('app.household_id') AS household, current_setting('app.user_id') AS member, "
+            "current_setting('synchronous_commit') AS sync"
+        )
+        assert tuple(settings) == (str(family.household_id), str(family.id("Anna")), "on")
+        await _add_note(conn, family.household_id, family.id("Anna"))
+    assert await _note_count(admin_conn, family.household_id) == 1
+    async with db.household(family.household_id, durable=False) as conn:  # a step the job's last commit covers
+        assert await conn.fetchval("SELECT current_setting('synchronous_commit')") == "off"
+        assert await conn.fetchval("SELECT current_setting('app.user_id')") == ""
+
+
+@pytest.mark.parametrize("interruption", ["error", "cancel"])
+async def test_an_error_or_a_cancellation_rolls_back(
+    db: Database, admin_conn: asyncpg.Connection, interruption: str
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    inside = asyncio.Event()
+
+    async def write_then_stop() -> None:
+        async with db.household(family.household_id, family.id("Anna")) as conn:
+            await _add_note(conn, family.household_id, family.id("Anna"))
+            if interruption == "error":
+                raise LookupError("the step failed after its write")
+            inside.set()
+            await asyncio.sleep(30)
+
+    task = asyncio.create_task(write_then_stop())
+    if interruption == "cancel":
+        await inside.wait()
+        task.cancel()
+    with pytest.raises(LookupError if interruption == "error" else asyncio.CancelledError):
+        await task
+    assert await _note_count(admin_conn, family.household_id) == 0
+    # The pool's connections come back clean: none is left inside the rolled-back transaction.
+    for _ in range(db.pool.get_size()):
+        async with db.household(family.household_id) as conn:
+            assert await conn.fetchval("SELECT count(*) FROM memories") == 0
