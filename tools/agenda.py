@@ -39,7 +39,7 @@ async def plans_between(conn: Connection, household_id: int, start: datetime, en
         """SELECT m.occurred_at, m.content, m.ai_understanding ->> 'person' AS person
            FROM memories m
            WHERE m.household_id = $1 AND m.deleted_at IS NULL AND m.visibility = 'household'
-             AND m.ai_understanding ->> 'kind' = 'plan' AND m.occurred_at >= $2 AND m.occurred_at < $3
+             AND m.kind = 'plan' AND m.occurred_at >= $2 AND m.occurred_at < $3
            ORDER BY m.occurred_at, m.id LIMIT $4""",
         household_id,
         start,

@@ -27,8 +27,8 @@ _TIME_KEYS = {
 }
 _KEYS = {
     "none": "NULL::text",
-    "category": "m.ai_understanding ->> 'category'",
-    "kind": "m.ai_understanding ->> 'kind'",
+    "category": "m.category",
+    "kind": "m.kind",
     "person": "m.ai_understanding ->> 'person'",
     "merchant": "m.ai_understanding ->> 'merchant'",
     "author": "u.name",

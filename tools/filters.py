@@ -57,13 +57,14 @@ class _Field:
 _LABEL_OPS = ("eq", "ne", "in", "exists")
 _NAME_OPS = ("eq", "ne", "in", "contains", "exists")
 _TIME_OPS = ("eq", "lt", "lte", "gt", "gte", "between", "period")
-# The JSONB expressions match the expression indexes of 0001_core.sql.
+# kind, category, person and merchant are the JSONB keys as generated columns (0008_memory_keys.sql: under RLS only
+# leakproof conditions reach an index, and `->>` is not one); person_key and merchant_key are lowercased.
 _FIELDS: dict[str, _Field] = {
     "content": _Field("m.content", "text", ("contains", "eq", "ne")),
-    "kind": _Field("(m.ai_understanding ->> 'kind')", "label", _LABEL_OPS),
-    "category": _Field("(m.ai_understanding ->> 'category')", "label", (*_LABEL_OPS, "contains")),
-    "person": _Field("(m.ai_understanding ->> 'person')", "name", _NAME_OPS),
-    "merchant": _Field("(m.ai_understanding ->> 'merchant')", "name", _NAME_OPS),
+    "kind": _Field("m.kind", "label", _LABEL_OPS),
+    "category": _Field("m.category", "label", (*_LABEL_OPS, "contains")),
+    "person": _Field("m.person_key", "name", _NAME_OPS),
+    "merchant": _Field("m.merchant_key", "name", _NAME_OPS),
     "tags": _Field("(m.ai_understanding -> 'tags')", "tags", ("contains", "in", "exists")),
     "currency": _Field("m.currency", "currency", _LABEL_OPS),
     "amount": _Field("m.amount", "amount", ("eq", "ne", "lt", "lte", "gt", "gte", "between", "in", "exists")),
@@ -328,7 +329,7 @@ class _Compiler:
         if op == "contains":
             return self._contains(spec.sql, value)
         lowered = [v.lower() for v in value] if op == "in" else value.lower()
-        return self._equality(f"lower({spec.sql})", op, lowered, "text")
+        return self._equality(spec.sql, op, lowered, "text")
 
     def _tags(self, spec: _Field, op: str, value: Any) -> str:
         if op == "in":
