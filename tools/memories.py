@@ -165,8 +165,12 @@ _ORDER = {
     "amount_desc": "m.amount DESC NULLS LAST, m.occurred_at DESC",
     "relevance": "m.distance, m.id",
 }
-# Enough candidates for a good top-50 while the household filter is applied by the iterative index scan.
-_HNSW_EF_SEARCH = 100
+
+
+def _hnsw_ef_search(limit: int) -> int:
+    """Candidates the HNSW scan keeps: pgvector's default 40, or twice the results asked for when that is more.
+    Rows the household filter drops are made up by the iterative scan, not by a wider first pass."""
+    return max(40, 2 * limit)
 
 
 def _understanding(args: StoreArgs | UpdateMemoryFieldsArgs, base: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +264,7 @@ async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
     else:
         await ctx.conn.execute(
             "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            str(_HNSW_EF_SEARCH),
+            str(_hnsw_ef_search(args.limit)),
         )
         params.append(await ctx.embed_one(args.query, "query"))
         vector = f"${len(params)}::vector"

@@ -165,10 +165,11 @@ async def test_search_by_meaning_and_by_filter(db: Database, admin_conn: asyncpg
 async def test_search_sets_up_the_filtered_hnsw_scan(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna")
     await add_memory(admin_conn, family, "Anna", "Swimming lessons on Tuesday", kind="plan")
-    async with tool_context(db, family, "Anna") as ctx:
-        await REGISTRY.run(ctx, "search", REGISTRY.validate("search", {"query": "swimming"}))
-        assert await ctx.conn.fetchval("SHOW hnsw.iterative_scan") == "relaxed_order"
-        assert int(await ctx.conn.fetchval("SHOW hnsw.ef_search")) >= 50
+    for limit, candidates in ((3, 40), (50, 100)):  # pgvector's default 40, or twice the results asked for
+        async with tool_context(db, family, "Anna") as ctx:
+            await REGISTRY.run(ctx, "search", REGISTRY.validate("search", {"query": "swimming", "limit": limit}))
+            assert await ctx.conn.fetchval("SHOW hnsw.iterative_scan") == "relaxed_order"
+            assert int(await ctx.conn.fetchval("SHOW hnsw.ef_search")) == candidates
 
 
 async def test_update_changes_only_the_given_fields(db: Database, admin_conn: asyncpg.Connection) -> None:
