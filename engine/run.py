@@ -155,15 +155,15 @@ class Run:
         both agree."""
         message = self.message
         try:
-            async with self.deps.db.household(message.household_id, message.user_id, durable=False) as conn:
-                await journal.record(
-                    conn,
-                    household_id=message.household_id,
-                    inbox_id=message.inbox_id,
-                    seq=seq,
-                    kind=kind,
-                    payload=payload,
-                )
+            await journal.record_alone(
+                self.deps.db,
+                household_id=message.household_id,
+                user_id=message.user_id,
+                inbox_id=message.inbox_id,
+                seq=seq,
+                kind=kind,
+                payload=payload,
+            )
         except asyncpg.UniqueViolationError:
             async with self.deps.db.household(message.household_id, message.user_id) as conn:
                 entry = await journal.get(conn, message.inbox_id, seq)
