@@ -45,43 +45,36 @@ class PendingClarification:
 
 
 async def record_turn(conn: Connection, turn: TurnRecord) -> int:
-    interaction_id = int(
-        await conn.fetchval(
-            """INSERT INTO interactions (household_id, user_id, inbox_id, channel, user_text, reply_text, outcome,
+    """Write the turn and, when it ran in an experiment, its result: one statement, one round trip."""
+    experiment = turn.experiment if turn.prompt_version else None
+    interaction_id = await conn.fetchval(
+        """WITH t AS (
+               INSERT INTO interactions (household_id, user_id, inbox_id, channel, user_text, reply_text, outcome,
                    prompt_version, trace, llm_calls, tool_calls, tokens_in, tokens_out, latency_ms)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id""",
-            turn.household_id,
-            turn.user_id,
-            turn.inbox_id,
-            turn.channel,
-            turn.user_text,
-            turn.reply_text,
-            turn.outcome,
-            turn.prompt_version,
-            turn.trace,
-            turn.llm_calls,
-            turn.tool_calls,
-            turn.tokens_in,
-            turn.tokens_out,
-            turn.latency_ms,
-        )
-    )
-    if turn.experiment and turn.prompt_version:
-        await conn.execute(
-            """INSERT INTO experiment_results (household_id, interaction_id, experiment, variant, latency_ms, rounds,
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id),
+           r AS (
+               INSERT INTO experiment_results (household_id, interaction_id, experiment, variant, latency_ms, rounds,
                    llm_calls, tool_calls, tokens)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)""",
-            turn.household_id,
-            interaction_id,
-            turn.experiment,
-            turn.prompt_version,
-            turn.latency_ms,
-            turn.rounds,
-            turn.llm_calls,
-            turn.tool_calls,
-            turn.tokens_in + turn.tokens_out,
-        )
-    return interaction_id
+               SELECT $1, t.id, $15, $8, $14, $16, $10, $11, $12 + $13 FROM t WHERE $15::text IS NOT NULL)
+           SELECT id FROM t""",
+        turn.household_id,
+        turn.user_id,
+        turn.inbox_id,
+        turn.channel,
+        turn.user_text,
+        turn.reply_text,
+        turn.outcome,
+        turn.prompt_version,
+        turn.trace,
+        turn.llm_calls,
+        turn.tool_calls,
+        turn.tokens_in,
+        turn.tokens_out,
+        turn.latency_ms,
+        experiment,
+        turn.rounds,
+    )
+    return int(interaction_id)
 
 
 async def tokens_since(conn: Connection, household_id: int, since: datetime) -> int:
