@@ -22,17 +22,18 @@ from engine.context import (
     serve_requests,
 )
 from engine.deps import Deps
-from engine.domain import InboundMessage, Reply, finished_status
+from engine.domain import InboundMessage, Reply
 from engine.errors import AnalysisError, BudgetExceeded, FAAError, LLMError
 from engine.executor import StepResult, results_text, run_plan, run_step
 from engine.llm_types import EventSink, LLMResponse, Message
 from engine.preprocess import preprocess
 from engine.prompts import PromptVersion, assign_variant
+from engine.record import Finished, record, run_stats
 from engine.replies import basic_answer, failure_text, voice_not_enabled_text
 from engine.run import Budget, Run
-from tools import inbox, interactions, journal, outbox
+from tools import inbox, journal
 from tools.inbox import InboxRow
-from tools.interactions import PendingClarification, TurnRecord
+from tools.interactions import PendingClarification
 
 log = structlog.get_logger()
 
@@ -52,13 +53,6 @@ class Claimed:
     run: Run
     people: People
     history: History
-
-
-@dataclass(frozen=True)
-class Finished:
-    reply: Reply
-    outbox_id: int | None
-    tools: frozenset[str] = frozenset()  # the tools this message ran (or replayed from its journal)
 
 
 class Engine:
@@ -118,8 +112,8 @@ class Engine:
             log.debug("message.failed.detail", reason=str(exc)[:500])  # may quote data: debug only
             reply = Reply(failure_text(run), "failed", stats={"error": f"{type(exc).__name__}: {str(exc)[:300]}"})
         answered = claimed.history.pending is not None and reply.outcome != "failed"
-        finished = await self._record(run, reply, pending_state, clear_pending=answered)
-        await run.emit("session_stats", **self._stats(run))
+        finished = await record(run, reply, pending_state, clear_pending=answered)
+        await run.emit("session_stats", **run_stats(run))
         await run.emit("stream_end", message_id=inbox_id, outcome=reply.outcome)
         return finished
 
@@ -137,7 +131,7 @@ class Engine:
         except FAAError:
             pass  # the reply falls back to English
         reply = Reply(failure_text(run), "failed", stats={"error": reason[:300]})
-        finished = await self._record(run, reply, None, clear_pending=False)
+        finished = await record(run, reply, None, clear_pending=False)
         await run.emit("stream_end", message_id=inbox_id, outcome=reply.outcome)
         return finished
 
@@ -318,72 +312,6 @@ class Engine:
             )
         return results
 
-    async def _record(
-        self, run: Run, reply: Reply, pending: PendingClarification | None, *, clear_pending: bool
-    ) -> Finished | None:
-        """Step 6: the turn, its trace, the experiment result and the reply commit together, once. `pending` is a
-        new question for the member; `clear_pending` drops the one this message answered."""
-        started = time.monotonic()
-        message = run.message
-        stats = self._stats(run)
-        async with self.deps.db.household(message.household_id, message.user_id) as conn:
-            status = finished_status(reply.outcome)
-            if not await inbox.finish(conn, message.inbox_id, status=status, error=reply.stats.get("error")):
-                log.info("message.already_finished")
-                return None
-            await interactions.record_turn(
-                conn,
-                TurnRecord(
-                    household_id=message.household_id,
-                    user_id=message.user_id,
-                    inbox_id=message.inbox_id,
-                    channel=message.channel,
-                    user_text=message.text,
-                    reply_text=reply.text,
-                    outcome=reply.outcome,
-                    prompt_version=run.prompt_version,
-                    trace={"steps": run.trace, **stats},
-                    llm_calls=run.llm_calls + run.llm_replayed,
-                    tool_calls=run.tool_calls,
-                    tokens_in=run.tokens_in,
-                    tokens_out=run.tokens_out,
-                    latency_ms=int(stats["latency_ms"]),
-                    rounds=run.rounds,
-                    experiment=self.deps.settings.engine.experiment if run.prompt_version else None,
-                ),
-            )
-            if pending is not None:
-                await interactions.set_pending_clarification(conn, message.household_id, message.user_id, pending)
-            elif clear_pending:
-                await interactions.clear_pending_clarification(conn, message.user_id)
-            outbox_id = await outbox.add(
-                conn,
-                household_id=message.household_id,
-                user_id=message.user_id,
-                inbox_id=message.inbox_id,
-                channel=message.channel,
-                recipient=message.reply_to or str(message.user_id),
-                text=reply.text,
-                payload=reply.payload(),
-            )
-        metrics.message_finished(message.channel, reply.outcome, time.monotonic() - run.started)
-        log.info("step6.record.completed", duration_ms=_step("record", started), outcome=reply.outcome, **stats)
-        tools = frozenset(n["tool"] for n in run.trace if n["event"] in ("tool.call", "tool.replayed"))
-        return Finished(reply, outbox_id, tools)
-
-    def _stats(self, run: Run) -> dict[str, float]:
-        cache = getattr(self.deps.embedder, "cache", None)
-        return {
-            "embedding_cache_hit_rate": round(cache.hit_rate, 3) if cache is not None else 0.0,
-            "latency_ms": _ms(run.started),
-            "llm_calls": run.llm_calls,
-            "llm_replayed": run.llm_replayed,
-            "rounds": run.rounds,
-            "tool_calls": run.tool_calls,
-            "tokens_in": run.tokens_in,
-            "tokens_out": run.tokens_out,
-        }
-
 
 def _parse_analysis(response: LLMResponse) -> AnalysisModel:
     raw = response.content or ""
@@ -394,10 +322,6 @@ def _parse_analysis(response: LLMResponse) -> AnalysisModel:
             f"{'.'.join(str(p) for p in err['loc']) or 'root'}: {err['msg']}" for err in exc.errors()[:8]
         )
         raise AnalysisError(problems or "not valid JSON", raw=raw[:2000]) from exc
-
-
-def _ms(started: float) -> int:
-    return round((time.monotonic() - started) * 1000)
 
 
 def _step(step: str, started: float) -> int:

@@ -14,7 +14,8 @@ from arq import Retry
 from bot.live import RedisEventSink
 from engine.deps import DeliveryError, Deps
 from engine.llm_types import EventSink
-from engine.pipeline import Engine, Finished
+from engine.pipeline import Engine
+from engine.record import Finished
 from tools import inbox, outbox
 from tools.inbox import InboxRow
 from tools.queue import HANDLE_JOB, inbox_job_id
