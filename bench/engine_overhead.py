@@ -154,16 +154,19 @@ async def measure(
     n: int,
     tag: str,
     budget_s: float,
-) -> tuple[list[dict[str, Any]], dict[str, list[float]], float]:
+) -> tuple[list[dict[str, Any]], dict[str, list[float]], float, float]:
     """A fresh web API and worker; a short warm-up, then n records and n queries one at a time.
-    Returns the samples, their breakdown and the worker's poll delay in ms."""
+    Returns the samples, their breakdown, the worker's poll delay in ms and this process's CPU time per message
+    in ms (web API, worker, scripted model and client together: the figure's own cost, free of waiting)."""
     async with h.web_server(settings) as server, h.worker_in_loop(settings):
         poll_ms = settings.worker.poll_delay_s * 1000
         h.progress(f"{tag}: web API on {server.base_url}, worker woken by new messages (idle poll {poll_ms:g} ms)")
         await send_all(server.base_url, family, llm, messages(3, seed=1), f"{tag}-warmup", budget_s)
         h.progress(f"{tag}: warm-up done; sending {2 * n} messages one at a time")
+        cpu_started = time.process_time()
         samples = await send_all(server.base_url, family, llm, messages(n), tag, budget_s)
-    return samples, await breakdown(cluster.admin_dsn, samples), poll_ms
+        cpu_ms = (time.process_time() - cpu_started) * 1000 / max(1, len(samples))
+    return samples, await breakdown(cluster.admin_dsn, samples), poll_ms, cpu_ms
 
 
 def figures(samples: list[dict[str, Any]], parts: dict[str, list[float]], prefix: str = "") -> dict[str, Any]:
@@ -218,7 +221,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         async with h.fake_llm() as llm, h.redis_db(REDIS_DB) as redis:
             llm.script(bench_model)
             settings = h.make_settings(cluster, llm.base_url, redis)
-            samples, parts, poll_ms = await measure(
+            samples, parts, poll_ms, cpu_ms = await measure(
                 cluster, settings, family, llm, n=args.n, tag="bench", budget_s=MAIN_BUDGET_S
             )
             result = figures(samples, parts)
@@ -230,6 +233,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     "indexed_copy_rows_per_s": loaded["indexed_copy_rows_per_s"],
                     "index_build_s": loaded["index_build_s"],
                     "idle_poll_ms": poll_ms,
+                    "process_cpu_ms_per_message": round(cpu_ms, 2),
                 }
             )
             h.progress("replies, e.g.: " + " | ".join(str(s["reply"]) for s in samples[:3]))

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 from engine import metrics
 from engine.deps import AttachmentFetcher, Deps, ReplySender
 from engine.errors import FAAError
-from engine.llm import OpenAILLM
+from engine.llm import OpenAILLM, openai_client
 from engine.prompts import PromptBook
 from engine.settings import Settings
 from engine.speech import OpenAITranscriber
@@ -29,11 +29,10 @@ class ConfigurationError(FAAError):
 
 def _client(settings: Settings, base_url: str | None, key: SecretStr | None, timeout_s: float) -> openai.AsyncOpenAI:
     """A client for one OpenAI-compatible service; its endpoint and key default to the LLM's."""
-    key = key or settings.llm.api_key
-    return openai.AsyncOpenAI(
-        base_url=base_url or settings.llm.base_url,
-        api_key=key.get_secret_value() if key else "not-needed",
-        timeout=timeout_s,
+    return openai_client(
+        base_url or settings.llm.base_url,
+        key or settings.llm.api_key,
+        timeout_s=timeout_s,
         max_retries=settings.llm.max_retries,
     )
 

@@ -11,6 +11,7 @@ settings, and a tool name the model made up is counted as `unknown`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -78,7 +79,12 @@ REMINDER_LATENESS = Histogram(
 
 
 def message_received(channel: str, *, duplicate: bool) -> None:
-    MESSAGES_RECEIVED.labels(channel, "true" if duplicate else "false").inc()
+    _received(channel, duplicate).inc()
+
+
+@functools.cache  # per accepted message in the web process: the label lookup cost twice the count itself
+def _received(channel: str, duplicate: bool) -> Counter:
+    return MESSAGES_RECEIVED.labels(channel, "true" if duplicate else "false")
 
 
 def message_finished(channel: str, outcome: str, seconds: float) -> None:

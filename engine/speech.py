@@ -5,6 +5,7 @@ from __future__ import annotations
 import openai
 
 from engine.errors import AttachmentError
+from tools.errors import root_cause
 
 
 class OpenAITranscriber:
@@ -18,7 +19,7 @@ class OpenAITranscriber:
         except openai.APIStatusError as exc:
             raise AttachmentError(f"speech-to-text answered {exc.status_code}") from exc
         except openai.APIError as exc:
-            raise AttachmentError(f"speech-to-text failed: {type(exc).__name__}") from exc
+            raise AttachmentError(f"speech-to-text failed: {type(root_cause(exc)).__name__}") from exc
         return result.text.strip()
 
     async def close(self) -> None:

@@ -43,3 +43,11 @@ class ToolTimeoutError(ToolError):
 
 class EmbeddingError(FAAError):
     """The embedding endpoint failed or answered with vectors of the wrong size."""
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The first error of an explicit chain (`raise ... from`), which says more than the wrappers around it: the
+    `openai` client on aiohttp reports a refused connection as a connect timeout caused by ConnectionRefusedError."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
+    return exc

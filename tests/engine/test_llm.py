@@ -137,6 +137,45 @@ async def test_complete_returns_tool_calls(fake: FakeOpenAI, llm: OpenAILLM) -> 
     assert fake.requests[0].tools == [STORE_TOOL]
 
 
+def _completion(message: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "c", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": message}]}
+
+
+async def test_tool_call_arguments_sent_as_an_object_arrive_as_json(fake: FakeOpenAI, llm: OpenAILLM) -> None:
+    # Ollama's OpenAI-compatible endpoint has sent the arguments as an object rather than a JSON string.
+    call = {"id": "x1", "type": "function", "function": {"name": "store", "arguments": {"content": "Brot 2,10 €"}}}
+    fake.script(lambda req: Scripted(raw=_completion({"role": "assistant", "content": None, "tool_calls": [call]})))
+
+    result = await llm.complete(MESSAGES, tools=[STORE_TOOL])
+
+    assert [(c.id, c.name, json.loads(c.arguments)) for c in result.tool_calls] == [
+        ("x1", "store", {"content": "Brot 2,10 €"})
+    ]
+    assert result.usage.total == 0 and result.finish_reason is None  # neither was sent
+
+
+@pytest.mark.parametrize(
+    ("answer", "reason"),
+    [
+        ("<html>502 Bad Gateway</html>", "malformed response"),  # not JSON at all, yet status 200
+        ([{"choices": []}], "malformed response"),
+        ({"object": "chat.completion", "choices": []}, "response without choices"),
+        (_completion({"role": "assistant", "content": 42}), "malformed response"),
+        (_completion({"content": None, "tool_calls": [{"type": "function", "function": {}}]}), "malformed tool call"),
+        ({"choices": ["hello"]}, "malformed response"),
+    ],
+)
+async def test_an_answer_not_shaped_like_a_completion_is_a_retryable_error(
+    fake: FakeOpenAI, llm: OpenAILLM, answer: Any, reason: str
+) -> None:
+    fake.script(lambda req: Scripted(raw=answer))
+
+    with pytest.raises(LLMError) as caught:
+        await llm.complete(MESSAGES)
+
+    assert (caught.value.reason, caught.value.retryable) == (reason, True)
+
+
 async def test_stream_emits_content_deltas_in_order(fake: FakeOpenAI, llm: OpenAILLM) -> None:
     fake.script(lambda req: Scripted(content=LONG_ANSWER))
     events = Events()

@@ -82,6 +82,7 @@ class Scripted:
     reasoning: str | None = None  # reasoning_content deltas before the content (and on a plain message)
     delay_s: float = 0.0
     omit_finish_reason: bool = False  # streaming: end cleanly with [DONE] but never send a finish_reason
+    raw: Any = None  # plain requests: answer this verbatim (JSON, or text if a str), as a server off the API would
 
     @classmethod
     def json(cls, obj: Any) -> Scripted:
@@ -114,6 +115,7 @@ class FakeOpenAI:
         self.transcripts: dict[bytes, str] = {}  # audio bytes → what /audio/transcriptions answers
         self.transcription_requests: list[tuple[str, bytes]] = []  # (model, audio)
         self.embedding_bodies: list[dict[str, Any]] = []
+        self.embedding_answer: Any = None  # when set, /embeddings answers this verbatim (see `Scripted.raw`)
         self._handler: Handler = _no_script
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
@@ -162,6 +164,8 @@ class FakeOpenAI:
             await asyncio.sleep(scripted.delay_s)
         if scripted.status != 200:
             return _error(scripted.status, scripted.content or f"scripted error {scripted.status}")
+        if scripted.raw is not None and not chat.stream:
+            return _verbatim(scripted.raw)
         completion_id = f"chatcmpl-{next(self._ids)}"
         if chat.stream:
             return await self._stream(request, chat, scripted, completion_id)
@@ -195,6 +199,8 @@ class FakeOpenAI:
         texts = [raw] if isinstance(raw, str) else [item if isinstance(item, str) else str(item) for item in raw]
         self.embedding_requests.append(texts)
         self.embedding_bodies.append(body)
+        if self.embedding_answer is not None:
+            return _verbatim(self.embedding_answer)
         data = []
         for index, text in enumerate(texts):
             vector = fake_embedding(text, self.embedding_dim)
@@ -224,6 +230,10 @@ class FakeOpenAI:
         if audio not in self.transcripts:
             return _error(400, "FakeOpenAI: no transcript scripted for this audio")
         return web.json_response({"text": self.transcripts[audio]})
+
+
+def _verbatim(answer: Any) -> web.Response:
+    return web.Response(text=answer) if isinstance(answer, str) else web.json_response(answer)
 
 
 async def _json_body(request: web.Request) -> dict[str, Any] | None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import array
+import base64
 from collections.abc import AsyncIterator
 
 import openai
 import pytest
 
+from engine.llm import openai_client
 from tests.fakes.openai_server import FakeOpenAI, fake_embedding
 from tools.embeddings import EmbeddingCache, OpenAIEmbedder
 from tools.errors import EmbeddingError
@@ -72,7 +75,8 @@ async def fake_openai() -> AsyncIterator[FakeOpenAI]:
 
 @pytest.fixture
 async def client(fake_openai: FakeOpenAI) -> AsyncIterator[openai.AsyncOpenAI]:
-    async with openai.AsyncOpenAI(api_key="test-key", base_url=fake_openai.base_url, max_retries=0) as client:
+    """The client as FAA builds it (on aiohttp)."""
+    async with openai_client(fake_openai.base_url, None, timeout_s=5.0, max_retries=0) as client:
         yield client
 
 
@@ -153,3 +157,37 @@ async def test_input_type_tells_the_server_the_kind_instead_of_a_prefix(
 def test_prefixes_and_input_type_exclude_each_other(client: openai.AsyncOpenAI) -> None:
     with pytest.raises(ValueError, match="twice"):
         OpenAIEmbedder(client, "e5", DIM, EmbeddingCache(), prefixes=True, input_type=True)
+
+
+async def test_vectors_come_back_in_index_order_and_base64_is_read(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
+    a, b = fake_embedding("a", DIM), fake_embedding("b", DIM)
+    b64 = base64.b64encode(array.array("f", b).tobytes()).decode()  # a server that ignores encoding_format
+    fake_openai.embedding_answer = {"data": [{"index": 1, "embedding": b64}, {"index": 0, "embedding": a}]}
+
+    vectors = await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["a", "b"], "passage")
+
+    assert vectors[0] == pytest.approx(a) and vectors[1] == pytest.approx(b, rel=1e-6)
+    assert fake_openai.embedding_bodies[0]["encoding_format"] == "float"
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("upstream is restarting", "without a list of embeddings"),
+        ({"data": "none"}, "without a list of embeddings"),
+        ({"data": [{"index": 0, "embedding": {"x": 1}}]}, "not a list of numbers"),
+        ({"data": [{"index": 0, "embedding": ["one", "two"]}]}, "not a list of numbers"),
+        ({"data": [{"index": 0}]}, "not a list of numbers"),
+        ({"data": []}, "returned 0 embeddings for 1 texts"),
+    ],
+)
+async def test_an_answer_without_vectors_is_an_embedding_error(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI, answer: object, problem: str
+) -> None:
+    fake_openai.embedding_answer = answer
+    cache = EmbeddingCache()
+    with pytest.raises(EmbeddingError, match=problem):
+        await OpenAIEmbedder(client, "m", DIM, cache).embed(["hello"], "query")
+    assert len(cache) == 0
