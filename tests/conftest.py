@@ -13,6 +13,8 @@ import asyncpg
 import pytest
 import redis as redis_sync
 import redis.asyncio as redis_asyncio
+from arq import create_pool
+from arq.connections import ArqRedis, RedisSettings
 
 from migrations.runner import migrate
 from tools import local_postgres
@@ -83,6 +85,16 @@ def redis_url() -> Iterator[str]:
         if registry.get(lease) == token.encode():
             registry.delete(lease)
         registry.close()
+
+
+@pytest.fixture
+async def arq_pool(redis_url: str) -> AsyncIterator[ArqRedis]:
+    """arq's Redis client on this run's database, emptied before and after."""
+    pool = await create_pool(RedisSettings.from_dsn(redis_url))
+    await pool.flushdb()
+    yield pool
+    await pool.flushdb()
+    await pool.aclose()
 
 
 @pytest.fixture

@@ -128,7 +128,7 @@ class OpenAIEmbedder:
 
     async def _request(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
         inputs = [f"{kind}: {text}" for text in texts] if self.prefixes else list(texts)
-        # Floats explicitly: the client otherwise asks for base64, which not every compatible server speaks.
+        # Floats asked for explicitly (a server that answers base64 anyway is read too, see `_floats`).
         body: dict[str, Any] = {"model": self.model, "input": inputs, "encoding_format": "float"}
         if self.send_dimensions:
             body["dimensions"] = self.dim

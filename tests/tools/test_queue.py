@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
-import pytest
-from arq import create_pool
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from tools.queue import HANDLE_JOB, InboundQueue, inbox_job_id, wake_channel
-
-
-@pytest.fixture
-async def pool(redis_url: str) -> AsyncIterator[ArqRedis]:
-    pool = await create_pool(RedisSettings.from_dsn(redis_url))
-    await pool.flushdb()
-    yield pool
-    await pool.flushdb()
-    await pool.aclose()
 
 
 async def wakes_heard(pubsub: object, reads: int = 5) -> list[bytes]:
@@ -32,43 +20,43 @@ async def wakes_heard(pubsub: object, reads: int = 5) -> list[bytes]:
     return heard
 
 
-async def test_a_job_is_enqueued_once_as_arq_would_and_wakes_the_workers(pool: ArqRedis) -> None:
-    queue = InboundQueue(pool)
-    wakes = pool.pubsub()
-    await wakes.subscribe(wake_channel(pool))
+async def test_a_job_is_enqueued_once_as_arq_would_and_wakes_the_workers(arq_pool: ArqRedis) -> None:
+    queue = InboundQueue(arq_pool)
+    wakes = arq_pool.pubsub()
+    await wakes.subscribe(wake_channel(arq_pool))
     try:
         assert await queue.enqueue(41, 7)
         assert not await queue.enqueue(41, 7)  # a second enqueue of a waiting job adds nothing
 
-        job = Job(inbox_job_id(41), pool)
+        job = Job(inbox_job_id(41), arq_pool)
         info = await job.info()
         assert info is not None and (info.function, info.args) == (HANDLE_JOB, (41, 7))
         assert await job.status() == JobStatus.queued
-        assert await pool.zcard(pool.default_queue_name) == 1
-        assert 0 < await pool.pttl(f"arq:job:{inbox_job_id(41)}") <= pool.expires_extra_ms
+        assert await arq_pool.zcard(arq_pool.default_queue_name) == 1
+        assert 0 < await arq_pool.pttl(f"arq:job:{inbox_job_id(41)}") <= arq_pool.expires_extra_ms
 
         # While arq keeps the job's result, the same id enqueues nothing either.
-        await pool.set(f"arq:result:{inbox_job_id(42)}", b"done")
+        await arq_pool.set(f"arq:result:{inbox_job_id(42)}", b"done")
         assert not await queue.enqueue(42, 7)
-        assert await pool.zscore(pool.default_queue_name, inbox_job_id(42)) is None
+        assert await arq_pool.zscore(arq_pool.default_queue_name, inbox_job_id(42)) is None
 
         assert await wakes_heard(wakes) == [b"1"]  # only the job that was enqueued woke the workers
     finally:
         await wakes.aclose()
 
 
-async def test_jobs_enqueued_at_once_share_a_few_calls_and_each_is_queued_once(pool: ArqRedis) -> None:
-    queue = InboundQueue(pool)
-    wakes = pool.pubsub()
-    await wakes.subscribe(wake_channel(pool))
+async def test_jobs_enqueued_at_once_share_a_few_calls_and_each_is_queued_once(arq_pool: ArqRedis) -> None:
+    queue = InboundQueue(arq_pool)
+    wakes = arq_pool.pubsub()
+    await wakes.subscribe(wake_channel(arq_pool))
     try:
         # 100 messages at once, each enqueued twice (a redelivery racing the first delivery).
         added = await asyncio.gather(*(queue.enqueue(100 + n % 100, 3) for n in range(200)))
 
         assert sum(added) == 100
-        assert await pool.zcard(pool.default_queue_name) == 100
+        assert await arq_pool.zcard(arq_pool.default_queue_name) == 100
         for inbox_id in (100, 150, 199):
-            info = await Job(inbox_job_id(inbox_id), pool).info()
+            info = await Job(inbox_job_id(inbox_id), arq_pool).info()
             assert info is not None and info.args == (inbox_id, 3)
         # One wake-up per script call: the first message goes alone, the rest share the next call.
         assert 1 <= len(await wakes_heard(wakes)) <= 3
