@@ -76,7 +76,10 @@ class Engine:
             row = await inbox.claim(conn, inbox_id)
             if row is None:
                 return None
-            run = self._new_run(row, await journal.load(conn, inbox_id))
+            # Only a run that claimed the message journals, and each claim counts an attempt: on the first there is
+            # no journal to read.
+            entries = await journal.load(conn, inbox_id) if row.attempts > 1 else {}
+            run = self._new_run(row, entries)
             people = await read_people(run, conn)
             history = await read_history(run, conn, self.deps.settings.engine.history_turns)
         return Claimed(row, run, people, history)
