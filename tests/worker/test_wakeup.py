@@ -36,6 +36,7 @@ async def test_two_workers_run_each_job_of_a_batch_once(arq_pool: ArqRedis) -> N
     first, second = burst_worker(arq_pool, ran, max_jobs=7), burst_worker(arq_pool, ran, max_jobs=7)
 
     await asyncio.gather(first.async_run(), second.async_run())
+    await asyncio.gather(first.close(), second.close())
 
     assert sorted(ran) == sorted(f"job-{number}" for number in range(40))
     assert first.jobs_complete + second.jobs_complete == 40
@@ -80,5 +81,6 @@ async def test_a_full_worker_looks_again_when_a_job_ends_not_at_its_next_idle_po
     worker.wake()  # the first poll at once; each later one only if a finished job wakes it
 
     await asyncio.wait_for(worker.async_run(), 3)  # three idle polls would take 10 s
+    await worker.close()
 
     assert sorted(ran) == ["job-0", "job-1", "job-2"]
