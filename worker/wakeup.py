@@ -58,12 +58,12 @@ class WakeableWorker(Worker):
             args=[timestamp_ms(), int(self.in_progress_timeout_s * 1000), free, *ids],
         )
         self._slots_full = len(claimed) // 2 == free
-        for job_id, score in zip(claimed[::2], claimed[1::2], strict=True):
+        for raw_id, score in zip(claimed[::2], claimed[1::2], strict=True):
             await self.sem.acquire()  # never waits: at most `free` jobs were claimed
             self.job_counter += 1
-            task = self.loop.create_task(self.run_job(job_id.decode(), int(float(score))))
-            task.add_done_callback(self._job_done)
-            self.tasks[job_id.decode()] = task
+            job_id = raw_id.decode()
+            self.tasks[job_id] = self.loop.create_task(self.run_job(job_id, int(float(score))))
+            self.tasks[job_id].add_done_callback(self._job_done)
 
     def _job_done(self, _: asyncio.Task[None]) -> None:
         self._release_sem_dec_counter_on_complete()
