@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import ipaddress
 import json
-import logging
 import math
 import os
 import shutil
@@ -65,6 +64,7 @@ APP_ROLE = "faa_app"
 REDIS_BASE = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379")
 
 _T0 = time.monotonic()
+_LOG_FILE: Path | None = None
 
 
 # ---------------------------------------------------------------------------------------------------- output
@@ -81,10 +81,10 @@ def run_benchmark(
     *,
     runner: Callable[[Coroutine[Any, Any, dict[str, Any]]], dict[str, Any]] = lifecycle.run,
 ) -> int:
-    """Run a benchmark loopback-only and quietly, print its summary to stderr and its figures as the last line.
+    """Run a benchmark loopback-only, logging to a file, print its summary to stderr and its figures as the last line.
 
     `runner` runs `body`: by default on the loop FAA's processes run on, as the parts of FAA hosted here do."""
-    quiet_logging()
+    log_to_file()
     loopback_only()
     started = time.monotonic()
     result = runner(body)
@@ -100,11 +100,21 @@ def emit(figures: dict[str, Any]) -> None:
     print(json.dumps(figures, sort_keys=False), flush=True)
 
 
-def quiet_logging() -> None:
-    """structlog (and stdlib logging: arq, aiohttp, asyncio) at WARNING: no line per event on the terminal."""
-    configure_logging(LogSettings(level="WARNING"))
-    for name in ("arq", "arq.worker", "arq.jobs", "aiohttp", "aiohttp.access", "asyncio"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+def log_file() -> Path:
+    """Where this benchmark's FAA processes log (one file per run, kept for a look afterwards)."""
+    global _LOG_FILE
+    if _LOG_FILE is None:
+        handle, name = tempfile.mkstemp(prefix="faa-bench-", suffix=".log")
+        os.close(handle)
+        _LOG_FILE = Path(name)
+        progress(f"FAA's log (INFO, JSON lines, as deployed): {_LOG_FILE}")
+    return _LOG_FILE
+
+
+def log_to_file() -> None:
+    """Log as FAA does by default (INFO, JSON lines), into `log_file()` instead of the terminal: the figures
+    include what logging costs, and the progress lines stay readable."""
+    configure_logging(LogSettings(), stream=log_file().open("a", encoding="utf-8"))
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -290,7 +300,8 @@ def make_settings(
     pool_max: int = 10,
     reply_wait_s: float = 25.0,
 ) -> Settings:
-    """Production defaults except what a benchmark must pin: where things are, 384-d embeddings, no LLM retries."""
+    """Production defaults (also INFO logging) except what a benchmark must pin: where things are, 384-d
+    embeddings, no LLM retries."""
     return Settings(
         database=DatabaseSettings(
             url=cluster.app_dsn, admin_url=cluster.admin_dsn, app_role=APP_ROLE, pool_min=pool_min, pool_max=pool_max
@@ -301,7 +312,7 @@ def make_settings(
         engine=EngineSettings(),
         worker=WorkerSettings(),
         web=WebSettings(host="127.0.0.1", port=0, reply_wait_s=reply_wait_s),
-        log=LogSettings(level="WARNING"),
+        log=LogSettings(),
     )
 
 

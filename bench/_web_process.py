@@ -2,7 +2,8 @@
 
     python bench/_web_process.py serve      # JSON config on the first line of stdin
 
-It prints `PORT <n>` once listening and stops when its stdin closes (so it never outlives the benchmark). With
+It logs as `faa serve` does (INFO) to its stderr, the benchmark's log file. It prints `PORT <n>` once listening
+and stops when its stdin closes (so it never outlives the benchmark). With
 `"processes": n` (n > 1) it runs `bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n; with
 `"noop": true` as many aiohttp servers that only answer 202 (the calibration). With
 `"profile": true` in the config (one process only) it adds bench-only instrumentation of the intake path
@@ -30,6 +31,8 @@ import bot.intake  # noqa: E402
 from bot import lifecycle  # noqa: E402
 from bot.web import serve_processes  # noqa: E402
 from engine.deps import Deps  # noqa: E402
+from engine.observability import configure_logging  # noqa: E402
+from engine.settings import LogSettings  # noqa: E402
 from tools import households, inbox  # noqa: E402
 
 
@@ -180,7 +183,7 @@ async def _loop_lag(timer: PhaseTimer, stop: asyncio.Event, interval: float = 0.
 
 
 async def _serve_process(config: dict[str, Any]) -> None:
-    h.quiet_logging()
+    configure_logging(LogSettings())  # stderr: the benchmark's log file, also for the processes started here
     h.loopback_only()
     cluster = h.Cluster(config["admin_dsn"], config["app_dsn"], Path(config.get("data_dir", ".")))
     settings = h.make_settings(
@@ -239,7 +242,7 @@ async def _serve_noop(processes: int) -> None:
 
 
 def _noop_server(port: int, lifeline: Any) -> None:
-    h.quiet_logging()  # stdout is the pipe that carries "PORT n"
+    configure_logging(LogSettings())  # not structlog's default, stdout: that is the pipe that carries "PORT n"
 
     async def accepted(request: web.Request) -> web.Response:
         await request.read()

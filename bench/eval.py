@@ -153,7 +153,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     # Not h.run_benchmark: its loopback-only guard would refuse a hosted endpoint, which is a valid target here.
-    h.quiet_logging()
+    h.log_to_file()
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # like Ctrl-C: the local servers get stopped
     started = time.monotonic()
     try:

@@ -70,7 +70,6 @@ def worker_environment(settings: Settings) -> dict[str, str]:
         LLM_BASE_URL=settings.llm.base_url or "",
         LLM_API_KEY="bench-key",
         EMBEDDING_DIM=str(settings.embedding.dim),
-        LOG_LEVEL="WARNING",
         PYTHONPATH=str(h.REPO),
     )
     return env

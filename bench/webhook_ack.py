@@ -65,20 +65,24 @@ async def server_process(
         "processes": processes,
         "noop": noop,
     }
-    proc = subprocess.Popen(
-        [sys.executable, str(Path(__file__).resolve().parent / "_web_process.py"), "serve"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=str(h.REPO),
-    )
+    with h.log_file().open("ab") as log:  # the server's own errors land there too
+        proc = subprocess.Popen(
+            [sys.executable, str(Path(__file__).resolve().parent / "_web_process.py"), "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=str(h.REPO),
+        )
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(json.dumps(config) + "\n")
         proc.stdin.flush()
         line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 60)
         if not line.startswith("PORT "):
-            raise RuntimeError(f"the web server process did not start (said {line!r}, exit code {proc.poll()})")
+            raise RuntimeError(
+                f"the web server process did not start (said {line!r}, exit code {proc.poll()}; see {h.log_file()})"
+            )
         base_url = f"http://127.0.0.1:{int(line.split()[1])}"
         h.progress(f"web API process {proc.pid} listening on {base_url}{' (instrumented)' if profile else ''}")
         yield base_url

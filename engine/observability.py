@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 import structlog
 
 from engine.settings import LogSettings
 
 
-def configure_logging(settings: LogSettings) -> None:
+def configure_logging(settings: LogSettings, stream: TextIO | None = None) -> None:
+    """Log to `stream` (stderr unless given)."""
+    stream = stream or sys.stderr
     level = logging.getLevelNamesMapping().get(settings.level, logging.INFO)
     renderer: structlog.types.Processor = (
         structlog.processors.JSONRenderer() if settings.json_output else structlog.dev.ConsoleRenderer()
@@ -24,9 +27,9 @@ def configure_logging(settings: LogSettings) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # One write per line (PrintLogger writes the newline apart): web processes sharing one stderr never cut
+        # each other's lines.
+        logger_factory=structlog.WriteLoggerFactory(file=stream),
         cache_logger_on_first_use=True,
     )
-    logging.basicConfig(
-        level=max(level, logging.WARNING), stream=sys.stderr, format="%(name)s %(levelname)s %(message)s"
-    )
+    logging.basicConfig(level=max(level, logging.WARNING), stream=stream, format="%(name)s %(levelname)s %(message)s")
