@@ -10,8 +10,10 @@ Each request has its own client_message_id and a valid member token; no worker r
 
 Measured client-side: from just before the request is written until the 202 body is read. The figure pools the
 `rounds` bursts on kept connections; beside it are the fresh server's first burst (empty caches, new pool
-connections), a burst on new connections, and the same load against as many aiohttp processes that only answer
-202 (`noop_server_ack_p99_ms`: the floor of the machine at that moment). After the clean run one instrumented
+connections) and a burst on new connections. After each burst the same burst goes to as many aiohttp processes
+that only answer 202, started beside FAA's (`noop_server_ack_p99_ms`, and per round: the floor of this machine in
+that second, whose speed drifts by a third within minutes). The web processes log at INFO, as `faa serve` does
+by default, into the file the benchmark names at start. After the clean run one instrumented
 server process repeats a burst and reports where its time went (token lookup, inbox group commit and its
 statements, enqueue, event loop lag, GC pauses). The last stdout line is the JSON of the figures; target
 (reported, never asserted): ack p99 <= 25 ms, 0 errors.
@@ -126,47 +128,49 @@ def _load_for(base_url: str) -> _load.Load:
     return _load.Load(host, int(port))
 
 
-async def bursts(load: _load.Load, requests: Requests, concurrency: int, rounds: int, label: str) -> list[_load.Result]:
-    """`rounds` bursts of `concurrency` requests written at once on the open connections."""
-    pooled: list[_load.Result] = []
-    for number in range(rounds):
-        await asyncio.sleep(0.5)  # let the previous burst's jobs and Postgres settle
-        got = await load.burst(requests.make(f"{label}{number}", concurrency), expect=202)
-        pooled += got
-        ok_ms = _ok(got)
-        h.progress(
-            f"{label} {number + 1}/{rounds}: {concurrency} at once, p50 {h.percentile(ok_ms, 50):.1f} ms, "
-            f"p99 {h.percentile(ok_ms, 99):.1f} ms, max {max(ok_ms, default=math.nan):.1f} ms, "
-            f"{len(_errors(got))} errors"
-        )
-    return pooled
-
-
-async def measure(base_url: str, family: h.Family, concurrency: int, rounds: int) -> dict[str, Any]:
+async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: int, rounds: int) -> dict[str, Any]:
     """The server's first burst (cold: empty caches, new pool connections), one request at a time, `rounds`
-    bursts on kept connections (the figure), then one more burst each on a new connection."""
-    load, requests = _load_for(base_url), Requests(family)
+    bursts on kept connections (the figure), each followed by the same burst against the no-op servers (the
+    machine's floor in that second), then one more burst on new connections."""
+    load, floor_load, requests = _load_for(base_url), _load_for(floor_url), Requests(family)
     _load.settle_heap()
     cold = await load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
     h.progress(f"first burst of the fresh server, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
     await load.open(concurrency)
+    await floor_load.open(concurrency)
     try:
         seq: list[float] = []
         for _ in range(SEQUENTIAL):
             seq += _ok(await load.burst(requests.make("seq", 1), expect=202))
         h.progress(f"sequential: {SEQUENTIAL} requests one at a time, p50 {h.percentile(seq, 50):.2f} ms")
-        pooled = await bursts(load, requests, concurrency, rounds, "burst")
+        await floor_load.burst(requests.make("floor-warmup", concurrency), expect=202)
+        pooled: list[_load.Result] = []
+        floor: list[_load.Result] = []
+        for number in range(rounds):
+            await asyncio.sleep(0.5)  # let the previous burst's jobs and Postgres settle
+            got = await load.burst(requests.make(f"burst{number}", concurrency), expect=202)
+            await asyncio.sleep(0.1)
+            floor_got = await floor_load.burst(requests.make(f"floor{number}", concurrency), expect=202)
+            pooled += got
+            floor += floor_got
+            ok_ms = _ok(got)
+            h.progress(
+                f"burst {number + 1}/{rounds}: {concurrency} at once, p50 {h.percentile(ok_ms, 50):.1f} ms, "
+                f"p99 {h.percentile(ok_ms, 99):.1f} ms, max {max(ok_ms, default=math.nan):.1f} ms, "
+                f"{len(_errors(got))} errors; the no-op servers right after: "
+                f"p99 {h.percentile(_ok(floor_got), 99):.1f} ms"
+            )
     finally:
         load.close()
+        floor_load.close()
     await asyncio.sleep(0.5)
     fresh = await load.burst_on_new_connections(requests.make("fresh", concurrency), expect=202)
     h.progress(f"a burst each on a new connection: p99 {h.percentile(_ok(fresh), 99):.1f} ms")
     errors = _errors(pooled) + _errors(cold) + _errors(fresh)
     for error in sorted(set(errors))[:5]:
         h.progress(f"error: {error}")
-    ok_ms = _ok(pooled)
+    ok_ms, floor_ms = _ok(pooled), _ok(floor)
     stats, seq_stats = h.summary(ok_ms), h.summary(seq)
-    per_round = [ok_ms[i : i + concurrency] for i in range(0, len(ok_ms), concurrency)]
     return {
         "ack_p50_ms": stats.get("p50"),
         "ack_p99_ms": stats.get("p99"),
@@ -176,15 +180,30 @@ async def measure(base_url: str, family: h.Family, concurrency: int, rounds: int
         "rounds": rounds,
         "ack_p95_ms": stats.get("p95"),
         "ack_max_ms": stats.get("max"),
-        "ack_p99_per_round_ms": [round(h.percentile(r, 99), 2) for r in per_round],
+        "ack_p99_per_round_ms": _per_round_p99(ok_ms, concurrency),
+        "noop_server_ack_p99_ms": h.summary(floor_ms).get("p99"),
+        "noop_server_ack_p99_per_round_ms": _per_round_p99(floor_ms, concurrency),
+        "noop_server_errors": len(_errors(floor)),
         "new_connections_burst_p99_ms": round(h.percentile(_ok(fresh), 99), 2),
         "cold_start_burst_p99_ms": round(h.percentile(_ok(cold), 99), 2),
         "sequential_ack_p50_ms": seq_stats.get("p50"),
         "sequential_ack_p99_ms": seq_stats.get("p99"),
-        "burst_acks_per_s": round(sum(concurrency / (max(r) / 1000) for r in per_round) / len(per_round), 1)
-        if per_round
-        else None,
+        "burst_acks_per_s": _acks_per_s(ok_ms, concurrency),
     }
+
+
+def _rounds(ms: list[float], concurrency: int) -> list[list[float]]:
+    return [ms[i : i + concurrency] for i in range(0, len(ms), concurrency)]
+
+
+def _per_round_p99(ms: list[float], concurrency: int) -> list[float]:
+    return [round(h.percentile(r, 99), 2) for r in _rounds(ms, concurrency)]
+
+
+def _acks_per_s(ms: list[float], concurrency: int) -> float | None:
+    """Acks per second in a burst: its requests over its slowest ack, averaged over the bursts."""
+    per_round = _rounds(ms, concurrency)
+    return round(sum(len(r) / (max(r) / 1000) for r in per_round) / len(per_round), 1) if per_round else None
 
 
 async def profile(base_url: str, family: h.Family, concurrency: int) -> dict[str, Any]:
@@ -193,13 +212,18 @@ async def profile(base_url: str, family: h.Family, concurrency: int) -> dict[str
     await load.open(concurrency)
     try:
         async with aiohttp.ClientSession() as session:  # the control route only; bursts go through `load`
+            # The handlers enqueue after their 202: wait for them before each read, or their samples land in the
+            # next burst's report.
             await load.burst(requests.make("pwarmup", concurrency), expect=202)
+            await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases?reset=1") as response:
                 await response.read()
             got = await load.burst(requests.make("profiled", concurrency), expect=202)
+            await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases?reset=1&cprofile=1") as response:
                 phases = await response.json()
             await load.burst(requests.make("cprofiled", concurrency), expect=202)
+            await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases") as response:
                 phases["cpu"] = (await response.json()).get("cpu")
     finally:
@@ -237,20 +261,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         finally:
             await admin.close()
         async with h.redis_db(REDIS_DB) as redis:
-            async with server_process(
-                cluster, redis, profile=False, pool_max=args.pool_max, processes=args.processes
-            ) as base_url:
-                result = await measure(base_url, family, args.concurrency, args.rounds)
+            servers = {"cluster": cluster, "redis": redis, "pool_max": args.pool_max, "processes": args.processes}
+            # Beside FAA, as many servers that only answer 202: how much of each burst's figure is the machine's floor.
+            async with (
+                server_process(**servers, profile=False) as base_url,
+                server_process(**servers, profile=False, noop=True) as floor_url,
+            ):
+                result = await measure(base_url, floor_url, family, args.concurrency, args.rounds)
             result["web_processes"] = args.processes
             result["web_db_pool_max"] = args.pool_max
             result["web_event_loop"] = "asyncio" if lifecycle.uvloop is None else "uvloop"
-            # The same load against servers that only answer 202: how much of the figure is this machine's floor.
-            async with server_process(
-                cluster, redis, profile=False, pool_max=args.pool_max, processes=args.processes, noop=True
-            ) as base_url:
-                floor = await measure(base_url, family, args.concurrency, args.rounds)
-            result["noop_server_ack_p99_ms"] = floor["ack_p99_ms"]
-            result["noop_server_ack_p99_per_round_ms"] = floor["ack_p99_per_round_ms"]
             if args.profile:
                 async with server_process(cluster, redis, profile=True, pool_max=args.pool_max) as base_url:
                     result["profile"] = await profile(base_url, family, args.concurrency)
