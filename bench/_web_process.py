@@ -3,11 +3,10 @@
     python bench/_web_process.py serve      # JSON config on the first line of stdin
 
 It logs as `faa serve` does (INFO) to its stderr, the benchmark's log file. It prints `PORT <n>` once listening
-and stops when its stdin closes (so it never outlives the benchmark). With
-`"processes": n` (n > 1) it runs `bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n; with
-`"noop": true` as many aiohttp servers that only answer 202 (the calibration). With
-`"profile": true` in the config (one process only) it adds bench-only instrumentation of the intake path
-(`PhaseTimer`) and the route `GET /_bench/phases` that reports it.
+and stops when its stdin closes (so it never outlives the benchmark). With `"processes": n` (n > 1) it runs
+`bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n; with `"noop": true` as many aiohttp servers
+that only answer 202 (the calibration). With `"profile": true` in the config (one process only) it adds bench-only
+instrumentation of the intake path (`PhaseTimer`) and the route `GET /_bench/phases` that reports it.
 """
 
 from __future__ import annotations
