@@ -93,8 +93,7 @@ class Engine:
         the journal makes that cheap. On the final attempt the member gets a friendly reply instead.
         """
         run = claimed.run
-        if run.message.stream:
-            run.sink = sink
+        run.stream_to(sink)
         run.final_attempt = final_attempt
         inbox_id = run.message.inbox_id
         await run.emit("stream_start", message_id=inbox_id)
@@ -128,7 +127,8 @@ class Engine:
             row = await inbox.get(conn, inbox_id)
         if row is None or row.status in ("done", "failed"):
             return None
-        run = self._new_run(row, {}, sink)
+        run = self._new_run(row, {})
+        run.stream_to(sink)
         try:
             await load_people(run)
         except FAAError:
@@ -138,7 +138,7 @@ class Engine:
         await run.emit("stream_end", message_id=inbox_id, outcome=reply.outcome)
         return finished
 
-    def _new_run(self, row: InboxRow, entries: dict[int, journal.Entry], sink: EventSink | None = None) -> Run:
+    def _new_run(self, row: InboxRow, entries: dict[int, journal.Entry]) -> Run:
         message = InboundMessage.from_payload(
             inbox_id=row.id,
             household_id=row.household_id,
@@ -152,7 +152,7 @@ class Engine:
         )
         settings = self.deps.settings.engine
         budget = Budget(settings.max_tool_calls, settings.max_tokens, time.monotonic() + settings.max_seconds)
-        return Run(self.deps, message, budget, entries, sink=sink if message.stream else None)
+        return Run(self.deps, message, budget, entries)
 
     async def _steps(self, run: Run, people: People, history: History) -> tuple[Reply, PendingClarification | None]:
         apply_people(run, people)  # before preprocess: a polite reply there speaks the member's language

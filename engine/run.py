@@ -78,6 +78,10 @@ class Run:
         self.seq += 1
         return self.seq
 
+    def stream_to(self, sink: EventSink | None) -> None:
+        """Send the run's events to `sink` when the message asked for a stream."""
+        self.sink = sink if self.message.stream else None
+
     async def emit(self, type_: str, **data: Any) -> None:
         if self.sink is not None:
             await self.sink(StreamEvent(type_, data))  # type: ignore[arg-type]
