@@ -1,4 +1,5 @@
-"""How FAA's processes run: on uvloop, and with the start-up heap frozen once they serve (never in a test runner)."""
+"""How FAA's processes run: on uvloop, with the start-up heap frozen and the young generation collected less often
+once they serve (never in a test runner)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from bot import lifecycle
 async def main():
     before = gc.get_freeze_count()
     lifecycle.serving()
-    return {"loop": lifecycle.loop_name(), "before": before, "after": gc.get_freeze_count()}
+    after, young = gc.get_freeze_count(), gc.get_threshold()[0]
+    return {"loop": lifecycle.loop_name(), "before": before, "after": after, "young": young}
 
 print(json.dumps(lifecycle.run(main())))
 """
@@ -34,13 +36,15 @@ def test_a_process_started_by_run_serves_on_uvloop_with_its_start_up_heap_frozen
     assert seen["loop"] == "uvloop"
     assert seen["before"] == 0
     assert seen["after"] > 10_000  # everything alive once the process serves
+    assert seen["young"] == lifecycle.YOUNG_GENERATION
     assert "process.serving" in done.stdout  # logged with the loop and the frozen count
 
 
 async def test_the_test_runner_keeps_its_collector_as_it_is() -> None:
-    before = gc.get_freeze_count()
+    before, thresholds = gc.get_freeze_count(), gc.get_threshold()
     lifecycle.serving()
     assert gc.get_freeze_count() == before
+    assert gc.get_threshold() == thresholds
     assert lifecycle.loop_name() == "asyncio"  # pytest's own loop
 
 
