@@ -2,7 +2,8 @@
 
 The web API runs as `faa serve` runs it with WEB_PROCESSES=2 (one per core of the benchmark machine): a
 supervisor and two web processes sharing a port on 127.0.0.1 (`bench/_web_process.py serve`); this process is
-only the load generator (`bench/_load.py`: prepared requests on kept connections, as a webhook provider sends).
+only the load generator (`bench/_load.py`: prepared requests on kept connections, as a webhook provider sends;
+a burst runs on epoll, outside this process's event loop).
 Each request has its own client_message_id and a valid member token; no worker runs, so the jobs just queue
 (Redis is flushed after).
 
@@ -134,23 +135,23 @@ async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: 
     machine's floor in that second), then one more burst on new connections."""
     load, floor_load, requests = _load_for(base_url), _load_for(floor_url), Requests(family)
     _load.settle_heap()
-    cold = await load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
+    cold = load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
     h.progress(f"first burst of the fresh server, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
-    await load.open(concurrency)
-    await floor_load.open(concurrency)
+    load.open(concurrency)
+    floor_load.open(concurrency)
     try:
         seq: list[float] = []
         for _ in range(SEQUENTIAL):
-            seq += _ok(await load.burst(requests.make("seq", 1), expect=202))
+            seq += _ok(load.burst(requests.make("seq", 1), expect=202))
         h.progress(f"sequential: {SEQUENTIAL} requests one at a time, p50 {h.percentile(seq, 50):.2f} ms")
-        await floor_load.burst(requests.make("floor-warmup", concurrency), expect=202)
+        floor_load.burst(requests.make("floor-warmup", concurrency), expect=202)
         pooled: list[_load.Result] = []
         floor: list[_load.Result] = []
         for number in range(rounds):
             await asyncio.sleep(0.5)  # let the previous burst's jobs and Postgres settle
-            got = await load.burst(requests.make(f"burst{number}", concurrency), expect=202)
+            got = load.burst(requests.make(f"burst{number}", concurrency), expect=202)
             await asyncio.sleep(0.1)
-            floor_got = await floor_load.burst(requests.make(f"floor{number}", concurrency), expect=202)
+            floor_got = floor_load.burst(requests.make(f"floor{number}", concurrency), expect=202)
             pooled += got
             floor += floor_got
             ok_ms = _ok(got)
@@ -164,7 +165,7 @@ async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: 
         load.close()
         floor_load.close()
     await asyncio.sleep(0.5)
-    fresh = await load.burst_on_new_connections(requests.make("fresh", concurrency), expect=202)
+    fresh = load.burst_on_new_connections(requests.make("fresh", concurrency), expect=202)
     h.progress(f"a burst each on a new connection: p99 {h.percentile(_ok(fresh), 99):.1f} ms")
     errors = _errors(pooled) + _errors(cold) + _errors(fresh)
     for error in sorted(set(errors))[:5]:
@@ -209,20 +210,20 @@ def _acks_per_s(ms: list[float], concurrency: int) -> float | None:
 async def profile(base_url: str, family: h.Family, concurrency: int) -> dict[str, Any]:
     """One burst against the instrumented server for the phase timings, another under cProfile for its CPU."""
     load, requests = _load_for(base_url), Requests(family)
-    await load.open(concurrency)
+    load.open(concurrency)
     try:
         async with aiohttp.ClientSession() as session:  # the control route only; bursts go through `load`
             # The handlers enqueue after their 202: wait for them before each read, or their samples land in the
             # next burst's report.
-            await load.burst(requests.make("pwarmup", concurrency), expect=202)
+            load.burst(requests.make("pwarmup", concurrency), expect=202)
             await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases?reset=1") as response:
                 await response.read()
-            got = await load.burst(requests.make("profiled", concurrency), expect=202)
+            got = load.burst(requests.make("profiled", concurrency), expect=202)
             await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases?reset=1&cprofile=1") as response:
                 phases = await response.json()
-            await load.burst(requests.make("cprofiled", concurrency), expect=202)
+            load.burst(requests.make("cprofiled", concurrency), expect=202)
             await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases") as response:
                 phases["cpu"] = (await response.json()).get("cpu")
@@ -304,10 +305,6 @@ def main() -> int:
             f"ack p50 {r['ack_p50_ms']} ms, p99 {r['ack_p99_ms']} ms (target <= 25), "
             f"{r['errors']} errors of {r['requests']}"
         ),
-        # This process is only the load generator. On asyncio's loop it adds less to each measured ack than on
-        # uvloop (against the no-op servers: p99 7-8 ms against 11 ms, interleaved runs); the servers run on
-        # the loop FAA runs on.
-        runner=asyncio.run,
     )
 
 
