@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import time
 from typing import Any
 
@@ -39,13 +41,18 @@ async def accept(
     metrics.message_received(channel, duplicate=not created)
     if created and enqueue:
         await enqueue_inbound(deps, row)
-    log.info(
-        "message.received",
-        channel=channel,
-        inbox_id=row.id,
-        household_id=row.household_id,
-        duplicate=not created,
-        duration_ms=round((time.monotonic() - started) * 1000, 2),
+    # Logged once the event loop has run what is ready (with this context: the trace id): under a burst, after
+    # the acknowledgements of the messages committed together, which then do not wait for their log lines.
+    asyncio.get_running_loop().call_soon(
+        functools.partial(
+            log.info,
+            "message.received",
+            channel=channel,
+            inbox_id=row.id,
+            household_id=row.household_id,
+            duplicate=not created,
+            duration_ms=round((time.monotonic() - started) * 1000, 2),
+        )
     )
     return row, created
 
