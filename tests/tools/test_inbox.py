@@ -125,3 +125,16 @@ async def test_the_door_writes_no_row_for_a_member_of_another_household(
     async with db.pool.acquire() as conn:
         assert await inbox.write_many(conn, [forged]) == {}
     assert await admin_conn.fetchval("SELECT count(*) FROM inbox WHERE external_id = $1", forged.external_id) == 0
+
+
+async def test_the_table_refuses_a_member_of_another_household_and_goes_with_its_household(
+    admin_conn: asyncpg.Connection,
+) -> None:
+    ours, theirs = await make_family(admin_conn, "Anna"), await make_family(admin_conn, "Zoe")
+    insert = "INSERT INTO inbox (household_id, user_id, channel, external_id, trace_id) VALUES ($1, $2, 'web', $3, 't')"
+    with pytest.raises(asyncpg.ForeignKeyViolationError):  # even the owner, who passes no door
+        await admin_conn.execute(insert, ours.household_id, theirs.id("Zoe"), f"crossed-{ours.household_id}")
+    await admin_conn.execute(insert, ours.household_id, ours.id("Anna"), f"kept-{ours.household_id}")
+
+    await admin_conn.execute("DELETE FROM households WHERE id = $1", ours.household_id)
+    assert await admin_conn.fetchval("SELECT count(*) FROM inbox WHERE household_id = $1", ours.household_id) == 0
