@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -67,7 +68,7 @@ class ApiError(web.HTTPException):
 async def _errors(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    trace_id = request.headers.get("X-Request-ID", "")[:64] or uuid.uuid4().hex
+    trace_id = request.headers.get("X-Request-ID", "")[:64] or f"{random.getrandbits(128):032x}"  # uuid4's hex, cheaper
     request[TRACE_ID] = trace_id
     structlog.contextvars.bind_contextvars(trace_id=trace_id)
     try:
