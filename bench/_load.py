@@ -61,22 +61,18 @@ class _Exchange:
         if not chunk:
             self.fail("connection closed by the server")
             return
-        self.buffer += chunk
-        end = self.buffer.find(b"\r\n\r\n")
-        if end < 0:
-            return
-        head = bytes(self.buffer[:end]).decode("latin-1").split("\r\n")
-        length = 0
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        if len(self.buffer) < end + 4 + length:
+        if self.buffer:
+            self.buffer += chunk
+            chunk = bytes(self.buffer)
+        end = chunk.find(b"\r\n\r\n")
+        length = _content_length(chunk[:end]) if end >= 0 else -1
+        if length < 0 or len(chunk) < end + 4 + length:
+            self.buffer[:] = chunk  # usually the whole response comes in one read; this is the exception
             return
         finished = time.perf_counter()
-        status = int(head[0].split()[1])
-        body = bytes(self.buffer[end + 4 : end + 4 + length])
-        self.result = ((finished - self.started) * 1000, None if status == expect else f"HTTP {status}: {body[:200]!r}")
+        status = int(chunk[9:12])  # b"HTTP/1.1 202 Accepted"
+        error = None if status == expect else f"HTTP {status}: {chunk[end + 4 : end + 4 + length][:200]!r}"
+        self.result = ((finished - self.started) * 1000, error)
 
     def write(self) -> None:
         """Write the rest of the request."""
@@ -93,13 +89,23 @@ class _Exchange:
         self.result = ((time.perf_counter() - self.started) * 1000, error)
 
 
-def _closed_by_peer(sock: socket.socket) -> bool:
+def _content_length(head: bytes) -> int:
+    at = head.lower().find(b"\r\ncontent-length:")
+    if at < 0:
+        return 0
+    value = head[at + 17 :]
+    return int(value[: value.find(b"\r\n")] if b"\r\n" in value else value)
+
+
+def _unusable(sock: socket.socket) -> bool:
+    """Closed by the server, or holding bytes no request asked for: not a connection to send the next one on."""
     try:
-        return sock.recv(1, socket.MSG_PEEK) == b""
+        sock.recv(1, socket.MSG_PEEK)
     except BlockingIOError:
         return False
     except OSError:
-        return True
+        pass
+    return True
 
 
 def _connected(host: str, port: int) -> socket.socket:
@@ -115,28 +121,36 @@ class Load:
     def __init__(self, host: str, port: int) -> None:
         self.host, self.port = host, port
         self._sockets: list[socket.socket] = []
+        self._poller = select.epoll()  # the kept connections stay registered for reading: no epoll_ctl per burst
 
     def open(self, concurrency: int) -> None:
-        self._sockets = [_connected(self.host, self.port) for _ in range(concurrency)]
+        self._sockets = [self._connect() for _ in range(concurrency)]
 
     def close(self) -> None:
         for sock in self._sockets:
+            self._poller.unregister(sock)
             sock.close()
         self._sockets = []
+
+    def _connect(self) -> socket.socket:
+        sock = _connected(self.host, self.port)
+        self._poller.register(sock, select.EPOLLIN)
+        return sock
 
     def burst(self, requests: list[bytes], *, expect: int) -> list[Result]:
         """Write every request at once (one per connection, reopening one the server closed) and time each."""
         assert len(requests) <= len(self._sockets)
         for index, sock in enumerate(self._sockets[: len(requests)]):
-            if _closed_by_peer(sock):
+            if _unusable(sock):
+                self._poller.unregister(sock)
                 sock.close()
-                self._sockets[index] = _connected(self.host, self.port)
+                self._sockets[index] = self._connect()
         exchanges = []
         for sock, request in zip(self._sockets, requests, strict=False):
             exchange = _Exchange(sock, request, time.perf_counter())
             exchange.write()
             exchanges.append(exchange)
-        _drive(exchanges, expect)
+        _drive(self._poller, exchanges, expect, registered=True)
         return [exchange.result for exchange in exchanges if exchange.result is not None]
 
     def burst_on_new_connections(self, requests: list[bytes], *, expect: int) -> list[Result]:
@@ -152,39 +166,46 @@ class Load:
             if code not in (0, errno.EINPROGRESS):
                 exchange.fail(f"connect: {errno.errorcode.get(code, code)}")
             exchanges.append(exchange)
+        poller = select.epoll()
         try:
-            _drive(exchanges, expect)
+            _drive(poller, exchanges, expect, registered=False)
         finally:
+            poller.close()
             for exchange in exchanges:
                 exchange.sock.close()
         return [exchange.result for exchange in exchanges if exchange.result is not None]
 
 
-def _drive(exchanges: list[_Exchange], expect: int) -> None:
-    """Run the exchanges on one epoll until each has its result: write what is still unwritten (a new connection's
-    whole request, once it is connected), then read the response."""
-    poller = select.epoll()
+def _drive(poller: select.epoll, exchanges: list[_Exchange], expect: int, *, registered: bool) -> None:
+    """Run the exchanges on `poller` until each has its result: write what is still unwritten (a new connection's
+    whole request, once it is connected), then read the response. With `registered` the sockets are on the poller
+    for reading already (kept connections) and stay there; otherwise they are added, and removed once done."""
     waiting: dict[int, _Exchange] = {}
-    try:
-        for exchange in exchanges:
-            if exchange.result is None:
-                waiting[exchange.sock.fileno()] = exchange
-                poller.register(exchange.sock.fileno(), select.EPOLLOUT if exchange.request else select.EPOLLIN)
-        deadline = time.monotonic() + TIMEOUT_S
-        while waiting and (left := deadline - time.monotonic()) > 0:
-            for fd, events in poller.poll(left):
-                exchange = waiting[fd]
-                if exchange.request and events & select.EPOLLOUT:  # connected, or failed to connect
-                    code = exchange.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                    exchange.fail(f"connect: {errno.errorcode.get(code, code)}") if code else exchange.write()
-                    if not exchange.request and exchange.result is None:
-                        poller.modify(fd, select.EPOLLIN)
-                else:
-                    exchange.read(expect)
-                if exchange.result is not None:
+    for exchange in exchanges:
+        if exchange.result is None:
+            fd = exchange.sock.fileno()
+            waiting[fd] = exchange
+            if not registered:
+                poller.register(fd, select.EPOLLOUT)
+            elif exchange.request:  # a kept connection whose request did not fit its socket's buffer at once
+                poller.modify(fd, select.EPOLLIN | select.EPOLLOUT)
+    deadline = time.monotonic() + TIMEOUT_S
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        for fd, events in poller.poll(left):
+            exchange = waiting.get(fd)
+            if exchange is None:  # a kept connection outside this burst, closed by the server: no more events
+                poller.modify(fd, 0)  # (`Load.burst` finds it unusable and replaces it before using it again)
+                continue
+            if exchange.request and events & select.EPOLLOUT:  # connected, or failed to connect
+                code = exchange.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                exchange.fail(f"connect: {errno.errorcode.get(code, code)}") if code else exchange.write()
+                if not exchange.request and exchange.result is None:
+                    poller.modify(fd, select.EPOLLIN)
+            else:
+                exchange.read(expect)
+            if exchange.result is not None:
+                del waiting[fd]
+                if not registered:
                     poller.unregister(fd)
-                    del waiting[fd]
-        for exchange in waiting.values():
-            exchange.fail(f"no response within {TIMEOUT_S:.0f} s")
-    finally:
-        poller.close()
+    for exchange in waiting.values():
+        exchange.fail(f"no response within {TIMEOUT_S:.0f} s")
