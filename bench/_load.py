@@ -124,13 +124,15 @@ class Load:
         self._poller = select.epoll()  # the kept connections stay registered for reading: no epoll_ctl per burst
 
     def open(self, concurrency: int) -> None:
+        if self._poller.closed:
+            self._poller = select.epoll()
         self._sockets = [self._connect() for _ in range(concurrency)]
 
     def close(self) -> None:
         for sock in self._sockets:
-            self._poller.unregister(sock)
             sock.close()
         self._sockets = []
+        self._poller.close()
 
     def _connect(self) -> socket.socket:
         sock = _connected(self.host, self.port)
@@ -198,7 +200,10 @@ def _drive(poller: select.epoll, exchanges: list[_Exchange], expect: int, *, reg
                 continue
             if exchange.request and events & select.EPOLLOUT:  # connected, or failed to connect
                 code = exchange.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
-                exchange.fail(f"connect: {errno.errorcode.get(code, code)}") if code else exchange.write()
+                if code:
+                    exchange.fail(f"connect: {errno.errorcode.get(code, code)}")
+                else:
+                    exchange.write()
                 if not exchange.request and exchange.result is None:
                     poller.modify(fd, select.EPOLLIN)
             else:
