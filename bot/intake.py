@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -28,33 +29,37 @@ async def accept(
     trace_id: str,
     payload: dict[str, Any] | None = None,
     enqueue: bool = True,
+    after: Callable[[Callable[[], object]], object] | None = None,
 ) -> tuple[InboxRow, bool]:
     """Commit the inbox row, then enqueue; a redelivery finds the row and enqueues nothing new.
 
     With `enqueue=False` the caller enqueues later (after subscribing to the message's events); a message
-    left unqueued by a crash in between is picked up by the sweeper.
+    left unqueued by a crash in between is picked up by the sweeper. The message is counted and logged once the
+    event loop has run what is ready, or through `after` (`bot.foreground.Foreground.after` in a web process:
+    once the requests in hand are answered).
     """
     started = time.monotonic()
     row, created = await deps.inbox.accept(
         NewMessage(principal.household_id, principal.user_id, channel, external_id, text, trace_id, payload or {})
     )
-    metrics.message_received(channel, duplicate=not created)
     if created and enqueue:
         await enqueue_inbound(deps, row)
-    # Logged once the event loop has run what is ready (with this context: the trace id): under a burst, after
-    # the acknowledgements of the messages committed together, which then do not wait for their log lines.
-    asyncio.get_running_loop().call_soon(
-        functools.partial(
-            log.info,
-            "message.received",
-            channel=channel,
-            inbox_id=row.id,
-            household_id=row.household_id,
-            duplicate=not created,
-            duration_ms=round((time.monotonic() - started) * 1000, 2),
-        )
+    (after or asyncio.get_running_loop().call_soon)(
+        functools.partial(_received, channel, row, created, round((time.monotonic() - started) * 1000, 2))
     )
     return row, created
+
+
+def _received(channel: str, row: InboxRow, created: bool, duration_ms: float) -> None:
+    metrics.message_received(channel, duplicate=not created)
+    log.info(
+        "message.received",
+        channel=channel,
+        inbox_id=row.id,
+        household_id=row.household_id,
+        duplicate=not created,
+        duration_ms=duration_ms,
+    )
 
 
 async def enqueue_inbound(deps: Deps, row: InboxRow) -> None:

@@ -10,6 +10,7 @@ import pytest
 from arq.connections import ArqRedis
 
 from bot import intake
+from bot.api import FOREGROUND
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import Scripted
 from tests.system import System, make_family
@@ -119,3 +120,38 @@ async def test_a_waited_answer_is_the_message_as_polled(system: System) -> None:
         polled = await system.client.get(f"/v1/messages/{waited['message_id']}", headers=family.auth("Anna"))
         assert {**await polled.json(), "duplicate": False} == waited
     assert waited["reply"] and (await clarifying.json())["options"] == ["Lidl", "Rewe"]
+
+
+async def test_members_waiting_for_their_replies_hold_back_no_one_elses_job(system: System) -> None:
+    """A 202's job waits for the requests in hand (`bot.foreground`); a member waiting for a reply, or reading
+    one as a stream, is waiting for the engine, not in hand."""
+    family = await make_family(system.admin, "Patient", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    release = asyncio.Event()
+
+    async def held(request: object) -> Scripted:
+        await release.wait()
+        return analysis("chat", reply="Here.")
+
+    system.llm.script(held)
+    waiting = asyncio.create_task(system.client.post("/v1/messages", json={"text": "hi"}, headers=family.auth("Anna")))
+    streaming = asyncio.create_task(
+        system.client.post("/v1/messages/stream", json={"text": "hey"}, headers=family.auth("Ben"))
+    )
+    for _ in range(200):  # both jobs have reached the model, so both requests are waiting for the engine
+        if len(system.llm.requests) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert len(system.llm.requests) == 2
+    assert system.client.app[FOREGROUND].in_hand == 0
+
+    later = await system.client.post("/v1/messages", json={"text": "more", "wait": False}, headers=family.auth("Ben"))
+    assert later.status == 202
+    release.set()
+    assert (await (await waiting).json())["reply"] == "Here."
+    assert "event: stream_end" in await (await streaming).text()
+    message_id = (await later.json())["message_id"]
+    for _ in range(200):
+        if await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", message_id) == "done":
+            break
+        await asyncio.sleep(0.05)
+    assert await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", message_id) == "done"
