@@ -138,3 +138,21 @@ async def test_the_table_refuses_a_member_of_another_household_and_goes_with_its
 
     await admin_conn.execute("DELETE FROM households WHERE id = $1", ours.household_id)
     assert await admin_conn.fetchval("SELECT count(*) FROM inbox WHERE household_id = $1", ours.household_id) == 0
+
+
+async def test_a_pooled_connections_first_intake_is_one_statement(
+    migrated: PostgresInfo, admin_conn: asyncpg.Connection
+) -> None:
+    """asyncpg looks array types up when a connection first uses them (a catalog query and two JIT switches in the
+    middle of the intake's group commit); the connection's set-up has done that already."""
+    family = await make_family(admin_conn, "Anna")
+    db = await Database.connect(migrated.app_dsn, min_size=1, max_size=1)
+    try:
+        async with db.pool.acquire() as conn:
+            queries: list[str] = []
+            conn.add_query_logger(lambda logged: queries.append(logged.query))
+            await inbox.write_many(conn, [message(family, "Anna", f"first-{family.household_id}", k=1)])
+        assert len(queries) == 1 and "faa_accept_inbox" in queries[0], queries
+    finally:
+        await db.close()
+    await settle(admin_conn, family.household_id)
