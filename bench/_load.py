@@ -115,10 +115,6 @@ def _tuned(sock: socket.socket) -> socket.socket:
     return sock
 
 
-def _connected(host: str, port: int) -> socket.socket:
-    return _tuned(socket.create_connection((host, port)))
-
-
 class Load:
     """`concurrency` connections to host:port, each carrying one request of every burst."""
 
@@ -139,7 +135,7 @@ class Load:
         self._poller.close()
 
     def _connect(self) -> socket.socket:
-        sock = _connected(self.host, self.port)
+        sock = _tuned(socket.create_connection((self.host, self.port)))
         self._poller.register(sock, select.EPOLLIN)
         return sock
 
