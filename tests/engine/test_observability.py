@@ -39,3 +39,26 @@ def test_two_processes_logging_to_one_stderr_write_whole_json_lines(tmp_path: Pa
     assert len(events) == 2 * LINES
     assert sorted(event["inbox_id"] for event in events) == sorted(2 * list(range(LINES)))
     assert {event["event"] for event in events} == {"message.received"}
+
+
+_AWKWARD_VALUES = """
+import structlog
+from engine.observability import configure_logging
+from engine.settings import LogSettings
+
+configure_logging(LogSettings(level="INFO"))
+log = structlog.get_logger()
+log.info("email.header.undecodable", subject="caf\\udce9", amounts={2026: 3}, big=2**70, obj=object())
+log.info("message.received", text="Grüße")
+"""
+
+
+def test_values_orjson_refuses_are_still_logged_as_json_lines() -> None:
+    done = subprocess.run([sys.executable, "-c", _AWKWARD_VALUES], capture_output=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    awkward, plain = (json.loads(line) for line in done.stderr.decode().splitlines())
+    assert awkward["subject"] == "caf\udce9"  # a lone surrogate, as surrogateescape leaves an undecodable byte
+    assert awkward["amounts"] == {"2026": 3}
+    assert awkward["big"] == 2**70
+    assert awkward["obj"].startswith("<object object at")
+    assert plain["text"] == "Grüße"
