@@ -3,10 +3,12 @@ real PostgreSQL, and the scripted OpenAI-compatible server over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import asyncpg
 import pytest
@@ -90,6 +92,14 @@ async def accept_unqueued(deps: Deps, family: Family, member: str, external_id: 
         enqueue=False,
     )
     return row
+
+
+async def eventually(check: Callable[[], Awaitable[Any]], timeout_s: float = 20.0) -> Any:
+    """Wait for the worker: the first truthy result of `check`, or fail after a generous deadline."""
+    async with asyncio.timeout(timeout_s):
+        while not (result := await check()):
+            await asyncio.sleep(0.02)
+    return result
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ from bot import intake
 from bot.api import FOREGROUND
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import Scripted
-from tests.system import System, make_family
+from tests.system import System, eventually, make_family
 from tools import households
 from tools.database import Connection
 from tools.households import Principal
@@ -137,11 +137,11 @@ async def test_members_waiting_for_their_replies_hold_back_no_one_elses_job(syst
     streaming = asyncio.create_task(
         system.client.post("/v1/messages/stream", json={"text": "hey"}, headers=family.auth("Ben"))
     )
-    for _ in range(200):  # both jobs have reached the model, so both requests are waiting for the engine
-        if len(system.llm.requests) == 2:
-            break
-        await asyncio.sleep(0.05)
-    assert len(system.llm.requests) == 2
+
+    async def both_at_the_model() -> bool:  # so both requests are waiting for the engine
+        return len(system.llm.requests) == 2
+
+    assert await eventually(both_at_the_model)
     assert system.client.app[FOREGROUND].in_hand == 0
 
     later = await system.client.post("/v1/messages", json={"text": "more", "wait": False}, headers=family.auth("Ben"))
@@ -150,8 +150,8 @@ async def test_members_waiting_for_their_replies_hold_back_no_one_elses_job(syst
     assert (await (await waiting).json())["reply"] == "Here."
     assert "event: stream_end" in await (await streaming).text()
     message_id = (await later.json())["message_id"]
-    for _ in range(200):
-        if await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", message_id) == "done":
-            break
-        await asyncio.sleep(0.05)
-    assert await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", message_id) == "done"
+
+    async def done() -> bool:
+        return await system.admin.fetchval("SELECT status FROM inbox WHERE id = $1", message_id) == "done"
+
+    assert await eventually(done)

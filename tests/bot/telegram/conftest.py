@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import io
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
@@ -104,14 +103,6 @@ async def inbox_rows(system: System, telegram_id: int) -> list[asyncpg.Record]:
            WHERE i.channel = 'telegram' AND u.channel = 'telegram' AND u.external_id = $1 ORDER BY i.id""",
         str(telegram_id),
     )
-
-
-async def eventually(check: Callable[[], Awaitable[Any]], timeout_s: float = 20.0) -> Any:
-    """Wait for the worker: the first truthy result of `check`, or fail after a generous deadline."""
-    async with asyncio.timeout(timeout_s):
-        while not (result := await check()):
-            await asyncio.sleep(0.02)
-    return result
 
 
 async def outbox_for(system: System, household_id: int, inbox_id: int) -> OutboxRow | None:

@@ -14,12 +14,12 @@ from bot.telegram.sender import TelegramSender
 from engine.domain import Attachment, InboundMessage
 from engine.settings import Settings
 from tests.bot.telegram import updates
-from tests.bot.telegram.conftest import eventually, inbox_rows, link, post, telegram_settings
+from tests.bot.telegram.conftest import inbox_rows, link, post, telegram_settings
 from tests.e2e.scripts import analysis, is_analysis, member_message
 from tests.fakes.images import picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
-from tests.system import System, make_family, running_system
+from tests.system import System, eventually, make_family, running_system
 from tools import inbox
 from worker.main import _shutdown, _startup
 
