@@ -17,6 +17,7 @@ import ipaddress
 import json
 import math
 import os
+import platform
 import shutil
 import socket
 import sys
@@ -89,9 +90,17 @@ def run_benchmark(
     started = time.monotonic()
     result = runner(body)
     result["total_s"] = round(time.monotonic() - started, 1)
+    result["python"] = interpreter()
     progress(summary(result))
     emit(result)
     return 0
+
+
+def interpreter() -> str:
+    """The Python the figures were measured on: version and the real path of the build. Builds differ by more than
+    the machine's noise: pyenv compiles without profile-guided optimisation unless asked, and on the development
+    machine its 3.11.7 took 199 µs of web-process CPU per ack where Debian's 3.11.2 took 167 (README)."""
+    return f"{platform.python_version()} ({os.path.realpath(sys.executable)})"
 
 
 def emit(figures: dict[str, Any]) -> None:
