@@ -97,9 +97,8 @@ def run_benchmark(
 
 
 def interpreter() -> str:
-    """The Python the figures were measured on: version and the real path of the build. Builds differ by more than
-    the machine's noise: pyenv compiles without profile-guided optimisation unless asked, and on the development
-    machine its 3.11.7 took 199 µs of web-process CPU per ack where Debian's 3.11.2 took 167 (README)."""
+    """The Python the figures were measured on: version and the real path of the build, which moves the figures by
+    more than the machine's noise (README, "Running it": an optimised CPython against pyenv's default build)."""
     return f"{platform.python_version()} ({os.path.realpath(sys.executable)})"
 
 
