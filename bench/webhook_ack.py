@@ -13,11 +13,12 @@ Measured client-side: from just before the request is written until the 202 body
 `rounds` bursts on kept connections; beside it are the fresh server's first burst (empty caches, new pool
 connections) and a burst on new connections. After each burst the same burst goes to as many aiohttp processes
 that only answer 202, started beside FAA's (`noop_server_ack_p99_ms`, and per round: the floor of this machine in
-that second, whose speed drifts by a third within minutes). The web processes log at INFO, as `faa serve` does
-by default, into the file the benchmark names at start. After the clean run one instrumented
-server process repeats a burst and reports where its time went (token lookup, inbox group commit and its
-statements, enqueue, event loop lag, GC pauses). The last stdout line is the JSON of the figures; target
-(reported, never asserted): ack p99 <= 25 ms, 0 errors.
+that second), and a fixed loop of Python is timed just before and after each burst (`cpu_probe_ms_per_round`, the
+slower of the two): the speed of the machine, which changes within seconds, while the burst ran. The web
+processes log at INFO, as `faa serve` does by default, into the file the benchmark names at start. After the clean
+run one instrumented server process repeats a burst and reports where its time went (token lookup, inbox group
+commit and its statements, enqueue, event loop lag, GC pauses). The last stdout line is the JSON of the figures;
+target (reported, never asserted): ack p99 <= 25 ms, 0 errors.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import json
 import math
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -116,6 +118,17 @@ class Requests:
         return out
 
 
+def cpu_probe() -> float:
+    """Milliseconds this process takes for a fixed loop of Python: how fast the machine runs right now. Timed just
+    before and just after each burst, it tells a slow burst of a slow machine apart (the VM's speed changes, seen
+    here: ~1.3 ms at its usual speed, ~2.3 ms for seconds at a time, now and then 6)."""
+    started = time.perf_counter()
+    total = 0
+    for number in range(60_000):
+        total += number
+    return round((time.perf_counter() - started) * 1000, 2)
+
+
 def _errors(results: list[_load.Result]) -> list[str]:
     return [error for _, error in results if error is not None]
 
@@ -147,9 +160,13 @@ async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: 
         floor_load.burst(requests.make("floor-warmup", concurrency), expect=202)
         pooled: list[_load.Result] = []
         floor: list[_load.Result] = []
+        probes: list[float] = []
         for number in range(rounds):
             await asyncio.sleep(0.5)  # let the previous burst's jobs and Postgres settle
-            got = load.burst(requests.make(f"burst{number}", concurrency), expect=202)
+            burst = requests.make(f"burst{number}", concurrency)
+            before = cpu_probe()
+            got = load.burst(burst, expect=202)
+            probes.append(max(before, cpu_probe()))
             await asyncio.sleep(0.1)
             floor_got = floor_load.burst(requests.make(f"floor{number}", concurrency), expect=202)
             pooled += got
@@ -159,7 +176,7 @@ async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: 
                 f"burst {number + 1}/{rounds}: {concurrency} at once, p50 {h.percentile(ok_ms, 50):.1f} ms, "
                 f"p99 {h.percentile(ok_ms, 99):.1f} ms, max {max(ok_ms, default=math.nan):.1f} ms, "
                 f"{len(_errors(got))} errors; the no-op servers right after: "
-                f"p99 {h.percentile(_ok(floor_got), 99):.1f} ms"
+                f"p99 {h.percentile(_ok(floor_got), 99):.1f} ms; CPU probe {probes[-1]} ms"
             )
     finally:
         load.close()
@@ -185,6 +202,7 @@ async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: 
         "noop_server_ack_p99_ms": h.summary(floor_ms).get("p99"),
         "noop_server_ack_p99_per_round_ms": _per_round_p99(floor_ms, concurrency),
         "noop_server_errors": len(_errors(floor)),
+        "cpu_probe_ms_per_round": probes,
         "new_connections_burst_p99_ms": round(h.percentile(_ok(fresh), 99), 2),
         "cold_start_burst_p99_ms": round(h.percentile(_ok(cold), 99), 2),
         "sequential_ack_p50_ms": seq_stats.get("p50"),
