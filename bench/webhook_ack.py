@@ -120,8 +120,8 @@ class Requests:
 
 def cpu_probe() -> float:
     """Milliseconds this process takes for a fixed loop of Python: how fast the machine runs right now. Timed just
-    before and just after each burst, it tells a slow burst of a slow machine apart (the VM's speed changes, seen
-    here: ~1.3 ms at its usual speed, ~2.3 ms for seconds at a time, now and then 6)."""
+    before and just after each burst, it tells a burst slowed by the machine from one slowed by the server (the
+    VM's speed changes; seen here: ~1.3 ms at its usual speed, ~2.3 ms for seconds at a time, now and then ~6)."""
     started = time.perf_counter()
     total = 0
     for number in range(60_000):
