@@ -32,8 +32,8 @@ from bot.live import ReplyWaiter  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from tests import system  # noqa: E402
 from tools.context import ToolContext  # noqa: E402
-from tools.households import Principal  # noqa: E402
 from tools.memories import StoreArgs, store  # noqa: E402
+from tools.storage.households import Principal  # noqa: E402
 
 CASES_FILE = Path(__file__).resolve().parent / "golden" / "cases.yaml"
 TIMEZONE = "Europe/Berlin"

@@ -56,8 +56,8 @@ from engine.settings import (  # noqa: E402
 from migrations.runner import migrate  # noqa: E402
 from tests import system  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tools import local_postgres  # noqa: E402
-from tools.database import dsn_with_user  # noqa: E402
+from tools.infra import local_postgres  # noqa: E402
+from tools.storage.database import dsn_with_user  # noqa: E402
 from worker.main import background_worker  # noqa: E402
 
 EMBEDDING_DIM = 384  # production's default (EmbeddingSettings.dim)

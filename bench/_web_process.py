@@ -32,7 +32,7 @@ from bot.web import serve_processes  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from engine.observability import configure_logging  # noqa: E402
 from engine.settings import LogSettings  # noqa: E402
-from tools import households, inbox  # noqa: E402
+from tools.storage import households, inbox  # noqa: E402
 
 
 class PhaseTimer:

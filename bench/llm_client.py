@@ -12,7 +12,7 @@ measured in alternating rounds (the machine is noisy) and the median round is re
   the answer read as plain JSON, on aiohttp (`engine.llm.openai_client`);
 - `chat_faa_on_httpx_us`: FAA's call on the SDK's default transport: what aiohttp saves;
 - `embed_typed_httpx_us` / `embed_faa_us`: the same for one 384-dimensional embedding
-  (`tools.embeddings.OpenAIEmbedder`).
+  (`tools.infra.embeddings.OpenAIEmbedder`).
 
 The request is an analysis call's size: a 6,000-character system prompt, the message, a JSON schema.
 """

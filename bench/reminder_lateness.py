@@ -44,8 +44,8 @@ from engine.composition import close_deps, open_deps  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from tools.context import ToolContext  # noqa: E402
-from tools.firings import Due  # noqa: E402
 from tools.registry import default_registry  # noqa: E402
+from tools.storage.firings import Due  # noqa: E402
 from worker.reminder_queue import enqueue_fire  # noqa: E402
 
 REDIS_DB = 15

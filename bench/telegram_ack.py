@@ -25,7 +25,7 @@ from bot.telegram.webhook import SECRET_HEADER  # noqa: E402
 from engine.channel_settings import ChannelSettings, TelegramSettings  # noqa: E402
 from tests.bot.telegram import updates  # noqa: E402
 from tests.fakes.telegram_server import TOKEN, FakeTelegram  # noqa: E402
-from tools import identities  # noqa: E402
+from tools.storage import identities  # noqa: E402
 
 REDIS_DB = 14
 SECRET = "bench-secret"

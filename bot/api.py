@@ -28,9 +28,9 @@ from bot.telegram.webhook import add_webhook as add_telegram_webhook
 from bot.threema import callback as threema_callback
 from engine.deps import Deps
 from engine.domain import finished_status
-from tools import households, inbox, outbox
-from tools.households import Principal
-from tools.inbox import InboxRow
+from tools.storage import households, inbox, outbox
+from tools.storage.households import Principal
+from tools.storage.inbox import InboxRow
 
 log = structlog.get_logger()
 

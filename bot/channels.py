@@ -18,9 +18,9 @@ from redis.exceptions import RedisError
 
 from bot import intake
 from engine.deps import Deps
-from tools import identities
-from tools.households import Principal
-from tools.inbox import InboxRow
+from tools.storage import identities
+from tools.storage.households import Principal
+from tools.storage.inbox import InboxRow
 
 log = structlog.get_logger()
 

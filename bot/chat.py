@@ -17,8 +17,8 @@ from bot import intake
 from bot.live import ReplyWaiter, follow_notifications
 from bot.runtime import Runtime
 from engine.composition import close_deps, open_deps
-from tools import households
-from tools.households import HouseholdError, Principal
+from tools.storage import households
+from tools.storage.households import HouseholdError, Principal
 
 ReadLine = Callable[[str], Awaitable[str | None]]
 

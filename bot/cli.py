@@ -23,7 +23,7 @@ from engine.errors import FAAError
 from engine.observability import configure_logging
 from engine.settings import Settings
 from migrations.runner import MigrationError
-from tools import digests, households, identities
+from tools.storage import digests, households, identities
 
 Command = Callable[[Runtime, argparse.Namespace], Coroutine[Any, Any, int]]
 

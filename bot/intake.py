@@ -13,8 +13,8 @@ from redis.exceptions import RedisError
 
 from engine import metrics
 from engine.deps import Deps
-from tools.households import Principal
-from tools.inbox import InboxRow, NewMessage
+from tools.storage.households import Principal
+from tools.storage.inbox import InboxRow, NewMessage
 
 log = structlog.get_logger()
 

@@ -20,8 +20,8 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from engine.llm_types import StreamEvent
-from tools.outbox import OutboxRow
-from tools.queue import channel_name
+from tools.infra.queue import channel_name
+from tools.storage.outbox import OutboxRow
 
 log = structlog.get_logger()
 

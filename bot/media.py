@@ -19,8 +19,8 @@ from aiohttp import web
 
 from engine.deps import DeliveryError, Deps
 from engine.settings import MediaSettings
-from tools import media
-from tools.database import Database
+from tools.storage import media
+from tools.storage.database import Database
 
 _PATH = "/media/{media_id}"
 

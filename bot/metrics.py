@@ -21,7 +21,7 @@ from redis.exceptions import RedisError
 
 from engine import metrics
 from engine.deps import Deps
-from tools import backlog
+from tools.storage import backlog
 
 log = structlog.get_logger()
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.deps import Deps
-from tools import identities, outbox
+from tools.storage import identities, outbox
 
 _NUMBER = re.compile(r"\s*(\d{1,2})\s*[.)]?\s*")
 

@@ -9,8 +9,8 @@ import structlog
 
 from engine.settings import Settings
 from migrations.runner import migrate
-from tools import local_postgres
-from tools.database import dsn_with_user
+from tools.infra import local_postgres
+from tools.storage.database import dsn_with_user
 
 log = structlog.get_logger()
 

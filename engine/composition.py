@@ -15,12 +15,12 @@ from engine.llm import OpenAILLM, openai_client
 from engine.prompts import PromptBook
 from engine.settings import Settings
 from engine.speech import OpenAITranscriber
-from tools.clock import Clock, SystemClock
-from tools.database import Database
-from tools.embeddings import EmbeddingCache, OpenAIEmbedder
-from tools.inbox import InboxWriter
-from tools.queue import InboundQueue
+from tools.infra.clock import Clock, SystemClock
+from tools.infra.embeddings import EmbeddingCache, OpenAIEmbedder
+from tools.infra.queue import InboundQueue
 from tools.registry import default_registry
+from tools.storage.database import Database
+from tools.storage.inbox import InboxWriter
 
 
 class ConfigurationError(FAAError):

@@ -13,11 +13,11 @@ import structlog
 from engine.analysis import ContextRequest
 from engine.errors import BudgetExceeded, ContextError, ToolRetry
 from engine.run import Run
-from tools import firings, households, interactions
-from tools.context import Member
-from tools.database import Connection
-from tools.firings import FiredNote
-from tools.interactions import PendingClarification, Turn
+from tools.storage import firings, households, interactions
+from tools.storage.database import Connection
+from tools.storage.firings import FiredNote
+from tools.storage.households import Member
+from tools.storage.interactions import PendingClarification, Turn
 
 log = structlog.get_logger()
 

@@ -10,14 +10,14 @@ from engine.domain import Attachment
 from engine.llm_types import LLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
-from tools.clock import Clock, SystemClock
-from tools.context import Embedder
-from tools.database import Database
 from tools.errors import FAAError
-from tools.inbox import InboxWriter
-from tools.outbox import OutboxRow
-from tools.queue import InboundQueue
+from tools.infra.clock import Clock, SystemClock
+from tools.infra.embeddings import Embedder
+from tools.infra.queue import InboundQueue
 from tools.registry import ToolRegistry
+from tools.storage.database import Database
+from tools.storage.inbox import InboxWriter
+from tools.storage.outbox import OutboxRow
 
 
 class DeliveryError(FAAError):

@@ -14,12 +14,12 @@ import structlog
 
 from engine.errors import LLMError
 from engine.llm_types import LLM
-from tools import agenda
 from tools.aggregate import AggregateArgs, aggregate
 from tools.charts import MAX_POINTS, RenderChartArgs
 from tools.context import ToolContext
-from tools.digests import Occurrence
-from tools.periods import localize
+from tools.infra.periods import localize
+from tools.storage import agenda
+from tools.storage.digests import Occurrence
 
 log = structlog.get_logger()
 

@@ -14,7 +14,7 @@ from engine import metrics
 from engine.analysis import PlannedCall
 from engine.errors import PlanningError, ToolError, ToolRetry, ToolTimeoutError
 from engine.run import Run
-from tools import journal
+from tools.storage import journal
 
 log = structlog.get_logger()
 

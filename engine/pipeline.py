@@ -31,9 +31,9 @@ from engine.prompts import PromptVersion, assign_variant
 from engine.record import Finished, record, run_stats
 from engine.replies import basic_answer, failure_text, voice_not_enabled_text
 from engine.run import Budget, Run
-from tools import inbox, journal
-from tools.inbox import InboxRow
-from tools.interactions import PendingClarification
+from tools.storage import inbox, journal
+from tools.storage.inbox import InboxRow
+from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
 

@@ -13,7 +13,7 @@ from engine import metrics, ocr
 from engine.domain import Attachment
 from engine.errors import AttachmentError
 from engine.run import Run
-from tools import media
+from tools.storage import media
 
 log = structlog.get_logger()
 

@@ -10,8 +10,8 @@ import structlog
 from engine import metrics
 from engine.domain import Reply, finished_status
 from engine.run import Run
-from tools import inbox, interactions, outbox
-from tools.interactions import PendingClarification, TurnRecord
+from tools.storage import inbox, interactions, outbox
+from tools.storage.interactions import PendingClarification, TurnRecord
 
 log = structlog.get_logger()
 

@@ -15,9 +15,10 @@ from engine.deps import Deps
 from engine.domain import InboundMessage
 from engine.errors import BudgetExceeded, LLMError
 from engine.llm_types import EventSink, LLMResponse, StreamEvent
-from tools import journal
-from tools.context import Member, ToolContext
-from tools.database import Connection
+from tools.context import ToolContext
+from tools.storage import journal
+from tools.storage.database import Connection
+from tools.storage.households import Member
 
 log = structlog.get_logger()
 

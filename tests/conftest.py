@@ -17,8 +17,8 @@ from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 
 from migrations.runner import migrate
-from tools import local_postgres
-from tools.database import Database, dsn_with_user
+from tools.infra import local_postgres
+from tools.storage.database import Database, dsn_with_user
 
 pytest_plugins = ["tests.network_guard", "tests.system"]  # no test may reach a real model or any other remote host
 

@@ -34,10 +34,10 @@ from engine.settings import (
 )
 from tests.conftest import APP_ROLE, EMBEDDING_DIM, PostgresInfo
 from tests.fakes.openai_server import FakeOpenAI
-from tools import households
-from tools.clock import Clock
-from tools.households import Principal
-from tools.inbox import InboxRow
+from tools.infra.clock import Clock
+from tools.storage import households
+from tools.storage.households import Principal
+from tools.storage.inbox import InboxRow
 from worker.main import background_worker
 
 

@@ -1,6 +1,8 @@
 """The `aggregate` tool: sums, counts, averages, minima and maxima computed by PostgreSQL, never by the model.
 
 Money is always split by currency (EUR is never added to USD), and every value leaves as an exact decimal string.
+The tool keeps its one GROUP BY statement (and its totals twin) here rather than in `tools.storage`: the statement
+is built from the arguments and is the whole tool, so moving it would only add a layer of indirection.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
 
-from tools import media
 from tools.context import ToolContext
+from tools.storage import media
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

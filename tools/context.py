@@ -4,28 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
 
-from tools.database import Connection
-
-EmbeddingKind = Literal["query", "passage"]
-
-
-class Embedder(Protocol):
-    """Turns texts into vectors of the schema's fixed dimension. `kind` matters to e5-style models."""
-
-    dim: int
-
-    async def embed(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]: ...
-
-
-@dataclass(frozen=True)
-class Member:
-    id: int
-    name: str
-    timezone: str
-    locale: str
-    role: str
+from tools.infra.embeddings import Embedder, EmbeddingKind
+from tools.storage.database import Connection
+from tools.storage.households import Member
 
 
 @dataclass

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, StringConstraints, WithJsonSchema
 
-from tools.periods import parse_moment
+from tools.infra.periods import parse_moment
 
 
 def _slug(value: Any) -> Any:

@@ -18,7 +18,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Discriminator, Field
 from typing_extensions import TypeAliasType
 
 from tools.errors import ToolRetry
-from tools.periods import PERIODS, localize, parse_moment, period_range
+from tools.infra.periods import PERIODS, localize, parse_moment, period_range
 
 MAX_DEPTH = 4
 MAX_NODES = 32

@@ -1,10 +1,8 @@
-"""The memory tools: store, search, update_memory_fields, forget and restore. All SQL for `memories` rows lives here.
-
-Every statement names the household explicitly besides row-level security, so a mistake in one layer is not a leak.
-"""
+"""The memory tools: store, search, update_memory_fields, forget and restore, over `tools.storage.memories`."""
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from typing import Annotated, Any, Literal
@@ -36,7 +34,8 @@ from tools.fields import (
     blank_is_none,
 )
 from tools.filters import Filter, Kind, compile_filter, filter_help
-from tools.periods import localize
+from tools.infra.periods import localize
+from tools.storage import memories as stored
 
 _D_CONTENT = "the fact as one short self-contained sentence"
 _D_CATEGORY = "lowercase slug, e.g. groceries, rent, dentist"
@@ -154,25 +153,6 @@ def _check_money(kind: str, amount: Decimal | None, currency: str | None, error:
         raise error(f"amount (and currency) is required for kind {kind}")
 
 
-_COLUMNS = (
-    "m.id, m.author_id, m.content, m.ai_understanding, m.amount, m.currency, m.occurred_at, m.visibility, "
-    "u.name AS author"
-)
-_FROM = "LEFT JOIN users u ON u.id = m.author_id"
-_ORDER = {
-    "newest": "m.occurred_at DESC, m.id DESC",
-    "oldest": "m.occurred_at, m.id",
-    "amount_desc": "m.amount DESC NULLS LAST, m.occurred_at DESC",
-    "relevance": "m.distance, m.id",
-}
-
-
-def _hnsw_ef_search(limit: int) -> int:
-    """Candidates the HNSW scan keeps: pgvector's default 40, or twice the results asked for when that is more.
-    Rows the household filter drops are made up by the iterative scan, not by a wider first pass."""
-    return max(40, 2 * limit)
-
-
 def _understanding(args: StoreArgs | UpdateMemoryFieldsArgs, base: dict[str, Any]) -> dict[str, Any]:
     keys = ("kind", "category", "person", "merchant", "tags", "details")
     given = args.model_fields_set if isinstance(args, UpdateMemoryFieldsArgs) else set(keys)
@@ -220,23 +200,18 @@ async def store(ctx: ToolContext, args: StoreArgs) -> Memory:
     `visibility: "private"` when the member wants it hidden from the rest of the household. Returns the stored
     memory with its memory_id.
     """
-    embedding = await ctx.embed_one(args.content, "passage")
-    row = await ctx.conn.fetchrow(
-        f"""WITH m AS (
-                INSERT INTO memories (household_id, author_id, content, ai_understanding, embedding, amount,
-                                      currency, occurred_at, visibility, source_inbox_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *)
-            SELECT {_COLUMNS} FROM m {_FROM}""",
-        ctx.household_id,
-        ctx.user_id,
-        args.content,
-        _understanding(args, {}),
-        embedding,
-        args.amount,
-        args.currency,
-        _when(ctx, args.occurred_at),
-        args.visibility,
-        ctx.inbox_id,
+    row = await stored.insert(
+        ctx.conn,
+        household_id=ctx.household_id,
+        author_id=ctx.user_id,
+        content=args.content,
+        understanding=_understanding(args, {}),
+        embedding=await ctx.embed_one(args.content, "passage"),
+        amount=args.amount,
+        currency=args.currency,
+        occurred_at=_when(ctx, args.occurred_at),
+        visibility=args.visibility,
+        source_inbox_id=ctx.inbox_id,
     )
     return _memory(row, ZoneInfo(ctx.timezone))
 
@@ -249,33 +224,14 @@ async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
     author and, with a query, a similarity from 0 to 1. Do not add up amounts from results: use `aggregate`
     for totals, counts and averages.
     """
-    params: list[Any] = [ctx.household_id]
-    where = ["m.household_id = $1", "m.deleted_at IS NULL"]
-    if args.filter is not None:
-        where.append(compile_filter(args.filter, params, ctx))
-    order = args.order
-    if args.query is None:
-        order = "newest" if order == "relevance" else order
-        params.append(args.limit)
-        sql = (
-            f"SELECT {_COLUMNS} FROM memories m {_FROM} WHERE {' AND '.join(where)} "
-            f"ORDER BY {_ORDER[order]} LIMIT ${len(params)}"
-        )
-    else:
-        await ctx.conn.execute(
-            "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
-            str(_hnsw_ef_search(args.limit)),
-        )
-        params.append(await ctx.embed_one(args.query, "query"))
-        vector = f"${len(params)}::vector"
-        params.append(args.limit)
-        # relaxed_order may return the nearest rows slightly out of order: the outer query sorts them exactly.
-        sql = f"""WITH m AS MATERIALIZED (
-                      SELECT m.*, m.embedding <=> {vector} AS distance FROM memories m
-                      WHERE {" AND ".join(where)} AND m.embedding IS NOT NULL
-                      ORDER BY m.embedding <=> {vector} LIMIT ${len(params)})
-                  SELECT {_COLUMNS}, m.distance FROM m {_FROM} ORDER BY {_ORDER[order]}"""
-    rows = await ctx.conn.fetch(sql, *params)
+    rows = await stored.find(
+        ctx.conn,
+        ctx.household_id,
+        condition=None if args.filter is None else functools.partial(compile_filter, args.filter, scope=ctx),
+        order=args.order,
+        limit=args.limit,
+        near=None if args.query is None else await ctx.embed_one(args.query, "query"),
+    )
     tz = ZoneInfo(ctx.timezone)
     return SearchResult(count=len(rows), memories=[_memory(row, tz) for row in rows])
 
@@ -286,12 +242,7 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
     Fields you leave out keep their value; a field set to null is cleared. Changing `content` re-indexes the
     memory for semantic search. Find the memory_id with `search` first. Returns the memory as now stored.
     """
-    row = await ctx.conn.fetchrow(
-        f"""SELECT {_COLUMNS} FROM memories m {_FROM}
-            WHERE m.household_id = $1 AND m.id = $2 AND m.deleted_at IS NULL FOR UPDATE OF m""",
-        ctx.household_id,
-        args.memory_id,
-    )
+    row = await stored.lock(ctx.conn, ctx.household_id, args.memory_id)
     if row is None:
         raise ToolRetry("update_memory_fields", f"there is no memory {args.memory_id}; find its memory_id with search")
     given = args.model_fields_set
@@ -306,21 +257,17 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
         raise ToolRetry("update_memory_fields", str(exc)) from None
     content = args.content if args.content is not None else row["content"]
     embedding = await ctx.embed_one(content, "passage") if content != row["content"] else None
-    updated = await ctx.conn.fetchrow(
-        f"""WITH m AS (
-                UPDATE memories SET content = $3, ai_understanding = $4, embedding = coalesce($5::vector, embedding),
-                       amount = $6, currency = $7, occurred_at = $8, visibility = $9, updated_at = now()
-                WHERE household_id = $1 AND id = $2 RETURNING *)
-            SELECT {_COLUMNS} FROM m {_FROM}""",
+    updated = await stored.update(
+        ctx.conn,
         ctx.household_id,
         args.memory_id,
-        content,
-        understanding,
-        embedding,
-        amount,
-        currency,
-        _when(ctx, args.occurred_at) if args.occurred_at is not None else row["occurred_at"],
-        args.visibility or row["visibility"],
+        content=content,
+        understanding=understanding,
+        embedding=embedding,
+        amount=amount,
+        currency=currency,
+        occurred_at=_when(ctx, args.occurred_at) if args.occurred_at is not None else row["occurred_at"],
+        visibility=args.visibility or row["visibility"],
     )
     return _memory(updated, ZoneInfo(ctx.timezone))
 
@@ -331,13 +278,7 @@ async def forget(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
     They stop appearing in search and totals; `restore` brings them back if this was a mistake.
     Returns the ids forgotten and the ids that were not found.
     """
-    rows = await ctx.conn.fetch(
-        """UPDATE memories SET deleted_at = now(), updated_at = now()
-           WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL RETURNING id""",
-        ctx.household_id,
-        args.memory_ids,
-    )
-    done = sorted(row["id"] for row in rows)
+    done = sorted(await stored.forget(ctx.conn, ctx.household_id, args.memory_ids))
     return ForgetResult(forgotten=done, not_found=sorted(set(args.memory_ids) - set(done)))
 
 
@@ -346,11 +287,5 @@ async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
 
     Returns the ids restored and the ids that were not found among forgotten memories.
     """
-    rows = await ctx.conn.fetch(
-        """UPDATE memories SET deleted_at = NULL, updated_at = now()
-           WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NOT NULL RETURNING id""",
-        ctx.household_id,
-        args.memory_ids,
-    )
-    done = sorted(row["id"] for row in rows)
+    done = sorted(await stored.restore(ctx.conn, ctx.household_id, args.memory_ids))
     return RestoreResult(restored=done, not_found=sorted(set(args.memory_ids) - set(done)))

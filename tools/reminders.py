@@ -1,8 +1,8 @@
 """The reminder tools: schedule_reminder, list_reminders, cancel_reminder, snooze_reminder, complete_reminder and
-set_quiet_hours. All SQL for changing `reminders` rows lives here; firing them lives in `tools/firings.py`.
+set_quiet_hours, over the rows of `tools.storage.reminders`; firing reminders is `tools.storage.firings`.
 
 Times are stored in UTC together with the IANA timezone whose wall clock the reminder keeps (see
-`tools/recurrence.py` for how DST gaps and folds are resolved).
+`tools/infra/recurrence.py` for how DST gaps and folds are resolved).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstr
 
 from tools.context import ToolContext
 from tools.errors import ToolRetry
-from tools.recurrence import RecurrenceError, next_occurrence, parse_rule, resolve_wall_time, upcoming, wall_time
+from tools.infra.recurrence import RecurrenceError, next_occurrence, parse_rule, resolve_wall_time, upcoming, wall_time
+from tools.storage import reminders as stored
 
 # A time the model resolved a moment ago may have slipped into the past while the message was processed.
 _PAST_GRACE = timedelta(minutes=1)
@@ -129,18 +130,12 @@ class QuietHours(BaseModel):
     end: str | None
 
 
-_COLUMNS = (
-    "r.id, r.text, r.status, r.next_fire_at, r.timezone, r.rrule, r.recipient_ids, r.for_household, r.created_by, "
-    "r.last_fired_at, r.occurrence_at, r.dtstart_local"
-)
-
 # The tools that can leave an active reminder due at a new time, which then needs its job in the queue.
 RESCHEDULING_TOOLS = frozenset({"schedule_reminder", "snooze_reminder", "complete_reminder"})
 
 
 async def _members(ctx: ToolContext) -> dict[int, Any]:
-    rows = await ctx.conn.fetch("SELECT id, name, timezone FROM users WHERE household_id = $1", ctx.household_id)
-    return {int(r["id"]): r for r in rows}
+    return await stored.members(ctx.conn, ctx.household_id)
 
 
 def _iso(instant: datetime | None, tz: ZoneInfo) -> str | None:
@@ -226,23 +221,18 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
             raise ToolRetry("schedule_reminder", f"the rule {args.rrule!r} has no occurrence from {_iso(instant, tz)}")
         instant = first
     rrule_text = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None
-    row = await ctx.conn.fetchrow(
-        f"""WITH r AS (
-                INSERT INTO reminders (household_id, created_by, recipient_ids, text, timezone, rrule, next_fire_at,
-                                       occurrence_at, dtstart_local, for_household, source_inbox_id,
-                                       changed_by_inbox_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $10) RETURNING *)
-            SELECT {_COLUMNS} FROM r""",
-        ctx.household_id,
-        ctx.user_id,
-        ids,
-        args.text,
-        zone_name,
-        rrule_text,
-        instant,
-        dtstart_local,
-        for_household,
-        ctx.inbox_id,
+    row = await stored.insert(
+        ctx.conn,
+        household_id=ctx.household_id,
+        created_by=ctx.user_id,
+        recipient_ids=ids,
+        text=args.text,
+        timezone=zone_name,
+        rrule=rrule_text,
+        first_fire_at=instant,
+        dtstart_local=dtstart_local,
+        for_household=for_household,
+        source_inbox_id=ctx.inbox_id,
     )
     base = _reminder(row, members)
     times = [t for t in (_iso(i, tz) for i in upcoming(rule, tz, instant, 3)) if t is not None]
@@ -255,26 +245,15 @@ async def list_reminders(ctx: ToolContext, args: ListRemindersArgs) -> ReminderL
     Each has its reminder_id (for cancel, snooze and complete), text, status, next time, repeat rule and
     recipients. Finished (done, cancelled) reminders only with include_finished.
     """
-    rows = await ctx.conn.fetch(
-        f"""SELECT {_COLUMNS} FROM reminders r
-            WHERE r.household_id = $1 AND ($2 = ANY(r.recipient_ids) OR r.for_household OR r.created_by = $2)
-              AND ($3 OR r.status = 'active')
-            ORDER BY r.status = 'active' DESC, r.next_fire_at NULLS LAST, r.id DESC LIMIT $4""",
-        ctx.household_id,
-        ctx.user_id,
-        args.include_finished,
-        args.limit,
+    found = await stored.of_member(
+        ctx.conn, ctx.household_id, ctx.user_id, include_finished=args.include_finished, limit=args.limit
     )
     members = await _members(ctx)
-    return ReminderList(count=len(rows), reminders=[_reminder(row, members) for row in rows])
+    return ReminderList(count=len(found), reminders=[_reminder(row, members) for row in found])
 
 
 async def _locked(ctx: ToolContext, tool: str, reminder_id: int) -> Any:
-    row = await ctx.conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM reminders r WHERE r.household_id = $1 AND r.id = $2 FOR UPDATE",
-        ctx.household_id,
-        reminder_id,
-    )
+    row = await stored.lock(ctx.conn, ctx.household_id, reminder_id)
     if row is None:
         raise ToolRetry(tool, f"there is no reminder {reminder_id}; list_reminders shows the reminder_ids")
     return row
@@ -283,18 +262,14 @@ async def _locked(ctx: ToolContext, tool: str, reminder_id: int) -> Any:
 async def _update(
     ctx: ToolContext, reminder_id: int, status: str, next_fire_at: datetime | None, occurrence: Any
 ) -> Any:
-    return await ctx.conn.fetchrow(
-        f"""WITH r AS (
-                UPDATE reminders SET status = $3, next_fire_at = $4, occurrence_at = $5, changed_by_inbox_id = $6,
-                       updated_at = now()
-                WHERE household_id = $1 AND id = $2 RETURNING *)
-            SELECT {_COLUMNS} FROM r""",
+    return await stored.update(
+        ctx.conn,
         ctx.household_id,
         reminder_id,
-        status,
-        next_fire_at,
-        occurrence,
-        ctx.inbox_id,
+        status=status,
+        next_fire_at=next_fire_at,
+        occurrence_at=occurrence,
+        changed_by_inbox_id=ctx.inbox_id,
     )
 
 
@@ -325,10 +300,7 @@ async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> Reminde
     if target <= ctx.now:
         raise ToolRetry("snooze_reminder", f"{_iso(target, ZoneInfo(ctx.timezone))} is not in the future")
     # The snooze stands for the occurrence that was last sent, so a repeating reminder resumes after it.
-    last = await ctx.conn.fetchval(
-        "SELECT occurrence_at FROM reminder_firings WHERE reminder_id = $1 ORDER BY fire_at DESC LIMIT 1",
-        args.reminder_id,
-    )
+    last = await stored.last_sent_occurrence(ctx.conn, args.reminder_id)
     updated = await _update(ctx, args.reminder_id, "active", target, last or row["occurrence_at"] or target)
     return _reminder(updated, await _members(ctx))
 
@@ -340,13 +312,7 @@ async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
     row = await _locked(ctx, "complete_reminder", args.reminder_id)
     if row["status"] == "cancelled":
         raise ToolRetry("complete_reminder", f"reminder {args.reminder_id} was cancelled already")
-    await ctx.conn.execute(
-        """UPDATE reminder_firings SET acknowledged_at = $3
-           WHERE household_id = $1 AND reminder_id = $2 AND acknowledged_at IS NULL""",
-        ctx.household_id,
-        args.reminder_id,
-        ctx.now,
-    )
+    await stored.acknowledge_firings(ctx.conn, ctx.household_id, args.reminder_id, ctx.now)
     status, next_fire, occurrence = row["status"], row["next_fire_at"], row["occurrence_at"]
     if row["rrule"] is None:
         status, next_fire = "done", None
@@ -367,13 +333,7 @@ async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
 async def set_quiet_hours(ctx: ToolContext, args: SetQuietHoursArgs) -> QuietHours:
     """Set the member's own quiet hours (e.g. 22:00 to 07:00 on their clock): reminders that fall inside them are
     delivered when they end. Both null clears them."""
-    await ctx.conn.execute(
-        "UPDATE users SET quiet_start = $3, quiet_end = $4 WHERE household_id = $1 AND id = $2",
-        ctx.household_id,
-        ctx.user_id,
-        args.start,
-        args.end,
-    )
+    await stored.set_quiet_hours(ctx.conn, ctx.household_id, ctx.user_id, args.start, args.end)
     return QuietHours(
         start=None if args.start is None else args.start.strftime("%H:%M"),
         end=None if args.end is None else args.end.strftime("%H:%M"),

@@ -14,10 +14,11 @@ import structlog
 
 from engine.deps import Deps
 from engine.digests import Digest, gather, phrased
-from tools import digests, households, identities, media, outbox
 from tools.charts import render_png
-from tools.context import Member, ToolContext
-from tools.digests import Occurrence
+from tools.context import ToolContext
+from tools.storage import digests, households, identities, media, outbox
+from tools.storage.digests import Occurrence
+from tools.storage.households import Member
 from worker.jobs import deliver_outbound
 
 log = structlog.get_logger()

@@ -16,10 +16,10 @@ from engine.deps import DeliveryError, Deps
 from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from engine.record import Finished
-from tools import inbox, outbox
-from tools.inbox import InboxRow
-from tools.queue import HANDLE_JOB, inbox_job_id
+from tools.infra.queue import HANDLE_JOB, inbox_job_id
 from tools.reminders import RESCHEDULING_TOOLS
+from tools.storage import inbox, outbox
+from tools.storage.inbox import InboxRow
 from worker.reminder_queue import enqueue_for_message
 
 log = structlog.get_logger()

@@ -27,7 +27,7 @@ from bot.threema.sender import ThreemaSender
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
-from tools.clock import Clock
+from tools.infra.clock import Clock
 from worker.digests import run_digest, sweep_digests
 from worker.jobs import deliver_outbound, handle_inbound, sweep
 from worker.reminders import fire_reminder, sweep_reminders

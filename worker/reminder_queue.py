@@ -14,8 +14,8 @@ import structlog
 from redis.exceptions import RedisError
 
 from engine.deps import Deps
-from tools import firings
-from tools.firings import Due
+from tools.storage import firings
+from tools.storage.firings import Due
 
 log = structlog.get_logger()
 

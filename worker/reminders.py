@@ -11,8 +11,8 @@ from arq import Retry
 
 from engine import metrics
 from engine.deps import Deps
-from tools import firings
-from tools.firings import Fired
+from tools.storage import firings
+from tools.storage.firings import Fired
 from worker.jobs import DELIVER_JOB, deliver_outbound, outbox_job_id
 from worker.reminder_queue import enqueue_fire, horizon
 

@@ -20,7 +20,7 @@ from arq.constants import in_progress_key_prefix
 from arq.utils import timestamp_ms
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tools.queue import wake_channel
+from tools.infra.queue import wake_channel
 
 log = structlog.get_logger()
 

@@ -22,8 +22,8 @@ from bot.email.parsing import ParsedEmail, parse
 from bot.email.sender import SmtpRelay, compose
 from engine.deps import DeliveryError, Deps
 from engine.domain import Attachment
-from tools import identities, media
-from tools.households import Principal
+from tools.storage import identities, media
+from tools.storage.households import Principal
 
 log = structlog.get_logger()
 

@@ -20,9 +20,9 @@ from bot import numbered
 from bot.media import LoadMedia
 from engine.channel_settings import EmailSettings
 from engine.deps import DeliveryError
-from tools import inbox
-from tools.database import Database
-from tools.outbox import OutboxRow
+from tools.storage import inbox
+from tools.storage.database import Database
+from tools.storage.outbox import OutboxRow
 
 log = structlog.get_logger()
 

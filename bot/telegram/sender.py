@@ -26,7 +26,7 @@ from bot.telegram.formatting import ButtonAnswer, Recipient, split_text, to_html
 from engine.channel_settings import TelegramSettings
 from engine.deps import DeliveryError
 from engine.llm_types import EventSink
-from tools.outbox import OutboxRow
+from tools.storage.outbox import OutboxRow
 
 log = structlog.get_logger()
 

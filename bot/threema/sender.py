@@ -12,7 +12,7 @@ from bot.threema import crypto, messages
 from bot.threema.errors import GatewayError
 from bot.threema.gateway import GatewayClient
 from engine.deps import DeliveryError
-from tools.outbox import OutboxRow
+from tools.storage.outbox import OutboxRow
 
 LoadMedia = Callable[[int, int], Awaitable[tuple[str, bytes]]]  # (household id, media id) -> (mime, bytes)
 

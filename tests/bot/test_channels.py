@@ -13,8 +13,8 @@ from engine.channel_settings import ChannelSettings
 from engine.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, make_family, running_system
-from tools import identities
-from tools.identities import Address
+from tools.storage import identities
+from tools.storage.identities import Address
 
 
 @pytest.fixture

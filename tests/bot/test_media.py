@@ -15,7 +15,7 @@ from tests.e2e.scripts import analysis, is_analysis
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import System, make_family, running_system
 from tests.tools.test_charts import PNG_MAGIC, png_size
-from tools import households, media, outbox
+from tools.storage import households, media, outbox
 
 SECRET = "test-media-secret-0123456789abcdefghij"
 

@@ -14,10 +14,10 @@ from bot.api import FOREGROUND
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import Scripted
 from tests.system import System, eventually, make_family
-from tools import households
-from tools.database import Connection
-from tools.households import Principal
-from tools.queue import InboundQueue
+from tools.infra.queue import InboundQueue
+from tools.storage import households
+from tools.storage.database import Connection
+from tools.storage.households import Principal
 
 
 async def test_unknown_or_missing_token_is_401(system: System) -> None:

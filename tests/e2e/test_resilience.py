@@ -12,7 +12,7 @@ from engine.pipeline import Engine
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, accept_unqueued, make_family
-from tools import inbox
+from tools.storage import inbox
 from worker.jobs import handle_inbound
 
 

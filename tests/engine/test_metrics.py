@@ -5,7 +5,7 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from engine import metrics
-from tools.embeddings import EmbeddingCache
+from tools.infra.embeddings import EmbeddingCache
 
 
 def scraped(name: str, **labels: str) -> float | None:

@@ -21,8 +21,8 @@ from tests.e2e.scripts import analysis, is_analysis, member_message
 from tests.fakes.images import CHINESE_FONT, picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family
-from tools import media
-from tools.inbox import InboxRow
+from tools.storage import media
+from tools.storage.inbox import InboxRow
 
 
 async def test_a_receipt_photo_is_read_in_english() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from tools.outbox import OutboxRow
+from tools.storage.outbox import OutboxRow
 
 
 def outbox_row(

@@ -3,7 +3,7 @@
 import asyncpg
 
 from tests.conftest import APP_ROLE
-from tools.database import Database
+from tools.storage.database import Database
 
 
 async def test_every_household_table_forces_row_level_security(admin_conn: asyncpg.Connection) -> None:

@@ -12,8 +12,8 @@ import asyncpg
 import pytest
 
 from tests.tools import make_family
-from tools.database import Database
 from tools.filters import Condition, compile_filter
+from tools.storage.database import Database
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,11 @@ from typing import Any
 import asyncpg
 
 from tests.conftest import EMBEDDING_DIM
-from tools.context import EmbeddingKind, Member, ToolContext
-from tools.database import Database
+from tools.context import ToolContext
+from tools.infra.embeddings import EmbeddingKind
 from tools.registry import ToolRegistry, default_registry
+from tools.storage.database import Database
+from tools.storage.households import Member
 
 REGISTRY: ToolRegistry = default_registry()
 _names = itertools.count(1)

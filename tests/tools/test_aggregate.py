@@ -8,8 +8,8 @@ import asyncpg
 import pytest
 
 from tools.aggregate import MAX_GROUPS
-from tools.database import Database
 from tools.errors import ToolRetry
+from tools.storage.database import Database
 
 from . import REGISTRY, Family, add_memory, call, make_family
 

@@ -7,10 +7,10 @@ import struct
 import asyncpg
 import pytest
 
-from tools import media
 from tools.charts import HEIGHT_PX, MAX_POINTS, WIDTH_PX
-from tools.database import Database
 from tools.errors import ToolRetry
+from tools.storage import media
+from tools.storage.database import Database
 
 from . import REGISTRY, call, make_family
 

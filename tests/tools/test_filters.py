@@ -11,10 +11,10 @@ import asyncpg
 import pytest
 from pydantic import BaseModel
 
-from tools.database import Database
 from tools.errors import ToolRetry
 from tools.filters import _FIELDS, Filter, compile_filter
-from tools.periods import PERIODS, period_range
+from tools.infra.periods import PERIODS, period_range
+from tools.storage.database import Database
 
 from . import REGISTRY, add_memory, call, make_family
 

@@ -11,8 +11,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tools.database import Database
 from tools.errors import ToolError, ToolRetry
+from tools.storage.database import Database
 
 from . import REGISTRY, Family, call, make_family, tool_context
 

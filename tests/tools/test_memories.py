@@ -10,8 +10,8 @@ from typing import cast
 import asyncpg
 import pytest
 
-from tools.database import Database
 from tools.errors import ToolRetry
+from tools.storage.database import Database
 
 from . import REGISTRY, HashEmbedder, add_memory, bag_of_words, call, make_family, tool_context
 

@@ -8,8 +8,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from tools.database import Database
 from tools.errors import ToolRetry
+from tools.storage.database import Database
 
 from . import REGISTRY, call, make_family, tool_context
 

@@ -17,8 +17,8 @@ from migrations.runner import load_migrations
 from tests.bot.conftest import create_database, drop_database
 from tests.bot.test_local_servers import local_folder
 from tests.conftest import EMBEDDING_DIM, PostgresInfo
-from tools import identities
-from tools.households import Principal, hash_token, resolve_token
+from tools.storage import identities
+from tools.storage.households import Principal, hash_token, resolve_token
 from worker.cli import main
 
 Faa = Callable[..., Awaitable[int]]

@@ -21,9 +21,9 @@ from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import System, running_system
 from tests.tools import Family, add_memory
 from tests.tools.test_charts import png_size
-from tools import digests, households
-from tools.digests import Occurrence
-from tools.outbox import OutboxRow
+from tools.storage import digests, households
+from tools.storage.digests import Occurrence
+from tools.storage.outbox import OutboxRow
 from worker.digests import digest_job_id, run_digest, sweep_digests
 
 LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)

@@ -11,9 +11,9 @@ from engine.settings import Settings, WebSettings, WorkerSettings
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, accept_unqueued, make_family, running_system
-from tools import outbox
-from tools.households import Principal
-from tools.outbox import OutboxRow
+from tools.storage import outbox
+from tools.storage.households import Principal
+from tools.storage.outbox import OutboxRow
 from worker.jobs import deliver_outbound, sweep
 
 

@@ -22,8 +22,8 @@ from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, accept_unqueued, make_family, running_system
 from tools.context import ToolContext
-from tools.firings import Due
 from tools.registry import default_registry
+from tools.storage.firings import Due
 from worker.main import create_worker
 from worker.reminder_queue import enqueue_fire, enqueue_for_message, reminder_job_id
 from worker.reminders import fire_reminder, sweep_reminders

@@ -10,7 +10,7 @@ from bot.email.sender import EmailSender, reply_subject
 from engine.deps import DeliveryError
 from tests.bot.email.conftest import SmtpPeer, _free_port, email_settings
 from tests.fakes.outbox_rows import outbox_row
-from tools.outbox import OutboxRow
+from tools.storage.outbox import OutboxRow
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
 THREAD = {

@@ -15,7 +15,7 @@ from engine.settings import Settings
 from tests.bot.email.conftest import FAA_ADDRESS, SmtpPeer, mime
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, make_family, running_system
-from tools import identities
+from tools.storage import identities
 
 MESSAGES = Path(__file__).parent / "messages"
 

@@ -18,7 +18,7 @@ from tests.bot.email.conftest import FAA_ADDRESS, SmtpPeer, mime, signed
 from tests.e2e.scripts import analysis, is_analysis, member_message
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, System, make_family, running_system
-from tools import identities
+from tools.storage import identities
 
 PATH = "/v1/email/inbound/mime"
 MESSAGES = Path(__file__).parent / "messages"

@@ -20,8 +20,8 @@ from tests.bot.telegram import updates
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import TOKEN, FakeTelegram
 from tests.system import Family, System, running_system
-from tools import identities, outbox
-from tools.outbox import OutboxRow
+from tools.storage import identities, outbox
+from tools.storage.outbox import OutboxRow
 
 SECRET = "test-webhook-secret_0123456789"
 PATH = "/telegram/webhook"

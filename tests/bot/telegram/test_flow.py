@@ -20,7 +20,7 @@ from tests.fakes.images import picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 from tests.system import System, eventually, make_family, running_system
-from tools import inbox
+from tools.storage import inbox
 from worker.main import _shutdown, _startup
 
 

@@ -19,7 +19,7 @@ from engine.llm_types import StreamEvent
 from tests.bot.telegram.conftest import telegram_settings
 from tests.fakes.outbox_rows import outbox_row
 from tests.fakes.telegram_server import FakeTelegram
-from tools.outbox import OutboxRow
+from tools.storage.outbox import OutboxRow
 
 CHAT = 55501
 PNG = b"\x89PNG\r\n\x1a\n" + b"chart-bytes" * 50

@@ -9,7 +9,7 @@ from tests.bot.telegram import updates
 from tests.bot.telegram.conftest import SECRET, inbox_rows, link, post
 from tests.fakes.telegram_server import BOT_ID, BOT_USERNAME, FakeTelegram
 from tests.system import System, make_family
-from tools import identities
+from tools.storage import identities
 
 
 async def telegram_rows(gate: System) -> int:

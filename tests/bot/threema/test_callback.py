@@ -22,7 +22,7 @@ from tests.bot.threema.gateway_fake import FakeGateway, Peer, sign
 from tests.e2e.scripts import analysis, member_message
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import Family, System, make_family
-from tools import identities
+from tools.storage import identities
 
 MakePeer = Callable[[], Awaitable[Peer]]
 FORM = "application/x-www-form-urlencoded"

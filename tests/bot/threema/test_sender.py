@@ -15,7 +15,7 @@ from engine.deps import DeliveryError
 from tests.bot.threema.conftest import GATEWAY_ID
 from tests.bot.threema.gateway_fake import FakeGateway, Peer
 from tests.fakes.outbox_rows import outbox_row
-from tools.outbox import OutboxRow
+from tools.storage.outbox import OutboxRow
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 

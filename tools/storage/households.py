@@ -9,11 +9,19 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import asyncpg
 
-from tools.context import Member
-from tools.database import Connection
 from tools.errors import FAAError
+from tools.storage.database import Connection
 
 ROLES = ("owner", "adult", "child")
+
+
+@dataclass(frozen=True)
+class Member:
+    id: int
+    name: str
+    timezone: str
+    locale: str
+    role: str
 
 
 class HouseholdError(FAAError):

@@ -12,10 +12,10 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from tools import outbox
-from tools.database import Connection
-from tools.identities import delivery_address
-from tools.recurrence import RecurrenceError, next_occurrence, parse_rule, quiet_until, wall_time
+from tools.infra.recurrence import RecurrenceError, next_occurrence, parse_rule, quiet_until, wall_time
+from tools.storage import outbox
+from tools.storage.database import Connection
+from tools.storage.identities import delivery_address
 
 REMINDER_OPTIONS = ("Snooze 15 min", "Done")
 

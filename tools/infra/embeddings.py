@@ -12,14 +12,23 @@ import time
 from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import openai
 
-from tools.context import EmbeddingKind
 from tools.errors import EmbeddingError, root_cause
 
 _MAX_INPUTS_PER_REQUEST = 2048  # the OpenAI API's limit per request
+
+EmbeddingKind = Literal["query", "passage"]
+
+
+class Embedder(Protocol):
+    """Turns texts into vectors of the schema's fixed dimension. `kind` matters to e5-style models."""
+
+    dim: int
+
+    async def embed(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]: ...
 
 
 class EmbeddingCache:

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tools.recurrence import (
+from tools.infra.recurrence import (
     RecurrenceError,
     is_wall_time_real,
     parse_rule,

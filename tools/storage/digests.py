@@ -13,8 +13,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal, get_args
 from zoneinfo import ZoneInfo
 
-from tools.database import Connection
-from tools.periods import localize
+from tools.infra.periods import localize
+from tools.storage.database import Connection
 
 DigestKind = Literal["monthly", "weekly", "morning"]
 KINDS: tuple[str, ...] = get_args(DigestKind)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from tools.database import Connection
+from tools.storage.database import Connection
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import pytest
 
 from engine.llm import openai_client
 from tests.fakes.openai_server import FakeOpenAI, fake_embedding
-from tools.embeddings import EmbeddingCache, OpenAIEmbedder
 from tools.errors import EmbeddingError
+from tools.infra.embeddings import EmbeddingCache, OpenAIEmbedder
 
 DIM = 64
 

@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from tests.tools import make_family
-from tools.database import Database
+from tools.storage.database import Database
 
 
 async def _note_count(admin_conn: asyncpg.Connection, household_id: int) -> int:

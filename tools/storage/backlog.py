@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tools.database import Connection
+from tools.storage.database import Connection
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ import asyncpg
 import pytest
 
 from tests.tools import make_family
-from tools import journal
-from tools.database import Database
+from tools.storage import journal
+from tools.storage.database import Database
 
 
 async def test_an_entry_written_alone_is_the_households_and_written_once(

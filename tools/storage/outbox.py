@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from tools.database import Connection
+from tools.storage.database import Connection
 
 _COLUMNS = (
     "id, household_id, user_id, inbox_id, channel, recipient, text, payload, status, attempts, last_error, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tools.database import Connection, Database
+from tools.storage.database import Connection, Database
 
 
 @dataclass(frozen=True)

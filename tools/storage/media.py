@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from tools.database import Connection
+from tools.storage.database import Connection
 
 MAX_MEDIA_BYTES = 10 * 1024 * 1024
 

@@ -9,12 +9,11 @@ import asyncpg
 import pytest
 
 from tests.conftest import PostgresInfo
-from tools import inbox
-from tools.database import Database
+from tests.tools import Family, make_family
 from tools.errors import StorageError
-from tools.inbox import InboxRow, InboxWriter, NewMessage
-
-from . import Family, make_family
+from tools.storage import inbox
+from tools.storage.database import Database
+from tools.storage.inbox import InboxRow, InboxWriter, NewMessage
 
 
 def message(family: Family, member: str, external_id: str, text: str = "hi", **payload: Any) -> NewMessage:

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
 
-from tools.digests import Schedule, latest_occurrence
+from tools.storage.digests import Schedule, latest_occurrence
 
 LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
 

@@ -8,7 +8,7 @@ from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from tools.queue import HANDLE_JOB, InboundQueue, inbox_job_id, wake_channel
+from tools.infra.queue import HANDLE_JOB, InboundQueue, inbox_job_id, wake_channel
 
 
 async def wakes_heard(pubsub: object, reads: int = 5) -> list[bytes]:

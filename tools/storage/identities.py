@@ -8,8 +8,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from tools.database import Connection
-from tools.households import Principal
+from tools.storage.database import Connection
+from tools.storage.households import Principal
 
 # No 0/O, 1/I/L: a code is read off one screen and typed on another.
 _CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncpg
 
 from tests.conftest import PostgresInfo
-from tools import local_postgres
+from tools.infra import local_postgres
 
 
 async def test_the_embedded_cluster_holds_a_household_in_shared_buffers(postgres: PostgresInfo) -> None:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import asyncpg
 
-from tools.database import Database
-from tools.identities import Address, delivery_address
-
-from . import make_family
+from tests.tools import make_family
+from tools.storage.database import Database
+from tools.storage.identities import Address, delivery_address
 
 
 async def test_a_new_member_is_reached_through_the_web_api(db: Database, admin_conn: asyncpg.Connection) -> None:

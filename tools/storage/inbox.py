@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from tools.batching import GroupCommit
-from tools.database import Connection, Database
 from tools.errors import StorageError
+from tools.infra.batching import GroupCommit
+from tools.storage.database import Connection, Database
 
 _COLUMNS = (
     "id, household_id, user_id, channel, external_id, text, payload, status, attempts, error, trace_id, received_at"

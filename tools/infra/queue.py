@@ -8,7 +8,7 @@ from typing import Any
 from arq.constants import job_key_prefix, result_key_prefix
 from arq.jobs import serialize_job
 
-from tools.batching import GroupCommit
+from tools.infra.batching import GroupCommit
 
 HANDLE_JOB = "handle_inbound"
 

@@ -1,0 +1,173 @@
+"""The `memories` table: insert, find (by conditions or by meaning), lock, update, forget and restore.
+
+Every statement names the household explicitly besides row-level security, so a mistake in one layer is not a leak.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+import asyncpg
+
+from tools.storage.database import Connection
+
+Order = Literal["relevance", "newest", "oldest", "amount_desc"]
+Condition = Callable[[list[Any]], str]  # appends its parameters to the list and returns its SQL
+
+_COLUMNS = (
+    "m.id, m.author_id, m.content, m.ai_understanding, m.amount, m.currency, m.occurred_at, m.visibility, "
+    "u.name AS author"
+)
+_FROM = "LEFT JOIN users u ON u.id = m.author_id"
+_ORDER = {
+    "newest": "m.occurred_at DESC, m.id DESC",
+    "oldest": "m.occurred_at, m.id",
+    "amount_desc": "m.amount DESC NULLS LAST, m.occurred_at DESC",
+    "relevance": "m.distance, m.id",
+}
+
+
+def hnsw_ef_search(limit: int) -> int:
+    """Candidates the HNSW scan keeps: pgvector's default 40, or twice the results asked for when that is more.
+    Rows the household filter drops are made up by the iterative scan, not by a wider first pass."""
+    return max(40, 2 * limit)
+
+
+async def insert(
+    conn: Connection,
+    *,
+    household_id: int,
+    author_id: int,
+    content: str,
+    understanding: dict[str, Any],
+    embedding: list[float],
+    amount: Decimal | None,
+    currency: str | None,
+    occurred_at: datetime,
+    visibility: str,
+    source_inbox_id: int | None,
+) -> asyncpg.Record:
+    """The new row, with its author's name."""
+    return await conn.fetchrow(
+        f"""WITH m AS (
+                INSERT INTO memories (household_id, author_id, content, ai_understanding, embedding, amount,
+                                      currency, occurred_at, visibility, source_inbox_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *)
+            SELECT {_COLUMNS} FROM m {_FROM}""",
+        household_id,
+        author_id,
+        content,
+        understanding,
+        embedding,
+        amount,
+        currency,
+        occurred_at,
+        visibility,
+        source_inbox_id,
+    )
+
+
+async def find(
+    conn: Connection,
+    household_id: int,
+    *,
+    condition: Condition | None,
+    order: Order,
+    limit: int,
+    near: list[float] | None = None,
+) -> list[asyncpg.Record]:
+    """The household's live memories that meet `condition`: the `limit` nearest to the vector `near` (each with
+    its `distance`), or without it the first `limit` in `order` ("relevance" then means newest)."""
+    params: list[Any] = [household_id]
+    where = ["m.household_id = $1", "m.deleted_at IS NULL"]
+    if condition is not None:
+        where.append(condition(params))
+    if near is None:
+        order = "newest" if order == "relevance" else order
+        params.append(limit)
+        sql = (
+            f"SELECT {_COLUMNS} FROM memories m {_FROM} WHERE {' AND '.join(where)} "
+            f"ORDER BY {_ORDER[order]} LIMIT ${len(params)}"
+        )
+        return await conn.fetch(sql, *params)
+    await conn.execute(
+        "SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+        str(hnsw_ef_search(limit)),
+    )
+    params.append(near)
+    vector = f"${len(params)}::vector"
+    params.append(limit)
+    # relaxed_order may return the nearest rows slightly out of order: the outer query sorts them exactly.
+    sql = f"""WITH m AS MATERIALIZED (
+                  SELECT m.*, m.embedding <=> {vector} AS distance FROM memories m
+                  WHERE {" AND ".join(where)} AND m.embedding IS NOT NULL
+                  ORDER BY m.embedding <=> {vector} LIMIT ${len(params)})
+              SELECT {_COLUMNS}, m.distance FROM m {_FROM} ORDER BY {_ORDER[order]}"""
+    return await conn.fetch(sql, *params)
+
+
+async def lock(conn: Connection, household_id: int, memory_id: int) -> asyncpg.Record | None:
+    """A live memory, locked for the rest of the transaction."""
+    return await conn.fetchrow(
+        f"""SELECT {_COLUMNS} FROM memories m {_FROM}
+            WHERE m.household_id = $1 AND m.id = $2 AND m.deleted_at IS NULL FOR UPDATE OF m""",
+        household_id,
+        memory_id,
+    )
+
+
+async def update(
+    conn: Connection,
+    household_id: int,
+    memory_id: int,
+    *,
+    content: str,
+    understanding: dict[str, Any],
+    embedding: list[float] | None,
+    amount: Decimal | None,
+    currency: str | None,
+    occurred_at: datetime,
+    visibility: str,
+) -> asyncpg.Record:
+    """The row as now stored; `embedding=None` keeps the old vector."""
+    return await conn.fetchrow(
+        f"""WITH m AS (
+                UPDATE memories SET content = $3, ai_understanding = $4, embedding = coalesce($5::vector, embedding),
+                       amount = $6, currency = $7, occurred_at = $8, visibility = $9, updated_at = now()
+                WHERE household_id = $1 AND id = $2 RETURNING *)
+            SELECT {_COLUMNS} FROM m {_FROM}""",
+        household_id,
+        memory_id,
+        content,
+        understanding,
+        embedding,
+        amount,
+        currency,
+        occurred_at,
+        visibility,
+    )
+
+
+async def forget(conn: Connection, household_id: int, memory_ids: list[int]) -> list[int]:
+    """Soft-delete live memories; the ids that were forgotten now."""
+    rows = await conn.fetch(
+        """UPDATE memories SET deleted_at = now(), updated_at = now()
+           WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL RETURNING id""",
+        household_id,
+        memory_ids,
+    )
+    return [row["id"] for row in rows]
+
+
+async def restore(conn: Connection, household_id: int, memory_ids: list[int]) -> list[int]:
+    """Bring forgotten memories back; the ids that were restored now."""
+    rows = await conn.fetch(
+        """UPDATE memories SET deleted_at = NULL, updated_at = now()
+           WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NOT NULL RETURNING id""",
+        household_id,
+        memory_ids,
+    )
+    return [row["id"] for row in rows]
