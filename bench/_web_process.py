@@ -196,7 +196,6 @@ async def _serve_process(config: dict[str, Any]) -> None:
     stop = asyncio.Event()
     async with h.web_server(settings, app_hook=timer.install if timer else None) as server:
         lag = asyncio.create_task(_loop_lag(timer, stop)) if timer else None
-        lifecycle.serving()  # as `faa serve` does once it listens
         print(f"PORT {server.base_url.rsplit(':', 1)[1]}", flush=True)
         await _stdin_closed()
         stop.set()
@@ -255,7 +254,6 @@ def _noop_server(port: int, lifeline: Any) -> None:
         await web.TCPSite(runner, "127.0.0.1", port, backlog=1024, reuse_port=True).start()
         stop = asyncio.Event()
         asyncio.get_running_loop().add_reader(lifeline.fileno(), stop.set)
-        lifecycle.serving()  # as FAA's web processes do
         lifeline.send_bytes(b"ready")
         await stop.wait()
         await runner.cleanup()

@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot import intake
 from bot.email import webhook
 from bot.email.inbound import EmailInbound, Notices
-from bot.foreground import Foreground
 from bot.live import ReplyWaiter, follow_events, notification, reply_message
 from bot.media import media_links, media_route
 from bot.metrics import metrics_handler
@@ -39,7 +38,6 @@ WAITER = web.AppKey("waiter", ReplyWaiter)
 TOKENS = web.AppKey("tokens", dict)
 TOKEN_LOOKUPS = web.AppKey("token_lookups", dict)
 TRACE_ID = web.RequestKey("trace_id", str)
-FOREGROUND = web.AppKey("foreground", Foreground)
 OPENAPI = web.AppKey("openapi", dict)
 _TOKEN_CACHE_S = 60.0  # a revoked token keeps working this long in a running web process
 
@@ -73,8 +71,6 @@ async def _errors(
     trace_id = request.headers.get("X-Request-ID", "")[:64] or f"{random.getrandbits(128):032x}"  # uuid4's hex, cheaper
     request[TRACE_ID] = trace_id
     structlog.contextvars.bind_contextvars(trace_id=trace_id)
-    foreground = request.app[FOREGROUND]
-    foreground.enter(request)
     try:
         return await handler(request)
     except ApiError:
@@ -85,7 +81,6 @@ async def _errors(
     except web.HTTPException as exc:
         raise ApiError(exc.status, exc.reason.lower().replace(" ", "_"), exc.reason) from None
     finally:
-        foreground.leave(request)
         structlog.contextvars.unbind_contextvars("trace_id")
 
 
@@ -137,7 +132,6 @@ async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple
         external_id=f"{principal.user_id}:{client_id}",
         text=body.text,
         trace_id=request[TRACE_ID],
-        after=request.app[FOREGROUND].after,
         **kwargs,
     )
 
@@ -166,8 +160,9 @@ async def post_message(request: web.Request) -> web.StreamResponse:
     wait_s = deps.settings.web.reply_wait_s if body.wait else 0
     row, created = await _accept(request, body, enqueue=False)
     if wait_s == 0:
-        return await _acknowledge_then_enqueue(request, row, created)
-    request.app[FOREGROUND].leave(request)  # waits for the engine now, not for this process's CPU
+        if created:
+            await intake.enqueue_inbound(deps, row)
+        return _accepted(row, created)
     waiter = request.app[WAITER]
     future = waiter.expect(row.id)  # before enqueueing: the reply cannot be published before we listen
     status: dict[str, Any] | None = None
@@ -196,20 +191,6 @@ def _accepted(row: InboxRow, created: bool) -> web.Response:
     )
 
 
-async def _acknowledge_then_enqueue(request: web.Request, row: InboxRow, created: bool) -> web.StreamResponse:
-    """Answer 202 first, then enqueue once the requests in hand are answered too: the row is committed, so the
-    sender may hear back before the job exists (should this process die in between, the sweeper enqueues it)."""
-    response = _accepted(row, created)
-    await response.prepare(request)
-    await response.write_eof()
-    foreground = request.app[FOREGROUND]
-    foreground.leave(request)
-    if created:
-        await foreground.clear()
-        await intake.enqueue_inbound(request.app[DEPS], row)
-    return response
-
-
 async def get_message(request: web.Request) -> web.Response:
     principal = await _principal(request)
     try:
@@ -228,7 +209,6 @@ async def stream_message(request: web.Request) -> web.StreamResponse:
     row, created = await _accept(request, body, payload={"stream": True}, enqueue=False)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
-    request.app[FOREGROUND].leave(request)  # from now on it waits for the engine's events
 
     async def send(event: dict[str, Any]) -> None:
         data = json.dumps(event.get("data", {}), ensure_ascii=False)
@@ -308,7 +288,6 @@ async def openapi(request: web.Request) -> web.Response:
 def create_app(deps: Deps) -> web.Application:
     app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors])
     app[DEPS] = deps
-    app[FOREGROUND] = Foreground()
     app[TOKENS] = {}
     app[TOKEN_LOOKUPS] = {}
     app[OPENAPI] = document(MessageIn.model_json_schema())

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import time
-from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -29,14 +26,11 @@ async def accept(
     trace_id: str,
     payload: dict[str, Any] | None = None,
     enqueue: bool = True,
-    after: Callable[[Callable[[], object]], object] | None = None,
 ) -> tuple[InboxRow, bool]:
     """Commit the inbox row, then enqueue; a redelivery finds the row and enqueues nothing new.
 
     With `enqueue=False` the caller enqueues later (after subscribing to the message's events); a message
-    left unqueued by a crash in between is picked up by the sweeper. The message is counted and logged once the
-    event loop has run what is ready, or through `after` (`bot.foreground.Foreground.after` in a web process:
-    once the requests in hand are answered).
+    left unqueued by a crash in between is picked up by the sweeper.
     """
     started = time.monotonic()
     row, created = await deps.inbox.accept(
@@ -44,9 +38,7 @@ async def accept(
     )
     if created and enqueue:
         await enqueue_inbound(deps, row)
-    (after or asyncio.get_running_loop().call_soon)(
-        functools.partial(_received, channel, row, created, round((time.monotonic() - started) * 1000, 2))
-    )
+    _received(channel, row, created, round((time.monotonic() - started) * 1000, 2))
     return row, created
 
 

@@ -54,7 +54,6 @@ async def serve(
     try:
         if receiver is not None:
             await receiver.start()
-        lifecycle.serving()
         if started is not None:
             started()
         await (stop or asyncio.Event()).wait()

@@ -11,7 +11,6 @@ from typing import Any
 from arq import cron
 from arq.connections import ArqRedis, RedisSettings
 
-from bot import lifecycle
 from bot.email.sender import EmailSender, thread_loader
 from bot.live import LiveReplySender
 from bot.media import media_loader
@@ -57,7 +56,6 @@ async def _startup(ctx: dict[str, Any]) -> None:
     port = settings.metrics.worker_port
     if ctx.get("serve_metrics") and port is not None:
         ctx["metrics_server"] = await start_server(deps, settings.metrics.worker_host, port)
-    lifecycle.serving()
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
