@@ -8,9 +8,8 @@ measured in alternating rounds (the machine is noisy) and the median round is re
 
 - `chat_typed_httpx_us`: `chat.completions.create` on the SDK's default transport (httpx), answer built into
   `ChatCompletion` models;
-- `chat_faa_us`: what `engine.llm.OpenAILLM.complete` does: the client's own POST with the body as plain JSON,
-  the answer read as plain JSON, on aiohttp (`engine.llm.openai_client`);
-- `chat_faa_on_httpx_us`: FAA's call on the SDK's default transport: what aiohttp saves;
+- `chat_faa_us`: what `engine.llm.OpenAILLM.complete` does: the same typed call on the SDK's aiohttp transport
+  (`engine.llm.openai_client`);
 - `embed_typed_httpx_us` / `embed_faa_us`: the same for one 384-dimensional embedding
   (`tools.infra.embeddings.OpenAIEmbedder`).
 
@@ -87,8 +86,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     faa = openai_client(base_url, None, timeout_s=30, max_retries=0)
     ways: dict[str, Callable[[], Awaitable[Any]]] = {
         "chat_typed_httpx_us": lambda: typed.chat.completions.create(**BODY),
-        "chat_faa_us": lambda: faa.post("/chat/completions", body=BODY, cast_to=object),
-        "chat_faa_on_httpx_us": lambda: typed.post("/chat/completions", body=BODY, cast_to=object),
+        "chat_faa_us": lambda: faa.chat.completions.create(**BODY),
         "embed_typed_httpx_us": lambda: typed.embeddings.create(**EMBED_BODY),
         "embed_faa_us": lambda: faa.post("/embeddings", body=EMBED_BODY, cast_to=object),
     }

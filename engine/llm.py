@@ -15,8 +15,16 @@ from typing import Any, Literal, cast
 import openai
 import structlog
 from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletionChunk
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionChunk,
+    ChatCompletionMessage,
+    ChatCompletionMessageCustomToolCall,
+    ChatCompletionMessageFunctionToolCall,
+)
+from openai.types.chat.chat_completion import Choice
 from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
+from openai.types.chat.chat_completion_message_function_tool_call import Function
 from pydantic import SecretStr
 
 from engine.errors import LLMError
@@ -99,19 +107,19 @@ class OpenAILLM:
     ) -> LLMResponse:
         """One plain call. With `response_schema` the answer is constrained to that JSON schema."""
         started = time.perf_counter()
-        body: dict[str, Any] = {"model": self._model, "messages": list(messages), "temperature": self._temperature}
-        if self._max_tokens is not openai.omit:
-            body["max_tokens"] = self._max_tokens
-        if tools:
-            body["tools"] = list(tools)
-        if response_schema is not None:
-            body["response_format"] = self._response_format(response_schema, schema_name)
         try:
-            # The client's own POST rather than `chat.completions.create`: the body is plain JSON already, and the
-            # SDK's walk over it against its typed parameters (prompt, schema, tools) costs more CPU than the rest
-            # of the call. The answer comes back as plain JSON too (`cast_to=object`) and is read below, instead of
-            # being built into the SDK's models. Retries, timeouts and errors stay the client's.
-            completion = await self._client.post("/chat/completions", body=body, cast_to=object)
+            completion = await self._client.chat.completions.create(
+                model=self._model,
+                messages=cast(Any, list(messages)),
+                temperature=self._temperature,
+                max_tokens=self._max_tokens,
+                tools=cast(Any, list(tools)) if tools else openai.omit,
+                response_format=(
+                    cast(Any, self._response_format(response_schema, schema_name))
+                    if response_schema is not None
+                    else openai.omit
+                ),
+            )
         except openai.OpenAIError as exc:
             raise _llm_error(exc) from exc
         result = _from_completion(completion)
@@ -276,49 +284,50 @@ async def _emit_tool_uses(result: LLMResponse, emit: EventSink) -> None:
 
 
 def _from_completion(completion: object) -> LLMResponse:
-    """The first choice of a chat completion's JSON; anything not shaped like one is a malformed response."""
-    if not isinstance(completion, dict):
+    """The first choice of the SDK's `ChatCompletion`. The SDK builds it from the server's JSON without validating
+    it (and hands back the text of an answer that is not JSON), so anything not shaped like a completion is a
+    malformed response here."""
+    if not isinstance(completion, ChatCompletion) or not isinstance(completion.choices, list):
         raise LLMError("malformed response", retryable=True)
-    choices = completion.get("choices")
-    if not choices or not isinstance(choices, list):
+    if not completion.choices:
         raise LLMError("response without choices", retryable=True)
-    choice = choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else None
-    if not isinstance(message, dict) or not isinstance(message.get("content"), str | None):
+    choice = completion.choices[0]
+    message = choice.message if isinstance(choice, Choice) else None
+    if not isinstance(message, ChatCompletionMessage) or not isinstance(message.content, str | None):
         raise LLMError("malformed response", retryable=True)
     calls = tuple(
         _tool_call(call, index)
-        for index, call in enumerate(message.get("tool_calls") or ())
-        if not isinstance(call, dict) or call.get("type", "function") == "function"  # we only offer function tools
+        for index, call in enumerate(message.tool_calls or ())
+        if not isinstance(call, ChatCompletionMessageCustomToolCall)  # we only offer function tools
     )
-    usage = completion.get("usage")
-    usage = usage if isinstance(usage, dict) else {}
-    finish_reason = choice.get("finish_reason")
     return LLMResponse(
-        message.get("content"),
+        message.content,
         calls,
-        Usage(_tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens"))),
-        str(completion.get("model") or ""),
-        finish_reason if isinstance(finish_reason, str) else None,
+        _usage(completion.usage),
+        completion.model if isinstance(completion.model, str) else "",
+        choice.finish_reason if isinstance(choice.finish_reason, str) else None,
     )
 
 
 def _tool_call(call: object, index: int) -> ToolCallRequest:
-    function = call.get("function") if isinstance(call, dict) else None
-    if not isinstance(call, dict) or not isinstance(function, dict) or not isinstance(function.get("name"), str):
+    function = call.function if isinstance(call, ChatCompletionMessageFunctionToolCall) else None
+    if not isinstance(function, Function) or not isinstance(function.name, str):
         raise LLMError("malformed tool call", retryable=True)
-    arguments = function.get("arguments")
+    arguments: object = function.arguments
     if not isinstance(arguments, str):  # some servers (Ollama) send the arguments as an object
         arguments = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
-    return ToolCallRequest(id=str(call.get("id") or f"call_{index}"), name=function["name"], arguments=arguments)
+    call_id = getattr(call, "id", None)
+    return ToolCallRequest(id=str(call_id or f"call_{index}"), name=function.name, arguments=arguments)
 
 
 def _tokens(count: object) -> int:
     return count if isinstance(count, int) else 0
 
 
-def _usage(usage: CompletionUsage | None) -> Usage:
-    return Usage(usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage is not None else Usage()
+def _usage(usage: object) -> Usage:
+    if not isinstance(usage, CompletionUsage):
+        return Usage()
+    return Usage(_tokens(usage.prompt_tokens), _tokens(usage.completion_tokens))
 
 
 def _llm_error(exc: Exception) -> LLMError:
