@@ -160,7 +160,7 @@ async def measure(
     in ms (web API, worker, scripted model and client together: the figure's own cost, free of waiting)."""
     async with h.web_server(settings) as server, h.worker_in_loop(settings):
         poll_ms = settings.worker.poll_delay_s * 1000
-        h.progress(f"{tag}: web API on {server.base_url}, worker woken by new messages (idle poll {poll_ms:g} ms)")
+        h.progress(f"{tag}: web API on {server.base_url}, worker polling every {poll_ms:g} ms")
         await send_all(server.base_url, family, llm, messages(3, seed=1), f"{tag}-warmup", budget_s)
         h.progress(f"{tag}: warm-up done; sending {2 * n} messages one at a time")
         cpu_started = time.process_time()
@@ -232,7 +232,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     "copy_s": loaded["copy_s"],
                     "indexed_copy_rows_per_s": loaded["indexed_copy_rows_per_s"],
                     "index_build_s": loaded["index_build_s"],
-                    "idle_poll_ms": poll_ms,
+                    "poll_ms": poll_ms,
                     "process_cpu_ms_per_message": round(cpu_ms, 2),
                 }
             )

@@ -46,7 +46,7 @@ from engine.settings import Settings  # noqa: E402
 from tools.context import ToolContext  # noqa: E402
 from tools.registry import default_registry  # noqa: E402
 from tools.storage.firings import Due  # noqa: E402
-from worker.reminder_queue import enqueue_fire  # noqa: E402
+from worker.reminders import enqueue_fire  # noqa: E402
 
 REDIS_DB = 15
 HOUSEHOLDS = 20

@@ -10,6 +10,7 @@ from redis.exceptions import RedisError
 
 from engine import metrics
 from engine.deps import Deps
+from tools.infra.queue import enqueue_message
 from tools.storage.households import Principal
 from tools.storage.inbox import InboxRow, NewMessage
 
@@ -57,8 +58,8 @@ def _received(channel: str, row: InboxRow, created: bool, duration_ms: float) ->
 async def enqueue_inbound(deps: Deps, row: InboxRow) -> None:
     """Enqueue the message's job. If Redis is unreachable the message is still safe in the inbox: the sweeper
     enqueues it once Redis is back, so the sender still gets its 2xx."""
-    assert deps.queue is not None, "a process that accepts messages is built with Redis (open_deps(redis=...))"
+    assert deps.redis is not None, "a process that accepts messages is built with Redis (open_deps(redis=...))"
     try:
-        await deps.queue.enqueue(row.id, row.household_id)
+        await enqueue_message(deps.redis, row.id, row.household_id)
     except (RedisError, OSError) as exc:
         log.warning("message.enqueue.failed", inbox_id=row.id, error=type(exc).__name__)

@@ -17,7 +17,6 @@ from engine.settings import Settings
 from engine.speech import OpenAITranscriber
 from tools.infra.clock import Clock, SystemClock
 from tools.infra.embeddings import EmbeddingCache, OpenAIEmbedder
-from tools.infra.queue import InboundQueue
 from tools.registry import default_registry
 from tools.storage.database import Database
 from tools.storage.inbox import InboxWriter
@@ -85,7 +84,6 @@ async def open_deps(
         prompts=prompts,
         inbox=InboxWriter(db),
         redis=redis,
-        queue=None if redis is None else InboundQueue(redis),
         senders=dict(senders or {}),
         fetchers=dict(fetchers or {}),
         speech=transcriber_from_settings(settings),

@@ -13,7 +13,6 @@ from engine.settings import Settings
 from tools.errors import FAAError
 from tools.infra.clock import Clock, SystemClock
 from tools.infra.embeddings import Embedder
-from tools.infra.queue import InboundQueue
 from tools.registry import ToolRegistry
 from tools.storage.database import Database
 from tools.storage.inbox import InboxWriter
@@ -57,8 +56,7 @@ class Deps:
     registry: ToolRegistry
     prompts: PromptBook
     inbox: InboxWriter  # every channel's way into the inbox (group commit)
-    redis: Any = None  # arq's ArqRedis in the worker and web processes
-    queue: InboundQueue | None = None  # every channel's way onto the job queue (batched), where there is Redis
+    redis: Any = None  # arq's ArqRedis in the worker and web processes: the job queue and live replies
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
     fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel
     speech: Transcriber | None = None  # None: voice messages are not enabled

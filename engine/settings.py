@@ -152,10 +152,10 @@ class WorkerSettings(BaseSettings):
     )
     delivery_max_attempts: int = Field(default=8, ge=1)
     poll_delay_s: float = Field(
-        default=0.05,
+        default=0.1,
         gt=0,
         le=5,
-        description="How often an idle worker looks for due jobs; a new message wakes it at once.",
+        description="How often the worker looks for jobs: a new message waits at most this long to be picked up.",
     )
 
     @model_validator(mode="after")

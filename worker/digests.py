@@ -1,14 +1,17 @@
-"""Digests on schedule: a sweep each minute enqueues the digests that are due; a job gathers, phrases and sends
-each one once. Its run row, chart and outbox rows commit together, so two workers, a retried job or a restart
-never send a period twice; a lost job is enqueued again by the next sweep while the digest is still worth it."""
+"""Digests in the worker: a sweep each minute enqueues the digests that are due; a job sends each one once.
+
+A digest has one part per layer: when it is due and what was sent are rows (`tools.storage.digests`), what it says
+is gathered and phrased by the engine (`engine.digests`), and here the worker runs it. Its run row, chart and outbox
+rows commit together, so two workers, a retried job or a restart never send a period twice; a lost job is enqueued
+again by the next sweep while the digest is still worth it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 from collections import Counter
-from datetime import UTC, date, datetime
-from typing import Any
+from datetime import datetime
 
 import structlog
 
@@ -16,36 +19,29 @@ from engine.deps import Deps
 from engine.digests import Digest, gather, phrased
 from tools.charts import render_png
 from tools.context import ToolContext
+from tools.infra.queue import RUN_DIGEST, digest_job_id
 from tools.storage import digests, households, identities, media, outbox
 from tools.storage.digests import Occurrence
 from tools.storage.households import Member
-from worker.jobs import deliver_outbound
+from worker import delivery
 
 log = structlog.get_logger()
 
-DIGEST_JOB = "run_digest"
 
-
-def digest_job_id(household_id: int, occurrence: Occurrence) -> str:
-    return f"digest:{household_id}:{occurrence.kind}:{occurrence.period_start.isoformat()}"
-
-
-async def sweep_digests(ctx: dict[str, Any], *, now: datetime | None = None) -> int:
+async def enqueue_due(deps: Deps, now: datetime) -> int:
     """Enqueue every digest due now and not yet sent; the job id keeps a waiting job from being doubled."""
-    deps: Deps = ctx["deps"]
-    now = now or datetime.now(UTC)
     async with deps.db.unscoped() as conn:
         due = await digests.due(conn, now)
     enqueued = 0
     for household_id, occurrence in due:
         job = await deps.redis.enqueue_job(
-            DIGEST_JOB,
+            RUN_DIGEST,
             household_id,
             occurrence.kind,
             occurrence.period_start.isoformat(),
             occurrence.period_end.isoformat(),
             occurrence.due_at.isoformat(),
-            _job_id=digest_job_id(household_id, occurrence),
+            _job_id=digest_job_id(household_id, occurrence.kind, occurrence.period_start),
         )
         enqueued += job is not None
     if enqueued:
@@ -53,44 +49,34 @@ async def sweep_digests(ctx: dict[str, Any], *, now: datetime | None = None) -> 
     return enqueued
 
 
-async def run_digest(
-    ctx: dict[str, Any], household_id: int, kind: str, period_start: str, period_end: str, due_at: str
-) -> str:
+async def send(deps: Deps, household_id: int, occurrence: Occurrence) -> str:
     """Gather, phrase and send one household's digest for one period, once."""
-    deps: Deps = ctx["deps"]
-    occurrence = Occurrence(
-        kind, date.fromisoformat(period_start), date.fromisoformat(period_end), datetime.fromisoformat(due_at)
-    )
-    structlog.contextvars.bind_contextvars(household_id=household_id, digest=kind, period=period_start)
-    try:
-        async with deps.db.household(household_id) as conn:
-            if await digests.already_sent(conn, household_id, kind, occurrence.period_start):
-                return "already sent"
-            timezone = await households.household_timezone(conn, household_id)
-            people = await households.members(conn, household_id)
-            tool_ctx = ToolContext(
-                conn=conn,
-                household_id=household_id,
-                user_id=people[0].id if people else 0,
-                timezone=timezone,
-                now=occurrence.due_at,
-                embedder=deps.embedder,
-                members=people,
-            )
-            digest = await gather(tool_ctx, occurrence)
-        if not people:
-            digest = dataclasses.replace(digest, phrasing="skipped", chart=None)
-        digest = await phrased(digest, deps.llm, _language(people))
-        png = await asyncio.to_thread(render_png, digest.chart) if digest.chart is not None else None
-        outbox_ids = await _record(deps, household_id, occurrence, digest, png, people)
-        if outbox_ids is None:
+    async with deps.db.household(household_id) as conn:
+        if await digests.already_sent(conn, household_id, occurrence.kind, occurrence.period_start):
             return "already sent"
-        for outbox_id in outbox_ids:
-            await deliver_outbound(ctx, outbox_id, household_id)
-        log.info("digest.sent", phrasing=digest.phrasing, recipients=len(outbox_ids), chart=png is not None)
-        return "sent" if outbox_ids else "skipped"
-    finally:
-        structlog.contextvars.unbind_contextvars("household_id", "digest", "period")
+        timezone = await households.household_timezone(conn, household_id)
+        people = await households.members(conn, household_id)
+        tool_ctx = ToolContext(
+            conn=conn,
+            household_id=household_id,
+            user_id=people[0].id if people else 0,
+            timezone=timezone,
+            now=occurrence.due_at,
+            embedder=deps.embedder,
+            members=people,
+        )
+        digest = await gather(tool_ctx, occurrence)
+    if not people:
+        digest = dataclasses.replace(digest, phrasing="skipped", chart=None)
+    digest = await phrased(digest, deps.llm, _language(people))
+    png = await asyncio.to_thread(render_png, digest.chart) if digest.chart is not None else None
+    outbox_ids = await _record(deps, household_id, occurrence, digest, png, people)
+    if outbox_ids is None:
+        return "already sent"
+    for outbox_id in outbox_ids:
+        await delivery.deliver(deps, outbox_id, household_id)
+    log.info("digest.sent", phrasing=digest.phrasing, recipients=len(outbox_ids), chart=png is not None)
+    return "sent" if outbox_ids else "skipped"
 
 
 async def _record(

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
-from arq import cron
+from arq import Worker
 from arq.connections import ArqRedis, RedisSettings
 
 from bot.email.sender import EmailSender, thread_loader
@@ -27,10 +27,7 @@ from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
 from tools.infra.clock import Clock
-from worker.digests import run_digest, sweep_digests
-from worker.jobs import deliver_outbound, handle_inbound, sweep
-from worker.reminders import fire_reminder, sweep_reminders
-from worker.wakeup import WakeableWorker
+from worker.jobs import CRON_JOBS, FUNCTIONS
 
 
 async def _startup(ctx: dict[str, Any]) -> None:
@@ -78,19 +75,14 @@ def create_worker(
     handle_signals: bool = True,
     serve_metrics: bool = False,
     clock: Clock | None = None,
-) -> WakeableWorker:
+) -> Worker:
     """An arq worker. `serve_metrics` starts its own GET /metrics when METRICS_WORKER_PORT is set (a worker
     inside the web process needs none: the web API's /metrics shows the same process); `clock` replaces the
     system clock (tests)."""
     ws = settings.worker
-    return WakeableWorker(
-        functions=[handle_inbound, deliver_outbound, fire_reminder, run_digest],
-        cron_jobs=[
-            # All on the same second: arq runs them in one pass, not at several moments a minute.
-            cron(sweep, second={0}, unique=True, run_at_startup=True),
-            cron(sweep_reminders, second={0}, unique=True, run_at_startup=True),
-            cron(sweep_digests, second={0}, unique=True),
-        ],
+    return Worker(
+        functions=FUNCTIONS,
+        cron_jobs=CRON_JOBS,
         redis_settings=RedisSettings.from_dsn(settings.redis.url),
         redis_pool=redis_pool,
         burst=burst,
@@ -102,7 +94,7 @@ def create_worker(
         max_tries=ws.max_tries,
         handle_signals=handle_signals,
         job_completion_wait=30,
-        idle_poll_s=ws.poll_delay_s,
+        poll_delay=ws.poll_delay_s,
         health_check_interval=30,
     )
 
@@ -110,7 +102,7 @@ def create_worker(
 @contextlib.asynccontextmanager
 async def background_worker(
     settings: Settings, *, grace_s: float = 10.0, clock: Clock | None = None
-) -> AsyncIterator[WakeableWorker]:
+) -> AsyncIterator[Worker]:
     """A worker running in this process's event loop. On exit it stops taking jobs, gives running ones
     `grace_s` to finish (the rest are cancelled; arq re-queues them), and closes its dependencies."""
     worker = create_worker(settings, handle_signals=False, clock=clock)
@@ -122,7 +114,6 @@ async def background_worker(
         # and returns. Cancelling the loop instead could cut a Redis pipeline in half and leak its connection.
         worker.allow_pick_jobs = False
         worker.burst, worker.max_burst_jobs = True, 0
-        worker.wake()
         done, _ = await asyncio.wait({task}, timeout=grace_s)
         if not done:
             task.cancel()

@@ -13,7 +13,6 @@ from bot import intake
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import Scripted
 from tests.system import System, eventually, make_family
-from tools.infra.queue import InboundQueue
 from tools.storage import households
 from tools.storage.database import Connection
 from tools.storage.households import Principal
@@ -91,7 +90,7 @@ async def test_health_and_openapi(system: System) -> None:
 async def test_accepted_message_survives_a_redis_outage(system: System) -> None:
     family = await make_family(system.admin, "NoRedis", {"Anna": "Europe/Berlin"})
     gone = ArqRedis(host="127.0.0.1", port=1)  # Redis went away after the inbox row was committed
-    deps = dataclasses.replace(system.deps, redis=gone, queue=InboundQueue(gone))
+    deps = dataclasses.replace(system.deps, redis=gone)
     principal = Principal(family.user_ids["Anna"], family.household_id)
 
     row, created = await intake.accept(

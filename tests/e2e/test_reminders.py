@@ -19,9 +19,9 @@ from tests.e2e.test_stories import send
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import System, make_family, running_system
+from tools.infra.queue import reminder_job_id
 from tools.infra.recurrence import resolve_wall_time
-from worker.reminder_queue import reminder_job_id
-from worker.reminders import sweep_reminders
+from worker.jobs import sweep_reminders
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

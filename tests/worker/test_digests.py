@@ -21,10 +21,11 @@ from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import System, running_system
 from tests.tools import Family, add_memory
 from tests.tools.test_charts import png_size
+from tools.infra.queue import digest_job_id
 from tools.storage import digests, households
 from tools.storage.digests import Occurrence
 from tools.storage.outbox import OutboxRow
-from worker.digests import digest_job_id, run_digest, sweep_digests
+from worker.jobs import run_digest, sweep_digests
 
 LONG_AGO = datetime(2000, 1, 1, tzinfo=UTC)
 FAMILY_NAME = "Digest family"
@@ -172,8 +173,9 @@ async def test_monthly_digest_equals_the_sql_truth(settings: Settings, fake_llm:
         [job] = await due_jobs(system, family, MARCH_1_0800_BERLIN)
         await sweep_digests(ctx, now=MARCH_1_0800_BERLIN)
         occurrence = Occurrence("monthly", date(2025, 2, 1), date(2025, 3, 1), MARCH_1_0800_BERLIN)
-        assert digest_job_id(family.household_id, occurrence) == f"digest:{family.household_id}:monthly:2025-02-01"
-        assert await system.redis.exists(f"arq:job:{digest_job_id(family.household_id, occurrence)}")
+        job_id = digest_job_id(family.household_id, occurrence.kind, occurrence.period_start)
+        assert job_id == f"digest:{family.household_id}:monthly:2025-02-01"
+        assert await system.redis.exists(f"arq:job:{job_id}")
         assert await run_digest(ctx, *job) == "sent"
 
     truth = await sql_truth(admin_conn, family.household_id)

@@ -7,7 +7,7 @@ import dataclasses
 
 from bot import intake
 from engine.deps import DeliveryError
-from engine.settings import Settings, WebSettings, WorkerSettings
+from engine.settings import Settings
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, accept_unqueued, make_family, running_system
@@ -111,24 +111,3 @@ async def test_reply_on_a_channel_without_sender_fails_visibly(system: System) -
     assert await system.admin.fetchval("SELECT last_error FROM outbox WHERE id = $1", outbox_id) == (
         "no sender for channel 'flaky'"
     )
-
-
-async def test_a_new_message_wakes_an_idle_worker_instead_of_waiting_for_its_poll(
-    settings: Settings, fake_llm: FakeOpenAI, admin_conn
-) -> None:
-    # The idle poll is longer than the wait for the reply: only the wake-up can start the job in time.
-    sleepy = settings.model_copy(
-        update={
-            "worker": WorkerSettings(max_tries=3, stale_after_s=300, poll_delay_s=5),
-            "web": WebSettings(reply_wait_s=3),
-        }
-    )
-    family = await make_family(admin_conn, "Awake", {"Anna": "Europe/Berlin"})
-    fake_llm.script(lambda request: analysis("chat", reply="Right here."))
-    async with running_system(sleepy, fake_llm, admin_conn) as system:
-        await asyncio.sleep(0.2)  # the worker is in its first idle wait
-        response = await system.client.post(
-            "/v1/messages", json={"text": "are you there?"}, headers=family.auth("Anna")
-        )
-        body = await response.json()
-    assert body["status"] == "done" and body["reply"] == "Right here."

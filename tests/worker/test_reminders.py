@@ -22,11 +22,12 @@ from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, accept_unqueued, make_family, running_system
 from tools.context import ToolContext
+from tools.infra.queue import reminder_job_id
 from tools.registry import default_registry
 from tools.storage.firings import Due
+from worker.jobs import fire_reminder, sweep_reminders
 from worker.main import create_worker
-from worker.reminder_queue import enqueue_fire, enqueue_for_message, reminder_job_id
-from worker.reminders import fire_reminder, sweep_reminders
+from worker.reminders import enqueue_fire, enqueue_for_message
 
 REGISTRY = default_registry()
 

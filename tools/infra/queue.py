@@ -1,20 +1,45 @@
-"""The arq queue from the side that accepts messages: job ids, the workers' wake-up, and the enqueue in batches."""
+"""The arq queue: the name of every job and the id it is enqueued under, the enqueue of a message's job, and the
+names of the Redis pub/sub channels that carry replies and stream events between processes.
+
+The worker registers its job functions under these names (`worker.jobs`); whatever enqueues a job, in the web
+process or in the worker, takes the name and the id from here. An id makes an enqueue idempotent: arq adds no job
+while one with the same id is queued or its result is kept.
+"""
 
 from __future__ import annotations
 
-import time
+from datetime import date, datetime
 from typing import Any
 
-from arq.constants import job_key_prefix, result_key_prefix
-from arq.jobs import serialize_job
-
-from tools.infra.batching import GroupCommit
-
-HANDLE_JOB = "handle_inbound"
+HANDLE_INBOUND = "handle_inbound"  # answer one inbox message
+DELIVER_OUTBOUND = "deliver_outbound"  # deliver one outbox row on its channel
+FIRE_REMINDER = "fire_reminder"  # fire one occurrence of a reminder
+RUN_DIGEST = "run_digest"  # gather, phrase and send one household's digest for one period
 
 
 def inbox_job_id(inbox_id: int) -> str:
     return f"inbox:{inbox_id}"
+
+
+def outbox_job_id(outbox_id: int, attempt: int = 0) -> str:
+    return f"outbox:{outbox_id}:{attempt}"
+
+
+def reminder_job_id(reminder_id: int, fire_at: datetime) -> str:
+    return f"reminder:{reminder_id}:{int(fire_at.timestamp())}"
+
+
+def digest_job_id(household_id: int, kind: str, period_start: date) -> str:
+    return f"digest:{household_id}:{kind}:{period_start.isoformat()}"
+
+
+async def enqueue_message(redis: Any, inbox_id: int, household_id: int) -> bool:
+    """Enqueue the message's job on arq's `ArqRedis`; `False` when its job is still queued or has a kept result.
+
+    Raises what Redis raises; the message is safe in the inbox either way and the sweeper enqueues it later.
+    """
+    job = await redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=inbox_job_id(inbox_id))
+    return job is not None
 
 
 def channel_name(redis: Any, kind: str, key: int | str) -> str:
@@ -22,64 +47,3 @@ def channel_name(redis: Any, kind: str, key: int | str) -> str:
     # on different databases never see each other's replies.
     db = redis.connection_pool.connection_kwargs.get("db", 0)
     return f"faa:{db}:{kind}:{key}"
-
-
-def wake_channel(redis: Any) -> str:
-    """Where the web side says "a job is waiting" so an idle worker starts it now rather than at its next poll."""
-    return channel_name(redis, "wake", "jobs")
-
-
-class InboundQueue:
-    """Enqueues each accepted message's job (`handle_inbound(inbox_id, household_id)`) on arq's `ArqRedis`.
-
-    The jobs that wait while an enqueue is under way share the next one (`GroupCommit`): a burst of 200 messages
-    costs a few script calls on one connection instead of 200 calls on as many new connections.
-    """
-
-    def __init__(self, redis: Any, *, max_batch: int = 500) -> None:
-        self._redis = redis
-        self._script = redis.register_script(_ENQUEUE)
-        self._wake = wake_channel(redis)
-        self._commits = GroupCommit(self._enqueue, max_batch=max_batch)
-
-    async def enqueue(self, inbox_id: int, household_id: int) -> bool:
-        """Enqueue the message's job; `False` when its job is still queued or has a kept result (as with arq).
-
-        Raises what Redis raises; the message is safe in the inbox either way and the sweeper enqueues it later.
-        """
-        return await self._commits.submit((inbox_id, household_id))
-
-    async def _enqueue(self, batch: list[tuple[int, int]]) -> list[bool]:
-        redis = self._redis
-        enqueued_ms = round(time.time() * 1000)
-        keys: list[str] = []
-        args: list[Any] = [redis.expires_extra_ms, self._wake, enqueued_ms]
-        for inbox_id, household_id in batch:
-            job_id = inbox_job_id(inbox_id)
-            keys += [job_key_prefix + job_id, result_key_prefix + job_id]
-            job = serialize_job(
-                HANDLE_JOB, (inbox_id, household_id), {}, None, enqueued_ms, serializer=redis.job_serializer
-            )
-            args += [job_id, job]
-        added = await self._script(keys=[*keys, redis.default_queue_name], args=args)
-        return [bool(flag) for flag in added]
-
-
-# arq's `enqueue_job` for each job (WATCH the job key, check it and its result, MULTI, PSETEX, ZADD, EXEC) and one
-# wake-up for the batch, atomic in one round trip. A job id still queued or with a kept result enqueues nothing,
-# as with arq. KEYS: job key and result key per job, then the queue; ARGV: expiry ms, wake channel, score, then
-# job id and serialized job per job.
-_ENQUEUE = """
-local queue = KEYS[#KEYS]
-local added, any = {}, false
-for i = 1, (#KEYS - 1) / 2 do
-    added[i] = 0
-    if redis.call('EXISTS', KEYS[2 * i - 1], KEYS[2 * i]) == 0 then
-        redis.call('PSETEX', KEYS[2 * i - 1], ARGV[1], ARGV[2 * i + 3])
-        redis.call('ZADD', queue, ARGV[3], ARGV[2 * i + 2])
-        added[i], any = 1, true
-    end
-end
-if any then redis.call('PUBLISH', ARGV[2], '1') end
-return added
-"""

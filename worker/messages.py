@@ -1,0 +1,123 @@
+"""Answering inbox messages: the engine's run of one message (with the channel's typing action and stream events),
+and the sweep that re-enqueues messages a lost job left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+from arq import Retry
+
+from bot.live import RedisEventSink
+from engine.deps import Deps
+from engine.llm_types import EventSink
+from engine.pipeline import Engine
+from engine.record import Finished
+from tools.infra.queue import HANDLE_INBOUND, enqueue_message, inbox_job_id
+from tools.reminders import RESCHEDULING_TOOLS
+from tools.storage import inbox
+from tools.storage.inbox import InboxRow
+from worker import delivery, reminders
+
+log = structlog.get_logger()
+
+# A queued message whose job is still in Redis is left alone (arq dedupes by job id); after this long the
+# sweeper checks that it is.
+_QUEUED_GRACE_S = 15.0
+_TYPING_EVERY_S = 4.5
+
+
+async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> str:
+    """Answer one message and deliver the reply; what it came to ("already finished", or the reply's outcome)."""
+    finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
+    # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
+    # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
+    if finished is None or finished.tools & RESCHEDULING_TOOLS:
+        await reminders.enqueue_for_message(deps, inbox_id, household_id)
+    if finished is None:
+        return "already finished"
+    if finished.outbox_id is not None:
+        # Deliver right here rather than through another queue hop; failures re-enqueue a delivery job,
+        # and the sweeper covers a crash in between.
+        await delivery.deliver(deps, finished.outbox_id, household_id)
+    return finished.reply.outcome
+
+
+async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> Finished | None:
+    """The engine's run of the message. A failure raises `Retry` until the job's last try, which answers the
+    member with a friendly failure instead."""
+    final = job_try >= deps.settings.worker.max_tries
+    sink: EventSink | None = None
+    try:
+        claimed = await engine.claim(inbox_id, household_id)
+        if claimed is None:
+            return None
+        structlog.contextvars.bind_contextvars(trace_id=claimed.row.trace_id)
+        sink = _event_sink(deps, claimed.row)
+        async with _typing(deps, claimed.row):
+            return await engine.answer(claimed, sink=sink, final_attempt=final)
+    except Exception as exc:
+        if not final:
+            log.warning("message.retrying", error=type(exc).__name__, defer_s=delivery.backoff(job_try))
+            raise Retry(defer=delivery.backoff(job_try)) from exc
+        log.error("message.failed", error=type(exc).__name__)
+        return await engine.fail(inbox_id, household_id, f"{type(exc).__name__}: {exc}", sink=sink)
+
+
+def _event_sink(deps: Deps, row: InboxRow) -> EventSink | None:
+    """Stream events go to the channel's own sink when its sender has one (Telegram drafts), else to Redis for
+    the web API's SSE endpoint."""
+    if not row.payload.get("stream"):
+        return None
+    stream_sink = getattr(deps.senders.get(row.channel), "stream_sink", None)
+    if stream_sink is not None:
+        return stream_sink(str(row.payload.get("reply_to", "")), row.id)
+    return RedisEventSink(deps.redis, row.id)
+
+
+@contextlib.asynccontextmanager
+async def _typing(deps: Deps, row: InboxRow) -> AsyncIterator[None]:
+    """While the engine works, a channel whose sender can show it (Telegram's typing action) shows it; the
+    action fades after ~5 s, so it is repeated until the engine is done."""
+    show = getattr(deps.senders.get(row.channel), "typing", None)
+    if show is None:
+        yield
+        return
+    recipient = str(row.payload.get("reply_to", ""))
+    await show(recipient)
+
+    async def repeat() -> None:
+        while True:
+            await asyncio.sleep(_TYPING_EVERY_S)
+            await show(recipient)
+
+    task = asyncio.create_task(repeat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def requeue_stale(deps: Deps) -> int:
+    """Re-enqueue queued messages nobody picked up and processing messages whose worker died; how many."""
+    async with deps.db.unscoped() as conn:
+        unqueued = await inbox.stale(conn, "queued", _QUEUED_GRACE_S)
+        abandoned = await inbox.stale(conn, "processing", deps.settings.worker.stale_after_s)
+    requeued = 0
+    for inbox_id, household_id in unqueued:
+        # The canonical job id: arq refuses it while the job still waits in the queue, so only lost ones return.
+        requeued += await enqueue_message(deps.redis, inbox_id, household_id)
+    for inbox_id, household_id in abandoned:
+        async with deps.db.household(household_id) as conn:
+            await inbox.touch(conn, inbox_id)
+            row = await inbox.get(conn, inbox_id)
+        attempt = row.attempts if row else 0
+        job = await deps.redis.enqueue_job(
+            HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:sweep{attempt}"
+        )
+        requeued += job is not None
+    return requeued
