@@ -12,6 +12,7 @@ from engine import metrics
 from engine.deps import AttachmentFetcher, Deps, ReplySender
 from engine.errors import FAAError
 from engine.llm import OpenAILLM, openai_client
+from engine.ocr import RapidOCRReader
 from engine.prompts import PromptBook
 from engine.settings import Settings
 from engine.speech import OpenAITranscriber
@@ -87,13 +88,14 @@ async def open_deps(
         senders=dict(senders or {}),
         fetchers=dict(fetchers or {}),
         speech=transcriber_from_settings(settings),
+        ocr=RapidOCRReader(settings.ocr),
         clock=clock or SystemClock(),
     )
 
 
 async def close_deps(deps: Deps) -> None:
     await deps.db.close()
-    for client in (deps.llm, deps.embedder, deps.speech):
+    for client in (deps.llm, deps.embedder, deps.speech, deps.ocr):
         close = getattr(client, "close", None)
         if close is not None:
             await close()

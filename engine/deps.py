@@ -47,6 +47,12 @@ class Transcriber(Protocol):
     async def transcribe(self, audio: bytes, *, mime: str, name: str) -> str: ...
 
 
+class ImageReader(Protocol):
+    """Text from photos (OCR); an unreadable image is an `AttachmentError`."""
+
+    async def read_text(self, image: bytes) -> str: ...
+
+
 @dataclass(frozen=True)
 class Deps:
     settings: Settings
@@ -56,6 +62,7 @@ class Deps:
     registry: ToolRegistry
     prompts: PromptBook
     inbox: InboxWriter  # every channel's way into the inbox (group commit)
+    ocr: ImageReader  # text from photos; its models load with the first photo
     redis: Any = None  # arq's ArqRedis in the worker and web processes: the job queue and live replies
     senders: Mapping[str, ReplySender] = field(default_factory=dict)
     fetchers: Mapping[str, AttachmentFetcher] = field(default_factory=dict)  # by channel

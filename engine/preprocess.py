@@ -9,7 +9,7 @@ from typing import Any
 
 import structlog
 
-from engine import metrics, ocr
+from engine import metrics
 from engine.domain import Attachment
 from engine.errors import AttachmentError
 from engine.run import Run
@@ -67,7 +67,7 @@ async def _extract(run: Run, attachment: Attachment) -> dict[str, Any]:
                 raise AttachmentError("speech-to-text is not enabled")
             text = await run.deps.speech.transcribe(data, mime=attachment.mime, name=attachment.name or "voice.ogg")
         elif _is_image(attachment):
-            text = await ocr.read_text(data, run.deps.settings.ocr)
+            text = await run.deps.ocr.read_text(data)
         elif attachment.mime in _READABLE_TEXT:
             text = data.decode("utf-8", errors="replace").strip()
         else:

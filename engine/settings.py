@@ -100,13 +100,15 @@ class LocalSettings(BaseSettings):
 
 
 class OCRSettings(BaseSettings):
-    """Text from photos (receipts, letters) in the preprocess step, with Tesseract."""
+    """Text from photos (receipts, letters) in the preprocess step, with RapidOCR (English and Simplified Chinese)."""
 
     model_config = _section("OCR_")
 
-    languages: str = Field(default="eng+chi_sim", pattern=r"^[a-z_]+(\+[a-z_]+)*$", description="Tesseract -l value.")
-    timeout_s: float = Field(default=30.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0, description="A photo not read by then goes to the model unread.")
     max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="Larger attachments are not read.")
+    max_pixels: int = Field(
+        default=50_000_000, ge=10_000, description="Larger images are not decoded (a small file can hold a huge image)."
+    )
 
 
 class SpeechSettings(BaseSettings):

@@ -1,49 +1,90 @@
-"""Step 1: photos read with Tesseract (English and Chinese), voice through speech-to-text on the wire, files
+"""Step 1: photos read by OCR (English and Chinese), voice through speech-to-text on the wire, files
 fetched through the channel's port — each extraction journaled, a broken attachment never failing the message."""
 
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import AsyncIterator
 
 import asyncpg
 import pytest
+from PIL import Image
 
 from bot import intake
 from engine.composition import close_deps, open_deps
 from engine.deps import Deps
 from engine.domain import Attachment
 from engine.errors import AttachmentError, LLMError
-from engine.ocr import read_text, tidy
+from engine.ocr import RapidOCRReader, join_lines
 from engine.pipeline import Engine
 from engine.settings import OCRSettings, Settings, SpeechSettings
 from tests.e2e.scripts import analysis, is_analysis, member_message
-from tests.fakes.images import CHINESE_FONT, picture
+from tests.fakes.images import CHINESE_FONT, drawing, picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family
 from tools.storage import media
 from tools.storage.inbox import InboxRow
 
 
-async def test_a_receipt_photo_is_read_in_english() -> None:
-    text = await read_text(picture(["REWE Markt Berlin", "TOTAL EUR 23.45"]), OCRSettings())
-    assert "REWE" in text and "23.45" in text
+@pytest.fixture(scope="module")
+async def reader() -> AsyncIterator[RapidOCRReader]:
+    """One reader for the module: its models load once, with the first photo."""
+    opened = RapidOCRReader(OCRSettings())
+    yield opened
+    await opened.close()
 
 
-async def test_a_chinese_receipt_is_read_without_spaces_between_characters() -> None:
-    text = await read_text(picture(["超市收据", "合计 35.50 元"], CHINESE_FONT), OCRSettings())
+async def test_a_receipt_photo_is_read_in_english(reader: RapidOCRReader) -> None:
+    text = await reader.read_text(picture(["REWE Markt Berlin", "TOTAL EUR 23.45"]))
+    assert text == "REWE Markt Berlin\nTOTAL EUR 23.45"
+
+
+async def test_a_chinese_receipt_is_read_without_spaces_between_characters(reader: RapidOCRReader) -> None:
+    text = await reader.read_text(picture(["超市收据", "合计 35.50 元"], CHINESE_FONT))
     assert "超市收据" in text and "35.50" in text
 
 
-async def test_bad_images_are_attachment_errors_not_crashes() -> None:
+async def test_an_item_and_its_price_stay_on_one_line_in_a_tilted_photo(reader: RapidOCRReader) -> None:
+    receipt = ["Milk 1L" + " " * 40 + "1.19", "Bread" + " " * 44 + "2.49", "TOTAL" + " " * 43 + "3.68"]
+    text = await reader.read_text(picture(receipt, format="JPEG", angle=2))
+    assert text.splitlines() == ["Milk 1L 1.19", "Bread 2.49", "TOTAL 3.68"]
+
+
+async def test_photos_turned_by_exif_and_transparent_pictures_are_read_upright_on_white(
+    reader: RapidOCRReader,
+) -> None:
+    turned = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # Orientation: the camera was held sideways, display turned 90° clockwise
+    drawing(["PHARMACY", "TOTAL EUR 8.90"]).rotate(90, expand=True).save(turned, format="JPEG", exif=exif)
+    transparent = io.BytesIO()
+    ink = drawing(["PHARMACY", "TOTAL EUR 8.90"]).point(lambda value: 255 - value)  # the text opaque, the rest clear
+    Image.merge("LA", (Image.new("L", ink.size, 0), ink)).save(transparent, format="PNG")
+
+    for image in (turned.getvalue(), transparent.getvalue()):
+        assert await reader.read_text(image) == "PHARMACY\nTOTAL EUR 8.90"
+    assert await reader.read_text(picture([])) == ""
+
+
+async def test_bad_images_are_attachment_errors_not_crashes(reader: RapidOCRReader) -> None:
     with pytest.raises(AttachmentError, match="could not read"):
-        await read_text(b"this is not an image at all", OCRSettings())
+        await reader.read_text(b"this is not an image at all")
+    with pytest.raises(AttachmentError, match="could not read"):
+        await reader.read_text(picture(["cut off in transit"])[:400])
     with pytest.raises(AttachmentError, match="larger than"):
-        await read_text(b"x" * 2048, OCRSettings(max_bytes=1024))
+        await RapidOCRReader(OCRSettings(max_bytes=1024)).read_text(b"x" * 2048)
+    with pytest.raises(AttachmentError, match="more than 100000 pixels"):
+        await RapidOCRReader(OCRSettings(max_pixels=100_000)).read_text(picture(["TOTAL EUR 8.90"] * 2))
 
 
-def test_tidy_joins_han_characters_and_keeps_latin_words_apart() -> None:
-    assert tidy("合 计 : 35.50 元\n\n\n\nREWE  Markt\x0c") == "合计 : 35.50 元\n\nREWE  Markt"
+def test_pieces_of_one_tilted_line_are_joined_left_to_right_and_han_characters_without_spaces() -> None:
+    def box(left: float, top: float, width: float, slope: float = 0.03) -> list[list[float]]:
+        rise = slope * width
+        return [[left, top], [left + width, top + rise], [left + width, top + rise + 40], [left, top + 40]]
+
+    pieces = {"35.50": box(600, 118, 120), "合计": box(40, 100, 80), "元": box(740, 122, 40), "TOTAL": box(40, 170, 90)}
+    assert join_lines(list(pieces.values()), list(pieces)) == "合计 35.50 元\nTOTAL"
 
 
 class ChannelFiles:
