@@ -8,7 +8,9 @@ per engine, by language (`en`, `zh`, `mixed`):
 
 - `char_accuracy`: 1 - character error rate against the drawn text, lines in order, NFKC, whitespace ignored;
 - `tokens_found`: the share of the receipt's words and amounts found anywhere in the text, order aside;
-- `s_per_image`: the median over rounds of one warm read, averaged over the images;
+- `s_per_image`, `cpu_s_per_image`: the median over rounds of one warm read's wall and CPU time (RapidOCR uses both
+  cores, Tesseract one), averaged over the images; the engines take turns on each image, as the machine may be
+  shared;
 - `load_s` (RapidOCR): the first read, which imports the library and loads its models;
 - `install_mb`: RapidOCR: the Python distributions `rapidocr` and `onnxruntime` bring beyond FAA's other
   dependencies; Tesseract: the Debian packages' installed size (tesseract-ocr, -eng, -chi-sim, -osd, libtesseract5,
@@ -25,6 +27,7 @@ import argparse
 import asyncio
 import io
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -85,6 +88,7 @@ TESSERACT_PACKAGES = ["tesseract-ocr", "tesseract-ocr-eng", "tesseract-ocr-chi-s
 TESSERACT_PACKAGES += ["libtesseract5", "liblept5"]
 _HAN = r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
 _SPACE_BETWEEN_HAN = re.compile(rf"(?<={_HAN})[ \t]+(?={_HAN})")
+Reader = Callable[[bytes], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -178,25 +182,48 @@ async def tesseract(image: bytes) -> str:
     return _SPACE_BETWEEN_HAN.sub("", done.stdout.decode(errors="replace").replace("\x0c", "")).strip()
 
 
-async def measure(
-    name: str, read: Callable[[bytes], Awaitable[str]], images: list[Receipt], rounds: int
-) -> dict[str, Any]:
-    seconds: dict[str, list[float]] = {receipt.name: [] for receipt in images}
-    readings: dict[str, str] = {}
+def cpu_s() -> float:
+    """CPU seconds of this process (all its threads) and of its finished children."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+async def measure(engines: dict[str, Reader], images: list[Receipt], rounds: int) -> dict[str, dict[str, Any]]:
+    """Each image read by each engine in turn, so that both see the same load on a shared machine."""
+    wall: dict[tuple[str, str], list[float]] = {}
+    cpu: dict[tuple[str, str], list[float]] = {}
+    readings: dict[tuple[str, str], str] = {}
     for _ in range(rounds):
         for receipt in images:
-            started = time.perf_counter()
-            readings[receipt.name] = await read(receipt.image)
-            seconds[receipt.name].append(time.perf_counter() - started)
+            for engine, read in engines.items():
+                key = (engine, receipt.name)
+                started, started_cpu = time.perf_counter(), cpu_s()
+                readings[key] = await read(receipt.image)
+                wall.setdefault(key, []).append(time.perf_counter() - started)
+                cpu.setdefault(key, []).append(cpu_s() - started_cpu)
+    return {engine: _figures(engine, images, wall, cpu, readings) for engine in engines}
+
+
+def _figures(
+    engine: str,
+    images: list[Receipt],
+    wall: dict[tuple[str, str], list[float]],
+    cpu: dict[tuple[str, str], list[float]],
+    readings: dict[tuple[str, str], str],
+) -> dict[str, Any]:
     totals: dict[str, list[int]] = {}
     for receipt in images:
-        figures = scores(receipt, readings[receipt.name])
-        h.progress(f"{name} {receipt.name}: {statistics.median(seconds[receipt.name]):.2f} s, {figures}")
+        key = (engine, receipt.name)
+        figures = scores(receipt, readings[key])
+        h.progress(
+            f"{engine} {receipt.name}: {statistics.median(wall[key]):.2f} s, (edits, chars, found, tokens) {figures}"
+        )
         totals[receipt.language] = [a + b for a, b in zip(totals.get(receipt.language, [0] * 4), figures, strict=True)]
     return {
         "char_accuracy": {lang: round(1 - edits / chars, 3) for lang, (edits, chars, _, _) in totals.items()},
         "tokens_found": {lang: round(found / count, 3) for lang, (_, _, found, count) in totals.items()},
-        "s_per_image": round(statistics.mean(statistics.median(s) for s in seconds.values()), 2),
+        "s_per_image": round(statistics.mean(statistics.median(wall[engine, r.name]) for r in images), 2),
+        "cpu_s_per_image": round(statistics.mean(statistics.median(cpu[engine, r.name]) for r in images), 2),
     }
 
 
@@ -231,21 +258,22 @@ def debian_install_mb(packages: list[str]) -> float:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     images = receipts()
     reader = RapidOCRReader(OCRSettings())
+    engines: dict[str, Reader] = {"rapidocr": reader.read_text}
+    if shutil.which("tesseract"):
+        engines["tesseract"] = tesseract
+    else:
+        h.progress("tesseract is not installed: RapidOCR alone")
     try:
         started = time.perf_counter()
         await reader.read_text(images[0].image)
         load_s = round(time.perf_counter() - started, 2)
-        rapid = await measure("rapidocr", reader.read_text, images, args.rounds)
+        result: dict[str, Any] = {"images": len(images), "rounds": args.rounds}
+        result.update(await measure(engines, images, args.rounds))
     finally:
         await reader.close()
-    result: dict[str, Any] = {
-        "images": len(images),
-        "rounds": args.rounds,
-        "rapidocr": {**rapid, "load_s": load_s, "install_mb": python_install_mb(["rapidocr", "onnxruntime"])},
-        "rapidocr_version": metadata.version("rapidocr"),
-    }
-    if shutil.which("tesseract"):
-        result["tesseract"] = await measure("tesseract", tesseract, images, args.rounds)
+    result["rapidocr"].update(load_s=load_s, install_mb=python_install_mb(["rapidocr", "onnxruntime"]))
+    result["rapidocr_version"] = metadata.version("rapidocr")
+    if "tesseract" in result:
         result["tesseract"]["install_mb"] = debian_install_mb(TESSERACT_PACKAGES)
         version = subprocess.run(["tesseract", "--version"], capture_output=True, text=True).stdout.split()
         result["tesseract_version"] = version[1] if len(version) > 1 else "?"
@@ -255,7 +283,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def summary(result: dict[str, Any]) -> str:
     engines = [name for name in ("rapidocr", "tesseract") if name in result]
     return "; ".join(
-        f"{name}: accuracy {result[name]['char_accuracy']}, {result[name]['s_per_image']} s per image"
+        f"{name}: accuracy {result[name]['char_accuracy']}, {result[name]['s_per_image']} s per image "
+        f"({result[name]['cpu_s_per_image']} s CPU)"
         for name in engines
     )
 
