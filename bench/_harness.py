@@ -57,6 +57,7 @@ from migrations.runner import migrate  # noqa: E402
 from tests import system  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tools.infra import local_postgres  # noqa: E402
+from tools.infra.clock import Clock  # noqa: E402
 from tools.storage.database import dsn_with_user  # noqa: E402
 from worker.main import background_worker  # noqa: E402
 
@@ -374,10 +375,10 @@ async def web_server(
 
 
 @contextlib.asynccontextmanager
-async def worker_in_loop(settings: Settings) -> AsyncIterator[Any]:
+async def worker_in_loop(settings: Settings, *, clock: Clock | None = None) -> AsyncIterator[Any]:
     """An arq worker in this event loop, as `faa up` runs one (`worker.main.background_worker`), returned once its
-    startup built its dependencies, so the first message is not timed with it."""
-    async with background_worker(settings) as worker:
+    startup built its dependencies, so the first message is not timed with it; `clock` replaces the system clock."""
+    async with background_worker(settings, clock=clock) as worker:
         deadline = time.monotonic() + 30
         while "engine" not in worker.ctx and time.monotonic() < deadline:
             await asyncio.sleep(0.01)

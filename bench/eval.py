@@ -1,13 +1,19 @@
 """How well FAA answers: the golden set (bench/golden/cases.yaml) against whatever model endpoint is configured.
 
-    .venv/bin/python bench/eval.py [--only ID_OR_CATEGORY ...] [--variant fast] [--timeout 600]
+    .venv/bin/python bench/eval.py [--cases FILE] [--only ID_OR_CATEGORY ...] [--variant fast] [--now ISO]
+                                   [--timeout 600]
 
 The endpoint comes from the environment / .env like `faa up` reads it (LLM_BASE_URL, LLM_API_KEY, LLM_MODEL,
 EMBEDDING_*); with none configured the local models are started as `faa up` starts them. Each case runs in a
-fresh household of a throwaway embedded PostgreSQL, through inbox → arq worker → engine, and is scored by its
-effects on the database (rows, amounts, currencies, categories, reminders, a clarifying question or not) and
-the exact numbers in the reply. Progress and the per-category table go to stderr; the last stdout line is JSON
-with `cases`, `pass_rate`, `llm_calls_mean`, `latency_p50_s` and `latency_p95_s` (and the details).
+fresh household of a throwaway embedded PostgreSQL, on a virtual clock that starts at `--now` (default Monday
+2026-11-23 10:00 Europe/Berlin) and runs on in real time, through inbox → arq worker → engine; its earlier turns
+go first. It is scored by its effects on the database (rows, amounts, currencies, categories, corrections,
+forgotten rows, reminders with their times, recipients and rules, a clarifying question or not) and by the
+numbers in the replies: the expected ones must be there, and every one must come from the member's messages, the
+seeds, the household's rows or a journaled tool result. Progress and the tables (per category, route and
+language) go to stderr; the last stdout line is JSON with `cases`, `pass_rate`, `llm_calls_mean`,
+`tokens_in_mean`, `tokens_out_mean`, `tokens_evaluated_mean`, `latency_p50_s`, `latency_p95_s`,
+`invented_number_replies`, `by_category`, `by_route`, `by_language`, `simple_record` and the failures.
 """
 
 from __future__ import annotations
@@ -16,15 +22,17 @@ import argparse
 import signal
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _harness as h  # noqa: E402, I001  (first: it puts the repo root on sys.path)
 import _golden as g  # noqa: E402
-import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
+import _golden_report as report  # noqa: E402
+import _golden_run as golden_run  # noqa: E402
 import asyncpg  # noqa: E402
+from _golden_score import REMINDER_TOOL, score  # noqa: E402
+from _golden_time import VirtualClock, parse_start  # noqa: E402
 from arq import create_pool  # noqa: E402
 from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
@@ -54,31 +62,41 @@ def run_settings(configured: Settings, cluster: h.Cluster, redis: str, variant: 
     )
 
 
-async def run_cases(settings: Settings, cases: list[g.Case], timeout_s: float) -> list[g.CaseResult]:
-    """Every case in turn through a worker in this event loop; one progress line per case."""
+def progress_line(number: int, total: int, result: g.CaseResult) -> str:
+    if result.skipped or result.effects is None:
+        return f"{number:3d}/{total} SKIP {result.case.id:<36} (no {REMINDER_TOOL} tool)"
+    verdict = "pass" if result.passed else "FAIL"
+    latency = sum(m.latency_s for m in result.messages)
+    calls = sum(m.llm_calls for m in result.messages)
+    line = f"{number:3d}/{total} {verdict} {result.case.id:<36} {latency:6.1f}s {calls} calls {result.route}"
+    if not result.passed:
+        line += f"  {'; '.join(result.reasons)[:200]}  reply: {result.effects.reply[:120]!r}"
+    return line
+
+
+async def run_cases(
+    settings: Settings, cases: list[g.Case], timeout_s: float, clock: VirtualClock
+) -> list[g.CaseResult]:
+    """Every case in turn through a worker in this event loop, on the virtual clock; one progress line each."""
     results = []
     admin = await asyncpg.connect(settings.database.admin_url)
     redis = await create_pool(ArqRedisSettings.from_dsn(settings.redis.url))
-    deps = await open_deps(settings, redis=redis)
+    deps = await open_deps(settings, redis=redis, clock=clock)
     waiter = ReplyWaiter(redis)
     await waiter.start()
+    reminder_tool = REMINDER_TOOL in deps.registry.names()
     try:
-        async with h.worker_in_loop(settings):
+        async with h.worker_in_loop(settings, clock=clock):
             for number, case in enumerate(cases, 1):
-                if case.needs == "reminders" and g.REMINDER_TOOL not in deps.registry.names():
-                    results.append(g.CaseResult(case, None, passed=False, skipped=True))
-                    h.progress(f"{number:3d}/{len(cases)} SKIP {case.id:<32} (no {g.REMINDER_TOOL} tool)")
-                    continue
-                effects = await g.run_case(deps, admin, waiter, case, timeout_s=timeout_s)
-                today = datetime.now(ZoneInfo(g.TIMEZONE)).date()
-                result = g.score(case, effects, today=today)
+                if case.needs_reminders and not reminder_tool:
+                    result = score(case, [], reminder_tool=False)
+                else:
+                    messages = await golden_run.run_case(
+                        deps, admin, waiter, case, clock=clock, timeout_s=timeout_s, reminder_tool=reminder_tool
+                    )
+                    result = score(case, messages, reminder_tool=reminder_tool)
                 results.append(result)
-                verdict = "SKIP" if result.skipped else "pass" if result.passed else "FAIL"
-                line = f"{number:3d}/{len(cases)} {verdict} {case.id:<32} {effects.latency_s:6.1f}s"
-                line += f" {effects.llm_calls} calls"
-                if not result.passed:
-                    line += f"  {'; '.join(result.reasons)[:160]}  reply: {effects.reply[:120]!r}"
-                h.progress(line)
+                h.progress(progress_line(number, len(cases), result))
     finally:
         await waiter.stop()
         await close_deps(deps)
@@ -87,58 +105,25 @@ async def run_cases(settings: Settings, cases: list[g.Case], timeout_s: float) -
     return results
 
 
-def _stats(results: list[g.CaseResult]) -> dict[str, Any]:
-    scored = [r for r in results if not r.skipped and r.effects is not None]
-    latencies = [r.effects.latency_s for r in scored if r.effects is not None]
-    calls = [r.effects.llm_calls for r in scored if r.effects is not None]
-    return {
-        "cases": len(scored),
-        "passed": sum(r.passed for r in scored),
-        "pass_rate": round(sum(r.passed for r in scored) / len(scored), 3) if scored else None,
-        "llm_calls_mean": round(sum(calls) / len(calls), 2) if calls else None,
-        "latency_p50_s": round(h.percentile(latencies, 50), 1) if latencies else None,
-        "latency_p95_s": round(h.percentile(latencies, 95), 1) if latencies else None,
-        "skipped": sum(r.skipped for r in results),
-    }
-
-
-def figures(results: list[g.CaseResult], settings: Settings) -> dict[str, Any]:
-    out = _stats(results)
-    categories = dict.fromkeys(r.case.category for r in results)
-    out["by_category"] = {c: _stats([r for r in results if r.case.category == c]) for c in categories}
-    out["by_language"] = {lang: _stats([r for r in results if r.case.lang == lang]) for lang in ("en", "zh")}
-    out["model"] = settings.llm.model
-    out["prompt_variants"] = settings.engine.variants
-    out["failed"] = [r.case.id for r in results if not r.passed and not r.skipped]
-    return out
-
-
-def table(result: dict[str, Any]) -> str:
-    lines = [f"{'category':<12}{'cases':>6}{'pass':>7}{'calls':>7}{'p50 s':>8}{'p95 s':>8}{'skipped':>9}"]
-    for name, row in [*result["by_category"].items(), ("all", result)]:
-        rate = "-" if row["pass_rate"] is None else f"{row['pass_rate']:.0%}"
-        lines.append(
-            f"{name:<12}{row['cases']:>6}{rate:>7}{row['llm_calls_mean'] or '-':>7}"
-            f"{row['latency_p50_s'] or '-':>8}{row['latency_p95_s'] or '-':>8}{row['skipped']:>9}"
-        )
-    return "\n".join(lines)
-
-
 async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     cases = g.load_cases(args.cases)
     if args.only:
         cases = [c for c in cases if c.id in args.only or c.category in args.only]
     configured = Settings.load()
     endpoint = "local models (no endpoint configured)" if any(needs_local(configured)) else configured.llm.base_url
-    h.progress(f"{len(cases)} cases against {endpoint}")
+    clock = VirtualClock(parse_start(args.now))
+    h.progress(f"{len(cases)} cases against {endpoint}, each starting at {clock.start.isoformat()}")
     async with local_endpoints(configured, progress=h.progress) as configured:
         with h.postgres_cluster() as cluster:
             await migrate(cluster.admin_dsn, embedding_dim=configured.embedding.dim, app_role=h.APP_ROLE)
             async with h.redis_db(args.redis_db) as redis:
                 settings = run_settings(configured, cluster, redis, args.variant)
-                results = await run_cases(settings, cases, args.timeout)
-    result = figures(results, settings)
-    print(table(result), file=sys.stderr)
+                results = await run_cases(settings, cases, args.timeout, clock)
+    result = report.figures(results)
+    result["model"] = settings.llm.model
+    result["prompt_variants"] = settings.engine.variants
+    result["virtual_start"] = clock.start.isoformat()
+    print(report.table(result), file=sys.stderr)
     return result
 
 
@@ -147,6 +132,7 @@ def main() -> int:
     parser.add_argument("--cases", type=Path, default=g.CASES_FILE, help="the golden set (YAML)")
     parser.add_argument("--only", nargs="*", help="case ids or categories to run (default: all)")
     parser.add_argument("--variant", help="run every case with this prompt version (default: ENGINE_VARIANTS)")
+    parser.add_argument("--now", help="the virtual start of every case, ISO (default 2026-11-23T10:00, Berlin)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for one reply")
     parser.add_argument(
         "--redis-db", type=int, default=15, help="Redis database number, flushed (BENCH_REDIS_URL picks the server)"
@@ -161,7 +147,10 @@ def main() -> int:
     except KeyboardInterrupt:
         return 130
     result["total_s"] = round(time.monotonic() - started, 1)
-    h.progress(f"pass rate {result['pass_rate']} over {result['cases']} cases ({result['skipped']} skipped)")
+    h.progress(
+        f"pass rate {result['pass_rate']} over {result['cases']} cases ({result['skipped']} skipped), "
+        f"{result['invented_number_replies']} replies with invented numbers"
+    )
     h.emit(result)
     return 0
 

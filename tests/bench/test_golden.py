@@ -1,15 +1,16 @@
-"""The golden-set scorer of bench/eval.py, run through the whole system against the scripted model: a case a
-competent model passes, the same case failed by a careless one, a question whose number comes from SQL, a
-clarifying question, and the golden set itself."""
+"""Golden cases run through the whole system against the scripted model, on the virtual clock: a case a competent
+model passes and a careless one fails by its effects, a question whose number comes from SQL, a clarifying
+question, a clarify → answer conversation, a snooze of a reminder that was just sent, and a forget that must
+take one row and only that one."""
 
 from __future__ import annotations
 
+import json
+import re
 import sys
 from collections.abc import AsyncIterator
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import asyncpg
 import pytest
@@ -22,36 +23,72 @@ from tests.system import System, running_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import _golden as g  # noqa: E402
+import _golden_run as golden_run  # noqa: E402
+from _golden_score import score  # noqa: E402
+from _golden_time import VirtualClock  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
+CASES = {case.id: case for case in g.load_cases()}
+_SENT_REMINDER = re.compile(r"^- reminder_id (\d+):", re.M)
+
+
+def context_of(request: ChatRequest) -> str:
+    return str(next(m for m in request.messages if m["role"] == "user")["content"])
+
+
+def _forget_plan(request: ChatRequest, wanted: str) -> Scripted | None:
+    """The second analysis round of "forget …": forget the memories the context round found that mention it."""
+    last = str(request.messages[-1]["content"])
+    if "Context you asked for (JSON):" not in last:
+        return None
+    found = json.JSONDecoder().raw_decode(last.split("Context you asked for (JSON):\n", 1)[1])[0]
+    ids = [m["memory_id"] for answer in found for m in answer["result"]["memories"] if wanted in m["content"].lower()]
+    return analysis("delete", plan=[{"tool": "forget", "args": {"memory_ids": ids}}], reply="Forgotten.")
+
 
 def careful(request: ChatRequest) -> Scripted:
-    if is_analysis(request):
-        text = member_message(request)
-        if step := expense_plan(text):
-            return analysis("record", plan=[step], reply="Saved.")
-        if text.startswith("How much did we spend on groceries"):
-            return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
-        return analysis("other", clarification={"question": "What did you pay for, and how much?"})
-    [result] = tool_results(request)
-    totals = ", ".join(f"{group['value']} {group['currency']}" for group in result["result"]["groups"])
-    return Scripted(content=f"You spent {totals} on groceries this month.")
+    """What a competent model plans for the messages of the cases below."""
+    if not is_analysis(request):
+        [result] = tool_results(request)
+        totals = ", ".join(f"{group['value']} {group['currency']}" for group in result["result"]["groups"])
+        return Scripted(content=f"You spent {totals} on groceries this month.")
+    text = member_message(request)
+    if step := expense_plan(text):
+        return analysis("record", plan=[step], reply="Saved.")
+    if text.startswith("How much did we spend on groceries"):
+        return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
+    if text == "12.99 euros" and "Pending question you asked" in context_of(request):
+        args = {"content": "Pharmacy", "kind": "expense", "category": "pharmacy", "amount": "12.99", "currency": "EUR"}
+        return analysis("record", plan=[{"tool": "store", "args": args}], reply="Saved 12.99 EUR for the pharmacy.")
+    if text == "snooze 10 min" and (sent := _SENT_REMINDER.search(context_of(request))):
+        step = {"tool": "snooze_reminder", "args": {"reminder_id": int(sent.group(1)), "minutes": 10}}
+        return analysis("update", plan=[step], reply="Snoozed for 10 minutes.")
+    if text == "pls forget the wifi password":
+        return _forget_plan(request, "wifi") or analysis(
+            "delete", context_requests=[{"kind": "semantic_search", "query": "wifi password", "limit": 5}]
+        )
+    return analysis("other", clarification={"question": "What did you pay for, and how much?"})
 
 
 def careless(request: ChatRequest) -> Scripted:
-    """Stores expenses in dollars, answers questions from memory, never asks back."""
+    """Stores expenses in dollars, answers questions from memory, never asks back, forgets too much."""
     if is_analysis(request):
-        step = expense_plan(member_message(request)) or expense_plan("I spent 1 dollars on guesses")
+        text = member_message(request)
+        if text.startswith("pls forget"):
+            return _forget_plan(request, "") or analysis(
+                "delete", context_requests=[{"kind": "semantic_search", "query": text, "limit": 5}]
+            )
+        step = expense_plan(text) or expense_plan("I spent 1 dollars on guesses")
         assert step is not None
         step["args"]["currency"] = "USD"
-        return analysis("record", plan=[step], reply="Saved.")
+        return analysis("record", plan=[step], reply="About 50." if text.startswith("How much") else "Saved.")
     return Scripted(content="About 50 euros.")
 
 
 @pytest.fixture
 async def running(settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection) -> AsyncIterator[System]:
-    async with running_system(settings, fake_llm, admin_conn) as system:
+    async with running_system(settings, fake_llm, admin_conn, clock=VirtualClock()) as system:
         yield system
 
 
@@ -63,12 +100,11 @@ async def waiter(running: System) -> AsyncIterator[ReplyWaiter]:
     await waiter.stop()
 
 
-CASES = {case.id: case for case in g.load_cases()}
-
-
 async def run(running: System, waiter: ReplyWaiter, case_id: str) -> g.CaseResult:
-    effects = await g.run_case(running.deps, running.admin, waiter, CASES[case_id], timeout_s=20)
-    return g.score(CASES[case_id], effects, today=datetime.now(ZoneInfo(g.TIMEZONE)).date())
+    clock = running.deps.clock
+    assert isinstance(clock, VirtualClock)
+    messages = await golden_run.run_case(running.deps, running.admin, waiter, CASES[case_id], clock=clock, timeout_s=20)
+    return score(CASES[case_id], messages)
 
 
 async def test_a_careful_model_passes_and_a_careless_one_fails_by_effects(running: System, waiter: ReplyWaiter) -> None:
@@ -93,33 +129,38 @@ async def test_a_careful_model_passes_and_a_careless_one_fails_by_effects(runnin
 
     assert not expense.passed and expense.reasons == ["currency USD != EUR"]
     assert not question.passed and "reply lacks 58.20" in question.reasons
+    assert "invented numbers: 50" in question.reasons  # "about 50": no message, seed, row or tool result holds it
     assert "1 new memories, expected 0" in question.reasons  # it stored something for a question
     assert not clarify.passed and any("expected a clarifying question" in r for r in clarify.reasons)
 
 
-async def test_reminder_cases_are_skipped_while_the_tool_is_missing(running: System, waiter: ReplyWaiter) -> None:
+async def test_a_conversation_a_sent_reminder_and_a_forget_through_the_system(
+    running: System, waiter: ReplyWaiter
+) -> None:
     running.llm.script(careful)
-    result = await run(running, waiter, "en-reminder-dentist")
 
-    assert result.skipped == ("schedule_reminder" not in running.deps.registry.names())
+    followup = await run(running, waiter, "en-followup-pharmacy")
+    snooze = await run(running, waiter, "en-snooze-fired")
+    forget = await run(running, waiter, "en-forget-wifi")
 
+    assert (followup.passed, snooze.passed, forget.passed) == (True, True, True), [
+        followup.reasons,
+        snooze.reasons,
+        forget.reasons,
+    ]
+    asked, answered = followup.messages
+    assert asked.outcome == "clarifying" and answered.memories[0]["amount"] == Decimal("12.99")
+    [cake] = snooze.messages[0].after.reminders
+    sent_line = f"reminder_id {cake['id']}: 'Take the cake out of the oven'"
+    assert any(sent_line in context_of(request) for request in running.llm.requests)  # the engine saw it was sent
+    assert cake["status"] == "active" and len(cake["fired"]) == 1
+    snoozed_for = cake["next_fire_at"] - snooze.messages[0].sent_at
+    assert snoozed_for.total_seconds() == pytest.approx(600, abs=5)  # 10 minutes on the virtual clock
+    live = {row["content"]: row["live"] for row in forget.messages[0].after.memories}
+    assert live == {"The wifi password is Tulpe-2026": False, "Lea's shoe size is 31": True, "Groceries at Lidl": True}
 
-def test_the_golden_set_is_big_enough_and_covers_both_languages() -> None:
-    cases = list(CASES.values())
-    assert len(cases) >= 60
-    assert {c.category for c in cases} >= {"expense", "health", "plan", "question", "reminder", "ambiguous"}
-    assert sum(c.lang == "zh" for c in cases) >= 25
-    for case in cases:
-        if case.category == "question":
-            assert case.seed and case.expect.numbers and case.expect.memories == [], case.id
-        if case.expect.clarify:
-            assert case.expect.memories == [], case.id
+    running.llm.script(careless)
+    forget = await run(running, waiter, "en-forget-wifi")
 
-
-def test_numbers_in_a_reply_are_read_as_written() -> None:
-    assert g.reply_numbers("You spent 58.2 EUR, 1,250.00 in total, 3 times.") == {
-        Decimal("58.2"),
-        Decimal("1250.00"),
-        Decimal("3"),
-    }
-    assert Decimal("58.20") in g.reply_numbers("这个月买菜一共花了58.20元")
+    assert not forget.passed
+    assert "the memory mentioning 'shoe size' was forgotten, expected kept" in forget.reasons

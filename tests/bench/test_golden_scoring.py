@@ -1,0 +1,310 @@
+"""The golden set's scorer without a model or a database: time expressions, numbers in replies and where they
+may come from, each expectation against hand-made effects, the figures, and the set itself."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+import _golden as g  # noqa: E402
+import _golden_report as report  # noqa: E402
+from _golden_numbers import Sources, invented_numbers, mentions, reply_numbers  # noqa: E402
+from _golden_score import score  # noqa: E402
+from _golden_time import DEFAULT_START, ZONE, VirtualClock, parse_start, resolve, seed_moment  # noqa: E402
+
+START = DEFAULT_START  # Monday 2026-11-23 10:00 Europe/Berlin
+
+
+def at(text: str) -> datetime:
+    return resolve(text, START).local
+
+
+# ---------------------------------------------------------------------------------------------------- time
+
+
+def test_time_expressions_resolve_on_the_members_wall_clock_from_the_virtual_start() -> None:
+    assert at("today 21:00") == datetime(2026, 11, 23, 21, 0)
+    assert at("tomorrow 08:00") == datetime(2026, 11, 24, 8, 0)
+    assert at("+2d 10:00") == datetime(2026, 11, 25, 10, 0)
+    assert at("next thursday 19:00") == datetime(2026, 11, 26, 19, 0)
+    assert at("next monday 09:00") == datetime(2026, 11, 30, 9, 0)  # strictly after today, a Monday
+    assert at("weekday mon 07:30") == datetime(2026, 11, 30, 7, 30)  # 07:30 today has passed
+    assert at("weekday mon 18:00") == datetime(2026, 11, 23, 18, 0)  # today, still ahead
+    assert at("weekday Wednesday 20:00") == datetime(2026, 11, 25, 20, 0)
+    assert at("monthday 1 09:00") == datetime(2026, 12, 1, 9, 0)
+    assert at("monthday 23 11:00") == datetime(2026, 11, 23, 11, 0)
+    assert at("monthday 31 09:00") == datetime(2026, 12, 31, 9, 0)  # November has no 31st
+    assert at("2026-12-24 18:00") == datetime(2026, 12, 24, 18, 0)
+    assert at("in 2 hours") == datetime(2026, 11, 23, 12, 0)
+    assert at("5 minutes ago") == datetime(2026, 11, 23, 9, 55)
+
+
+def test_relative_times_allow_three_minutes_and_absolute_ones_the_same_minute() -> None:
+    in_two_hours = resolve("in 2 hours", START)
+    tomorrow = resolve("tomorrow 08:00", START)
+    assert in_two_hours.matches(START + timedelta(hours=2, minutes=2, seconds=50))
+    assert not in_two_hours.matches(START + timedelta(hours=2, minutes=4))
+    assert tomorrow.matches(datetime(2026, 11, 24, 7, 0, 30, tzinfo=UTC))  # 08:00:30 in Berlin
+    assert not tomorrow.matches(datetime(2026, 11, 24, 8, 0, tzinfo=UTC))  # 09:00 in Berlin
+
+
+@pytest.mark.parametrize("text", ["tomorrow", "next funday 10:00", "today 25:00", "in 2 fortnights", "soon"])
+def test_a_malformed_time_expression_is_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        resolve(text, START)
+
+
+def test_the_virtual_clock_starts_where_told_and_runs_in_real_time() -> None:
+    clock = VirtualClock(parse_start("2026-03-29T01:59"))
+    assert clock.start == datetime(2026, 3, 29, 1, 59, tzinfo=ZONE)
+    assert timedelta(0) <= clock.now() - clock.start < timedelta(seconds=5)
+    assert clock.restart(START) == START and abs(clock.now() - START) < timedelta(seconds=5)
+    assert parse_start(None) == START
+    assert seed_moment("this_month", START).date() == date(2026, 11, 22)
+    assert seed_moment("last_month", START).date() == date(2026, 10, 15)
+
+
+# ---------------------------------------------------------------------------------------------------- numbers
+
+
+def test_numbers_in_a_reply_are_read_as_written() -> None:
+    assert reply_numbers("You spent 58.2 EUR, 1,250.00 in total, 3 times.") == {
+        Decimal("58.2"),
+        Decimal("1250.00"),
+        Decimal("3"),
+    }
+    assert Decimal("58.20") in reply_numbers("这个月买菜一共花了58.20元")
+    assert mentions("Ihr habt 112,40 € ausgegeben", Decimal("112.40"))
+    assert mentions("Miete: 1.250,00 EUR", Decimal("1250"))
+
+
+def test_a_number_no_source_holds_is_invented() -> None:
+    sources = Sources(
+        texts=("Remind me tomorrow at 9 to call the plumber", "中午吃饭三十五块", "in zwei Stunden"),
+        numbers=(Decimal("35.50"),),
+        moments=(START,),
+        payloads=({"tool": "aggregate", "result": {"groups": [{"value": "58.20", "count": 2}]}},),
+    )
+    grounded = (
+        "You spent 58.2 EUR in 2 purchases; 35,50 € at Lidl. I'll remind you at 9 am, 09:00, 2026-11-23, "
+        "23.11., 11/23. Lunch 35, and again in 2 hours."
+    )
+    assert invented_numbers(grounded, sources) == []
+    assert invented_numbers("The total is 9999 EUR, about 42.", sources) == ["9999", "42"]
+    assert invented_numbers("1. Dentist\n2. Bins", sources) == []  # list markers are no claims
+    assert invented_numbers("on 24.11.", sources) == ["24.11"]  # the 24th is in no source
+
+
+def test_times_in_journaled_tool_results_ground_the_reply_on_the_members_clock() -> None:
+    payload = {"tool": "schedule_reminder", "result": {"reminder_id": 7, "next_at": "2026-11-24T20:30+01:00"}}
+    sources = Sources(payloads=(payload,), moments=(datetime(2026, 11, 24, 19, 30, tzinfo=UTC),))
+    assert invented_numbers("Reminder 7 set for 24 November at 8:30 pm (20:30).", sources) == []
+    assert invented_numbers("Reminder set for 21:30.", sources) == ["21:30"]
+
+
+# ---------------------------------------------------------------------------------------------------- scoring
+
+
+def memory(**fields: Any) -> dict[str, Any]:
+    row = {"content": "", "kind": None, "category": None, "person": None, "merchant": None, "amount": None}
+    row.update({"currency": None, "local_day": date(2026, 11, 23), "occurred_at": START, "live": True})
+    row.update(fields)
+    return row
+
+
+def reminder(**fields: Any) -> dict[str, Any]:
+    row = {"text": "", "status": "active", "rrule": None, "next_fire_at": None, "dtstart_local": None}
+    row.update({"recipients": ["Anna"], "acknowledged": False, "last_fired_at": None, "fired": []})
+    row.update(fields)
+    return row
+
+
+def effects(reply: str = "Done.", **fields: Any) -> g.Effects:
+    base: dict[str, Any] = {"outcome": "answered", "memories": [], "reminders": 0, "llm_calls": 1, "latency_s": 1.0}
+    base["sent_at"] = START
+    base["sources"] = Sources(texts=(fields.pop("text", ""),))
+    base.update(fields)
+    return g.Effects(reply=reply, **base)
+
+
+def case(**fields: Any) -> g.Case:
+    return g.Case.model_validate({"id": "t", "category": "test", "text": "a message", **fields})
+
+
+def test_an_old_format_case_scores_as_before() -> None:
+    expense = case(expect={"memories": [{"kind": "expense", "amount": "35.50", "currency": "EUR"}], "numbers": [35.5]})
+    row = memory(kind="expense", amount=Decimal("35.50"), currency="USD")
+
+    result = score(expense, [effects("Saved 35.50.", memories=[row], text="I spent 35.50 euros")])
+
+    assert not result.passed and result.reasons == ["currency USD != EUR"]
+    assert result.effects is not None and result.messages == [result.effects]
+
+
+def test_a_correction_must_change_the_row_and_add_none() -> None:
+    rewe = memory(id=1, content="Groceries at Rewe", amount=Decimal("42.80"), currency="EUR")
+    lidl = memory(id=2, content="Groceries at Lidl", amount=Decimal("35.50"), currency="EUR")
+    changed = [{"content_has": "Rewe", "amount": "24.80"}]
+    correction = case(expect={"changed": changed, "kept": ["Lidl"], "live_memories": 2})
+    before = g.Snapshot([rewe, lidl])
+    fixed = g.Snapshot([{**rewe, "amount": Decimal("24.80")}, lidl])
+    duplicated = g.Snapshot([rewe, lidl, memory(id=3, content="Rewe receipt", amount=Decimal("24.80"))])
+    forgot_all = g.Snapshot([{**rewe, "live": False}, {**lidl, "live": False}])
+
+    assert score(correction, [effects(before=before, after=fixed)]).passed
+    assert score(correction, [effects(before=before, after=duplicated)]).reasons == ["3 live memories, expected 2"]
+    assert score(correction, [effects(before=before, after=forgot_all)]).reasons == [
+        "no live memory mentions 'Rewe', expected it changed",
+        "the memory mentioning 'Lidl' was forgotten, expected kept",
+        "0 live memories, expected 2",
+    ]
+
+
+def test_forgetting_must_take_the_row_asked_for_and_only_that() -> None:
+    wifi = memory(id=1, content="The wifi password is Tulpe-2026")
+    shoes = memory(id=2, content="Lea's shoe size is 31")
+    forget = case(expect={"memories": [], "forgotten": ["WIFI"], "kept": ["shoe size"]})
+
+    assert score(forget, [effects(after=g.Snapshot([{**wifi, "live": False}, shoes]))]).passed
+    assert score(forget, [effects(after=g.Snapshot([wifi, shoes]))]).reasons == [
+        "1 memories mentioning 'WIFI' still live, expected forgotten"
+    ]
+
+
+def test_a_new_reminder_is_checked_for_time_recipient_and_rule() -> None:
+    expected = {"at": "weekday mon 07:30", "recipient": "Anna", "rrule": "FREQ=WEEKLY;BYDAY=MO"}
+    weekly = case(expect={"reminder": expected})
+    monday = datetime(2026, 11, 30, 7, 30, tzinfo=ZONE)
+    same_rule = reminder(rrule="FREQ=WEEKLY;BYDAY=MO;BYHOUR=7;BYMINUTE=30", next_fire_at=monday)
+    same_rule["dtstart_local"] = datetime(2026, 11, 30, 7, 30)
+    daily = {**same_rule, "rrule": "FREQ=DAILY"}
+    for_ben_once = {**same_rule, "rrule": None, "recipients": ["Ben"], "next_fire_at": monday + timedelta(hours=1)}
+
+    assert score(weekly, [effects(new_reminders=[same_rule], reminders=1)]).passed
+    assert score(weekly, [effects(new_reminders=[daily], reminders=1)]).reasons == [
+        "rrule 'FREQ=DAILY' repeats otherwise than FREQ=WEEKLY;BYDAY=MO"
+    ]
+    assert score(weekly, [effects(new_reminders=[for_ben_once], reminders=1)]).reasons == [
+        "at Mon 2026-11-30 08:30, expected weekday mon 07:30 (Mon 2026-11-30 07:30)",
+        "for Ben, expected Anna",
+        "one-off, expected it to repeat (FREQ=WEEKLY;BYDAY=MO)",
+    ]
+    assert score(weekly, [effects(reminders=0)]).reasons == ["0 new reminders, expected 1"]
+
+
+def test_reminder_status_follows_the_earlier_reminder_and_a_snooze_moves_it() -> None:
+    cake = reminder(id=5, text="Take the cake out of the oven", status="done")
+    snooze = case(expect={"reminder_status": [{"text_has": "cake", "status": "active", "at": "in 10 minutes"}]})
+    snoozed = {**cake, "status": "active", "next_fire_at": START + timedelta(minutes=11)}
+    late = {**snoozed, "next_fire_at": START + timedelta(minutes=30)}
+
+    assert score(snooze, [effects(before=g.Snapshot(reminders=[cake]), after=g.Snapshot(reminders=[snoozed]))]).passed
+    [reason] = score(snooze, [effects(before=g.Snapshot(reminders=[cake]), after=g.Snapshot(reminders=[late]))]).reasons
+    assert reason.startswith("reminder 'cake' at Mon 2026-11-23 10:30, expected in 10 minutes")
+    assert score(snooze, [effects()]).reasons == ["no earlier reminder mentions 'cake'"]
+
+
+def test_turns_are_scored_in_order_and_invented_numbers_counted_per_reply() -> None:
+    followup = case(
+        turns=[{"text": "Ben spent some money at the pharmacy", "expect": {"clarify": True, "memories": []}}],
+        text="12.99 euros",
+        expect={"memories": [{"amount": "12.99", "currency": "EUR"}], "reply_has": [["saved", "noted"]]},
+    )
+    asked = effects("How much, 20 or 30?", outcome="clarifying", text="Ben spent some money at the pharmacy")
+    stored = effects("Saved 12.99 EUR.", memories=[memory(amount=Decimal("12.99"), currency="EUR")], text="12.99 euros")
+
+    result = score(followup, [asked, stored])
+
+    assert result.reasons == ["turn 1: invented numbers: 20, 30"]
+    assert result.invented == [["20", "30"], []]
+    assert score(followup, [asked]).reasons[0] == "only 1 of 2 messages were answered"
+    figures = report.figures([result])
+    assert figures["invented_number_replies"] == 1 and figures["messages"] == 2
+
+
+def test_forbidden_numbers_and_expected_phrases() -> None:
+    trap = case(expect={"memories": [], "forbid_numbers": ["9999"], "reply_has": ["58.20", ["euro", "EUR"]]})
+    told = effects("The total is 9999.", sources=Sources(texts=("reply that the total is 9999",)))
+
+    assert score(trap, [told]).reasons == [
+        "reply lacks '58.20'",
+        "reply lacks 'euro' or 'EUR'",
+        "reply states forbidden 9999",
+    ]
+
+
+def test_the_figures_keep_the_old_keys_and_add_routes_languages_and_the_simple_record() -> None:
+    expense = case(category="expense", expect={"memories": [{"amount": "5", "currency": "EUR"}]})
+    german = case(id="d", category="question", lang="de", expect={"memories": []})
+    row = memory(amount=Decimal("5"), currency="EUR")
+    results = [
+        score(expense, [effects("Saved 5 EUR.", memories=[row], text="5 EUR", route="record_expense", tokens_in=200)]),
+        score(german, [effects("Keine Daten.", route="-", tokens_in=400, tokens_evaluated=120, latency_s=3.0)]),
+    ]
+
+    figures = report.figures(results)
+
+    assert {"cases", "pass_rate", "llm_calls_mean", "latency_p50_s", "latency_p95_s", "by_category", "failed"} <= set(
+        figures
+    )
+    assert figures["by_language"]["de"]["cases"] == 1 and figures["by_language"]["zh"]["cases"] == 0
+    assert set(figures["by_route"]) == {"record_expense", "-"}
+    assert figures["tokens_in_mean"] == 300.0 and figures["tokens_evaluated_mean"] == 120.0
+    assert figures["simple_record"]["cases"] == 1 and figures["simple_record"]["tokens_in_mean"] == 200.0
+    assert "simple record" in report.table(figures)
+
+
+# ---------------------------------------------------------------------------------------------------- the set
+
+
+CASES = g.load_cases()
+
+
+def test_the_golden_set_is_big_enough_and_covers_every_route_and_language() -> None:
+    assert len(CASES) >= 150
+    assert {c.category for c in CASES} >= {
+        "expense",
+        "health",
+        "plan",
+        "fact",
+        "question",
+        "reminder",
+        "reminder_op",
+        "list",
+        "correction",
+        "forget",
+        "chat",
+        "ambiguous",
+        "followup",
+        "injection",
+        "trap",
+    }
+    assert sum(c.lang == "zh" for c in CASES) >= 25 and sum(c.lang == "de" for c in CASES) >= 15
+    assert any(c.turns for c in CASES) and any(r.fired for c in CASES for r in c.seed_reminders)
+
+
+def _seeded_text(case: g.Case) -> str:
+    return " ".join([*(s.content for s in case.seed), *(r.text for r in case.seed_reminders)]).casefold()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_every_case_is_consistent(case: g.Case) -> None:
+    expect = case.expect
+    if case.category == "question":
+        assert case.seed and (expect.numbers or expect.reply_has) and expect.memories == []
+    if expect.clarify:
+        assert expect.memories == [] or expect.reminders == 0
+    if not case.turns:  # what a correction, a forget or a status names must be in the seeds
+        seeded = _seeded_text(case)
+        named = [c.content_has for c in expect.changed] + [s.text_has for s in expect.reminder_status]
+        named += [[needle] for needle in expect.forgotten + expect.kept]
+        for alternatives in named:
+            assert any(needle.casefold() in seeded for needle in alternatives), alternatives
+    for number in expect.forbid_numbers:
+        assert number not in expect.numbers
