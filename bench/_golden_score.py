@@ -218,7 +218,8 @@ def _status_problems(expected: ExpectedReminderStatus, effects: Effects, now: da
         elif expected.at is not None and (problem := _at_problem(expected.at, row.get("next_fire_at"), now)):
             problems.append(f"reminder {name} {problem}")
         if expected.acknowledged is not None and row.get("acknowledged") != expected.acknowledged:
-            problems.append(f"reminder {name} {'not ' if expected.acknowledged else ''}marked done, expected otherwise")
+            said = "was not marked done" if expected.acknowledged else "was marked done, expected not"
+            problems.append(f"reminder {name} {said}")
     return problems
 
 
