@@ -17,8 +17,8 @@ from _golden import MEMBERS, Case, Effects, SeedReminder, Snapshot
 from _golden_numbers import Sources
 from _golden_time import TIMEZONE, ZONE, VirtualClock, local, resolve, seed_moment
 
-from bot import intake
-from bot.live import ReplyWaiter
+from bot.channels import intake
+from bot.channels.live import ReplyWaiter
 from engine.deps import Deps
 from tests import system
 from tools.context import ToolContext

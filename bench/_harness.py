@@ -37,8 +37,8 @@ from aiohttp import web  # noqa: E402
 from arq import create_pool  # noqa: E402
 from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
-from bot import lifecycle  # noqa: E402
-from bot.api import create_app  # noqa: E402
+from bot.ops import lifecycle  # noqa: E402
+from bot.web.app import create_app  # noqa: E402
 from engine.composition import close_deps, open_deps  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from engine.observability import configure_logging  # noqa: E402
@@ -352,7 +352,7 @@ class Web:
 async def web_server(
     settings: Settings, *, app_hook: Callable[[web.Application, Deps], None] | None = None
 ) -> AsyncIterator[Web]:
-    """The web API as `faa serve` composes it (bot/web.py), on a real TCP socket on 127.0.0.1, random port.
+    """The web API as `faa serve` composes it (bot/web/server.py), on a real TCP socket on 127.0.0.1, random port.
 
     `app_hook(app, deps)` may add bench-only middlewares or routes before the app is frozen.
     """

@@ -4,9 +4,9 @@
 
 It logs as `faa serve` does (INFO) to its stderr, the benchmark's log file. It prints `PORT <n>` once listening
 and stops when its stdin closes (so it never outlives the benchmark). With `"processes": n` (n > 1) it runs
-`bot.web.serve_processes`, as `faa serve` does with WEB_PROCESSES=n; with `"noop": true` as many aiohttp servers
-that only answer 202 (the calibration). With `"profile": true` in the config (one process only) it adds bench-only
-instrumentation of the intake path (`PhaseTimer`) and the route `GET /_bench/phases` that reports it.
+`bot.ops.supervisor.serve_processes`, as `faa serve` does with WEB_PROCESSES=n; with `"noop": true` as many aiohttp
+servers that only answer 202 (the calibration). With `"profile": true` in the config (one process only) it adds
+bench-only instrumentation of the intake path (`PhaseTimer`) and the route `GET /_bench/phases` that reports it.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
 from aiohttp import web  # noqa: E402
 
-import bot.intake  # noqa: E402
-from bot import lifecycle  # noqa: E402
-from bot.web import serve_processes  # noqa: E402
+import bot.channels.intake  # noqa: E402
+from bot.ops import lifecycle  # noqa: E402
+from bot.ops.supervisor import serve_processes  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from engine.observability import configure_logging  # noqa: E402
 from engine.settings import LogSettings  # noqa: E402
@@ -40,7 +40,7 @@ class PhaseTimer:
 
     It wraps module attributes the request path calls through (no product file changes): token lookup
     (`households.resolve_token`), the inbox group commit (a request's whole wait in `InboxWriter.accept`, each
-    shared statement in `inbox.write_many` and its size) and the enqueue (`bot.intake.enqueue_inbound`), plus a
+    shared statement in `inbox.write_many` and its size) and the enqueue (`bot.channels.intake.enqueue_inbound`), plus a
     middleware for the handler's whole time and the event loop's lag.
     """
 
@@ -91,7 +91,7 @@ class PhaseTimer:
 
         timed(households, "resolve_token", "token_lookup_db")
         timed(inbox.InboxWriter, "accept", "inbox_accept")  # waiting for the group commit, and the commit
-        timed(bot.intake, "enqueue_inbound", "enqueue_redis")
+        timed(bot.channels.intake, "enqueue_inbound", "enqueue_redis")
         write_many = inbox.write_many
 
         async def counted(conn: Any, messages: Any) -> Any:

@@ -36,9 +36,9 @@ from _golden_time import VirtualClock, parse_start  # noqa: E402
 from arq import create_pool  # noqa: E402
 from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
-from bot import lifecycle  # noqa: E402
-from bot.live import ReplyWaiter  # noqa: E402
-from bot.local_servers import local_endpoints, needs_local  # noqa: E402
+from bot.channels.live import ReplyWaiter  # noqa: E402
+from bot.ops import lifecycle  # noqa: E402
+from bot.ops.local_servers import local_endpoints, needs_local  # noqa: E402
 from engine.composition import close_deps, open_deps  # noqa: E402
 from engine.settings import Settings  # noqa: E402
 from migrations.runner import migrate  # noqa: E402

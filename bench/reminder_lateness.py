@@ -84,7 +84,7 @@ async def worker_processes(settings: Settings, count: int) -> AsyncIterator[list
     logs = [(workdir / f"worker-{n}.log").open("wb") for n in range(count)]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "worker.cli", "worker"], cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=log
+            [sys.executable, "-m", "bot.ops.cli", "worker"], cwd=workdir, env=env, stdout=subprocess.DEVNULL, stderr=log
         )
         for log in logs
     ]

@@ -21,9 +21,9 @@ import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
 import aiohttp  # noqa: E402
 import asyncpg  # noqa: E402
 
-from bot.telegram.webhook import SECRET_HEADER  # noqa: E402
+from bot.channels.telegram.webhook import SECRET_HEADER  # noqa: E402
 from engine.channel_settings import ChannelSettings, TelegramSettings  # noqa: E402
-from tests.bot.telegram import updates  # noqa: E402
+from tests.bot.channels.telegram import updates  # noqa: E402
 from tests.fakes.telegram_server import TOKEN, FakeTelegram  # noqa: E402
 from tools.storage import identities  # noqa: E402
 

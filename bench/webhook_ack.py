@@ -41,7 +41,7 @@ import _load  # noqa: E402
 import aiohttp  # noqa: E402
 import asyncpg  # noqa: E402
 
-from bot import lifecycle  # noqa: E402
+from bot.ops import lifecycle  # noqa: E402
 
 REDIS_DB = 15
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")

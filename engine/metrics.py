@@ -20,8 +20,8 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, d
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 
-# Set (by `bot.web.serve_processes`) before prometheus_client is imported, it keeps each process's counters in
-# files of that directory: prometheus_client's multiprocess mode.
+# Set (by `bot.ops.supervisor.serve_processes`) before prometheus_client is imported, it keeps each process's
+# counters in files of that directory: prometheus_client's multiprocess mode.
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 
 # The `_created` series double the output and no dashboard here reads them.

@@ -16,8 +16,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from arq import Worker, create_pool
 from arq.connections import ArqRedis, RedisSettings
 
-from bot import intake
-from bot.api import create_app
+from bot.channels import intake
+from bot.web.app import create_app
 from engine.composition import close_deps, open_deps
 from engine.deps import Deps
 from engine.settings import (

@@ -11,18 +11,8 @@ from typing import Any
 from arq import Worker
 from arq.connections import ArqRedis, RedisSettings
 
-from bot.email.sender import EmailSender, thread_loader
-from bot.live import LiveReplySender
-from bot.media import media_loader
-from bot.metrics import start_server
-from bot.telegram import CHANNEL as TELEGRAM
-from bot.telegram.client import make_bot
-from bot.telegram.fetcher import TelegramFetcher
-from bot.telegram.sender import TelegramSender
-from bot.threema import CHANNEL as THREEMA
-from bot.threema.fetcher import ThreemaFetcher
-from bot.threema.gateway import GatewayClient
-from bot.threema.sender import ThreemaSender
+from bot.channels.registry import enabled_channels
+from bot.web.metrics import start_server
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
@@ -32,22 +22,14 @@ from worker.jobs import CRON_JOBS, FUNCTIONS
 
 async def _startup(ctx: dict[str, Any]) -> None:
     settings: Settings = ctx["settings"]
-    redis: ArqRedis = ctx["redis"]
-    live = LiveReplySender(redis)
-    deps = await open_deps(settings, redis=redis, senders={"web": live, "terminal": live}, clock=ctx.get("clock"))
-    senders, fetchers = dict(deps.senders), dict(deps.fetchers)
-    load_media = media_loader(deps.db)
-    if settings.email.sending_enabled:
-        senders["email"] = EmailSender(settings.email, load_media=load_media, load_thread=thread_loader(deps.db))
-    if settings.telegram.enabled:
-        ctx["telegram_bot"] = bot = make_bot(settings.telegram)
-        senders[TELEGRAM] = TelegramSender(bot, load_media, settings.telegram)
-        fetchers[TELEGRAM] = TelegramFetcher(bot)
-    if settings.threema.enabled:
-        ctx["threema"] = threema = GatewayClient(settings.threema, redis)
-        senders[THREEMA] = ThreemaSender(threema, load_media)
-        fetchers[THREEMA] = ThreemaFetcher(threema)
-    deps = dataclasses.replace(deps, senders=senders, fetchers=fetchers)
+    deps = await open_deps(settings, redis=ctx["redis"], clock=ctx.get("clock"))
+    outbound = {channel.name: channel.outbound(deps) for channel in enabled_channels(settings)}
+    ctx["channels"] = outbound  # closed on shutdown
+    deps = dataclasses.replace(
+        deps,
+        senders={name: out.sender for name, out in outbound.items() if out.sender is not None},
+        fetchers={name: out.fetcher for name, out in outbound.items() if out.fetcher is not None},
+    )
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
     port = settings.metrics.worker_port
@@ -59,12 +41,11 @@ async def _shutdown(ctx: dict[str, Any]) -> None:
     server = ctx.pop("metrics_server", None)
     if server is not None:
         await server.cleanup()
-    if "threema" in ctx:
-        await ctx["threema"].close()
     if "deps" in ctx:
         await close_deps(ctx["deps"])
-    if "telegram_bot" in ctx:
-        await ctx["telegram_bot"].session.close()
+    for out in ctx.pop("channels", {}).values():
+        if out.close is not None:
+            await out.close()
 
 
 def create_worker(

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import structlog
 from arq import Retry
 
-from bot.live import RedisEventSink
+from bot.channels.live import RedisEventSink
 from engine.deps import Deps
 from engine.llm_types import EventSink
 from engine.pipeline import Engine

@@ -15,7 +15,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from bot.live import ReplyWaiter
+from bot.channels.live import ReplyWaiter
 from engine.settings import Settings
 from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted

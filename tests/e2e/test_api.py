@@ -9,7 +9,7 @@ import io
 import pytest
 from arq.connections import ArqRedis
 
-from bot import intake
+from bot.channels import intake
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import Scripted
 from tests.system import System, eventually, make_family

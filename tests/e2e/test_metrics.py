@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from arq.connections import ArqRedis
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.metrics import snapshot
+from bot.web.metrics import snapshot
 from engine import metrics
 from engine.settings import MetricsSettings, Settings
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message

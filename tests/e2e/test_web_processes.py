@@ -12,7 +12,7 @@ import aiohttp
 import asyncpg
 import pytest
 
-from bot.web import serve_processes
+from bot.ops.supervisor import serve_processes
 from engine.composition import ConfigurationError
 from engine.metrics import MULTIPROCESS_DIR
 from engine.settings import Settings

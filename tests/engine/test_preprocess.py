@@ -11,7 +11,7 @@ import asyncpg
 import pytest
 from PIL import Image
 
-from bot import intake
+from bot.channels import intake
 from engine.composition import close_deps, open_deps
 from engine.deps import Deps
 from engine.domain import Attachment

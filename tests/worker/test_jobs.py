@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from bot import intake
+from bot.channels import intake
 from engine.deps import DeliveryError
 from engine.settings import Settings
 from tests.e2e.scripts import analysis

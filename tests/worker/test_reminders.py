@@ -15,7 +15,7 @@ import pytest
 from arq import Retry
 from prometheus_client import REGISTRY as METRICS
 
-from bot.live import LiveReplySender
+from bot.channels.live import LiveReplySender
 from engine.deps import Deps
 from engine.settings import Settings
 from tests.fakes.clock import ManualClock

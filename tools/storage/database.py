@@ -45,6 +45,11 @@ class Database:
     async def close(self) -> None:
         await self.pool.close()
 
+    async def ping(self) -> None:
+        """One round trip on a pooled connection (the health check); raises what the connection raises."""
+        async with self.pool.acquire() as conn:
+            await conn.fetchval("SELECT 1")
+
     @asynccontextmanager
     async def household(
         self, household_id: int, user_id: int | None = None, *, durable: bool = True
@@ -88,6 +93,12 @@ async def _transaction(conn: Connection, begin: str) -> AsyncIterator[None]:
                 await conn.execute("ROLLBACK")
         raise
     await conn.execute("COMMIT")
+
+
+async def scope(conn: Connection, household_id: int) -> None:
+    """Set the household for the rest of the transaction `conn` is in: for an owner's connection of its own (the
+    command line), which row-level security binds as it binds the pool's."""
+    await conn.execute("SELECT set_config('app.household_id', $1, true)", str(household_id))
 
 
 def dsn_with_user(dsn: str, user: str, password: str | None = None) -> str:

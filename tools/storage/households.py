@@ -126,6 +126,18 @@ async def find_member(conn: Connection, household_id: int, name: str) -> Member:
     return Member(**dict(row))
 
 
+async def the_only_household(conn: Connection) -> int:
+    """The id of the one household there is (an owner's connection); HouseholdError when there are none or several."""
+    ids = [row["id"] for row in await conn.fetch("SELECT id FROM households ORDER BY id LIMIT 2")]
+    if len(ids) != 1:
+        raise HouseholdError("name the household with --household (there is not exactly one)")
+    return int(ids[0])
+
+
+async def member_name(conn: Connection, user_id: int) -> str:
+    return str(await conn.fetchval("SELECT name FROM users WHERE id = $1", user_id))
+
+
 async def members(conn: Connection, household_id: int) -> tuple[Member, ...]:
     rows = await conn.fetch(
         "SELECT id, name, timezone, locale, role FROM users WHERE household_id = $1 ORDER BY id", household_id

@@ -1,0 +1,117 @@
+"""`faa` commands that administer households: create one, choose its digests, add members, invite to channels.
+
+They run on the owner's connection (`Runtime.admin_dsn`), as an operator's tools.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import time, timedelta
+
+import asyncpg
+
+from bot.channels.terminal.chat import find_principal
+from bot.ops.runtime import Runtime, migrate_runtime
+from tools.storage import database, digests, households, identities
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+async def household_create(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        household_id = await households.create_household(conn, args.name, args.timezone)
+    finally:
+        await conn.close()
+    print(f"household {household_id} created: {args.name}")
+    return 0
+
+
+WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+
+
+def clock(text: str) -> time:
+    try:
+        value = time.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time like 08:00") from None
+    return value.replace(second=0, microsecond=0)
+
+
+def clock_or_off(text: str) -> time | str:
+    return "off" if text.lower() == "off" else clock(text)
+
+
+def _digest_changes(args: argparse.Namespace) -> dict[str, dict[str, object]]:
+    changes: dict[str, dict[str, object]] = {}
+    monthly = {"enabled": args.monthly, "day_of_month": args.day, "at_time": args.time}
+    weekday = None if args.weekday is None else WEEKDAYS.index(args.weekday) + 1
+    weekly = {"enabled": args.weekly, "weekday": weekday, "at_time": args.weekly_time}
+    morning: dict[str, object] = {}
+    if args.morning_agenda is not None:
+        at = args.morning_agenda
+        morning = {"enabled": False} if at == "off" else {"enabled": True, "at_time": at}
+    for kind, fields in (("monthly", monthly), ("weekly", weekly), ("morning", morning)):
+        given = {
+            k: (v == "on" if k == "enabled" and isinstance(v, str) else v) for k, v in fields.items() if v is not None
+        }
+        if given:
+            changes[kind] = given
+    return changes
+
+
+async def household_digests(runtime: Runtime, args: argparse.Namespace) -> int:
+    """Show or change which digests a household gets and when (local time in the household's timezone)."""
+    await migrate_runtime(runtime)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        async with conn.transaction():
+            household_id = await households.find_household(conn, args.household)
+            await database.scope(conn, household_id)
+            for kind, fields in _digest_changes(args).items():
+                await digests.configure(conn, household_id, kind, **fields)  # type: ignore[arg-type]
+            current = await digests.schedules(conn, household_id)
+    finally:
+        await conn.close()
+    print(f"household {household_id} digests ({current[0].timezone if current else 'UTC'}):")
+    for item in current:
+        when = {
+            "monthly": f"on day {item.day_of_month} at {item.at_time:%H:%M}",
+            "weekly": f"on {WEEKDAYS[item.weekday - 1]} at {item.at_time:%H:%M}",
+            "morning": f"at {item.at_time:%H:%M}",
+        }[item.kind]
+        print(f"  {item.kind:<8} {'on ' if item.enabled else 'off'} {when}")
+    return 0
+
+
+async def member_add(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        async with conn.transaction():
+            household_id = await households.find_household(conn, args.household)
+            user_id, token = await households.add_member(
+                conn, household_id, args.name, timezone=args.timezone, locale=args.locale, role=args.role
+            )
+    finally:
+        await conn.close()
+    print(f"member {user_id} added: {args.name} ({args.role}, {args.timezone})")
+    print(f"API token (shown once): {token}")
+    return 0
+
+
+async def invite(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    principal, name = await find_principal(runtime.admin_dsn, args.member, args.household)
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        code = await identities.create_invite(
+            conn, principal.household_id, principal.user_id, timedelta(days=args.days)
+        )
+    finally:
+        await conn.close()
+    print(f"one-time invite code for {name} (valid {args.days} days): {code}")
+    print(f"  Telegram: send /start {code} to the bot")
+    print(f"  Threema or email: send JOIN {code}")
+    return 0

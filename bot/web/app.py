@@ -1,0 +1,95 @@
+"""The web process's aiohttp app: the member API (`bot.web.api`), every enabled channel's webhook, signed media
+links, GET /health, GET /metrics and GET /openapi.json."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from bot.channels.live import ReplyWaiter
+from bot.channels.registry import enabled_channels
+from bot.web import api
+from bot.web.api import DEPS, TOKEN_LOOKUPS, TOKENS, TRACE_ID, WAITER, ApiError, MessageIn
+from bot.web.media import media_route
+from bot.web.metrics import metrics_handler
+from bot.web.openapi import document
+from engine.deps import Deps
+
+OPENAPI = web.AppKey("openapi", dict)
+
+
+@web.middleware
+async def _errors(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    trace_id = request.headers.get("X-Request-ID", "")[:64] or f"{random.getrandbits(128):032x}"  # uuid4's hex, cheaper
+    request[TRACE_ID] = trace_id
+    structlog.contextvars.bind_contextvars(trace_id=trace_id)
+    try:
+        return await handler(request)
+    except ApiError:
+        raise
+    except web.HTTPRequestEntityTooLarge:
+        limit = request.app[DEPS].settings.web.max_body_bytes
+        raise ApiError(413, "too_large", f"the body is larger than {limit} bytes") from None
+    except web.HTTPException as exc:
+        raise ApiError(exc.status, exc.reason.lower().replace(" ", "_"), exc.reason) from None
+    finally:
+        structlog.contextvars.unbind_contextvars("trace_id")
+
+
+async def health(request: web.Request) -> web.Response:
+    deps = request.app[DEPS]
+    checks: dict[str, str] = {}
+    try:
+        async with asyncio.timeout(2):
+            await deps.db.ping()
+        checks["postgres"] = "ok"
+    except Exception as exc:  # any failure at all means unhealthy; the type is reported
+        checks["postgres"] = f"error: {type(exc).__name__}"
+    try:
+        async with asyncio.timeout(2):
+            await deps.redis.ping()
+        checks["redis"] = "ok"
+    except Exception as exc:
+        checks["redis"] = f"error: {type(exc).__name__}"
+    healthy = all(v == "ok" for v in checks.values())
+    return web.json_response({"status": "ok" if healthy else "unhealthy", **checks}, status=200 if healthy else 503)
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(request.app[OPENAPI])
+
+
+def create_app(deps: Deps) -> web.Application:
+    app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors])
+    app[DEPS] = deps
+    app[TOKENS] = {}
+    app[TOKEN_LOOKUPS] = {}
+    app[OPENAPI] = document(MessageIn.model_json_schema())
+    app.add_routes(
+        [
+            *api.ROUTES,
+            media_route(deps),
+            web.get("/health", health),
+            web.get("/metrics", metrics_handler(deps)),
+            web.get("/openapi.json", openapi),
+        ]
+    )
+
+    async def waiter_context(app: web.Application) -> Any:
+        waiter = ReplyWaiter(deps.redis)
+        await waiter.start()
+        app[WAITER] = waiter
+        yield
+        await waiter.stop()
+
+    app.cleanup_ctx.append(waiter_context)
+    for channel in enabled_channels(deps.settings):
+        channel.mount(app, deps)
+    return app

