@@ -1,9 +1,15 @@
 """What a digest says: numbers from SQL (the `aggregate` tool and the agenda queries), a chart of the month, and
-the model's phrasing of them — or a plain template when the model fails. The model never computes a number."""
+the model's phrasing of them — or a plain template when the model fails. The model never computes a number.
+
+When a digest is due and which were sent are rows of `tools.storage.digests`; the worker's jobs that send them
+are `worker.digests`.
+"""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -20,6 +26,7 @@ from tools.context import ToolContext
 from tools.infra.periods import localize
 from tools.storage import agenda
 from tools.storage.digests import Occurrence
+from tools.storage.households import Member
 
 log = structlog.get_logger()
 
@@ -172,3 +179,11 @@ async def phrased(digest: Digest, llm: LLM, language: str) -> Digest:
     if text is None:
         return Digest(digest.facts, template(digest.facts), "template", digest.chart)
     return Digest(digest.facts, text, "llm", digest.chart)
+
+
+def household_language(people: Sequence[Member]) -> str:
+    """The household's most common language (the first member's on a tie)."""
+    if not people:
+        return "en"
+    languages = [m.locale.split("-")[0].split("_")[0].lower() for m in people]
+    return Counter(languages).most_common(1)[0][0]

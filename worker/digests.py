@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections import Counter
 from datetime import datetime
 
 import structlog
 
 from engine.deps import Deps
-from engine.digests import Digest, gather, phrased
+from engine.digests import Digest, gather, household_language, phrased
 from tools.charts import render_png
 from tools.context import ToolContext
 from tools.infra.queue import RUN_DIGEST, digest_job_id
@@ -68,7 +67,7 @@ async def send(deps: Deps, household_id: int, occurrence: Occurrence) -> str:
         digest = await gather(tool_ctx, occurrence)
     if not people:
         digest = dataclasses.replace(digest, phrasing="skipped", chart=None)
-    digest = await phrased(digest, deps.llm, _language(people))
+    digest = await phrased(digest, deps.llm, household_language(people))
     png = await asyncio.to_thread(render_png, digest.chart) if digest.chart is not None else None
     outbox_ids = await _record(deps, household_id, occurrence, digest, png, people)
     if outbox_ids is None:
@@ -119,11 +118,3 @@ async def _record(
             assert outbox_id is not None  # rows without an inbox message never conflict
             outbox_ids.append(outbox_id)
         return outbox_ids
-
-
-def _language(people: tuple[Member, ...]) -> str:
-    """The household's most common language (the first member's on a tie)."""
-    if not people:
-        return "en"
-    languages = [m.locale.split("-")[0].split("_")[0].lower() for m in people]
-    return Counter(languages).most_common(1)[0][0]

@@ -4,6 +4,8 @@ Kinds: `monthly` (the previous month's expenses, on a day of the month), `weekly
 weekday) and `morning` (today's agenda). A local time that does not exist on a daylight-saving day (the spring
 gap) fires at the same wall-clock time on the new offset, an hour later; a time that exists twice (the autumn
 fold) fires at its first occurrence.
+
+What a digest says is `engine.digests`; the worker's jobs that send them are `worker.digests`.
 """
 
 from __future__ import annotations
