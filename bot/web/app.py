@@ -4,7 +4,7 @@ links, GET /health, GET /metrics and GET /openapi.json."""
 from __future__ import annotations
 
 import asyncio
-import random
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -27,7 +27,7 @@ OPENAPI = web.AppKey("openapi", dict)
 async def _errors(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    trace_id = request.headers.get("X-Request-ID", "")[:64] or f"{random.getrandbits(128):032x}"  # uuid4's hex, cheaper
+    trace_id = request.headers.get("X-Request-ID", "")[:64] or uuid.uuid4().hex
     request[TRACE_ID] = trace_id
     structlog.contextvars.bind_contextvars(trace_id=trace_id)
     try:

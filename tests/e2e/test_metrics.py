@@ -19,6 +19,7 @@ from engine.settings import MetricsSettings, Settings
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import System, make_family, running_system
+from tools.infra.queue import DELIVER_OUTBOUND
 
 
 class Scrape:
@@ -159,7 +160,7 @@ async def test_queue_depth_is_read_at_scrape_time(idle_system: System) -> None:
         )
         ids.append((await response.json())["message_id"])
     await system.admin.execute("UPDATE inbox SET status = 'processing' WHERE id = $1", ids[0])
-    await system.redis.enqueue_job("deliver_outbound", 0, 0, _job_id="later", _defer_by=3600)
+    await system.redis.enqueue_job(DELIVER_OUTBOUND, 0, 0, _job_id="later", _defer_by=3600)
     try:
         after = await scrape(system.client)
     finally:
