@@ -4,6 +4,7 @@ A number is grounded when it appears in what the case gave or made: the member's
 household's rows at reply time, or a tool result the engine journaled. Dates and times count in any common form:
 2026-11-24, 24.11., 11/24, 09:00, 9 pm — each of their parts is grounded by a moment in the sources. Numbers
 written as words in the sources (three, drei, 三十五) ground their digits; a reply is read by its digits only.
+Zero is always grounded: it is how a reply says that nothing matched.
 """
 
 from __future__ import annotations
@@ -145,7 +146,8 @@ def _payload_values(payload: Any) -> set[Decimal]:
 
 
 def grounded_values(sources: Sources) -> set[Decimal]:
-    values: set[Decimal] = set(sources.numbers)
+    # Zero is how a reply says that nothing matched ("0 € on clothes"), which an empty tool result states too.
+    values: set[Decimal] = {Decimal(0), *sources.numbers}
     for text in sources.texts:
         values |= text_values(text)
     for moment in sources.moments:

@@ -98,6 +98,7 @@ def test_a_number_no_source_holds_is_invented() -> None:
     assert invented_numbers(grounded, sources) == []
     assert invented_numbers("The total is 9999 EUR, about 42.", sources) == ["9999", "42"]
     assert invented_numbers("1. Dentist\n2. Bins", sources) == []  # list markers are no claims
+    assert invented_numbers("Nothing on clothes: 0 EUR.", sources) == []  # zero says nothing matched
     assert invented_numbers("on 24.11.", sources) == ["24.11"]  # the 24th is in no source
 
 
