@@ -125,9 +125,8 @@ class Expectation(_Strict):
 
     @property
     def about_reminders(self) -> bool:
-        return bool(
-            self.reminders is not None or self.reminder or self.reminder_list is not None or self.reminder_status
-        )
+        """It checks reminder rows beyond their count (which is skipped without the reminder tool, as before)."""
+        return bool(self.reminder or self.reminder_list is not None or self.reminder_status)
 
 
 class Seed(_Strict):

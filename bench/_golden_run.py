@@ -226,7 +226,7 @@ async def collect(
 ) -> Effects:
     """What the last message sent did: its turn (outcome, cost, route), the rows it created, the household after
     it, and the sources its reply may quote — the member's messages so far, the seeds, the household's rows now
-    and every tool result journaled for the case's messages."""
+    (and how many it made) and every tool result journaled for the case's messages."""
     last = sent[-1]
     turn = await admin.fetchrow(
         """SELECT outcome, llm_calls, tokens_in, tokens_out, trace ->> 'route' AS route,
@@ -242,12 +242,15 @@ async def collect(
     known = {row["id"] for row in before.memories}
     known_reminders = {row["id"] for row in before.reminders}
     new_reminders = [row for row in after.reminders if row["id"] not in known_reminders]
+    created = [row for row in after.memories if row["id"] not in known and row["live"]]
     rows = _row_sources(after)
+    # "Saved 2 expenses": how many rows the message made is a fact about the rows, too.
+    counts = (Decimal(len(created)), Decimal(len(new_reminders)))
     evaluated = turn["tokens_evaluated"] if turn else None
     return Effects(
         reply=last.reply,
         outcome=turn["outcome"] if turn else "none",
-        memories=[_memory_fields(row) for row in after.memories if row["id"] not in known and row["live"]],
+        memories=[_memory_fields(row) for row in created],
         reminders=len(new_reminders) if reminder_tool else None,
         llm_calls=turn["llm_calls"] if turn else 0,
         latency_s=last.latency_s,
@@ -258,7 +261,7 @@ async def collect(
         after=after,
         sources=Sources(
             texts=(*(message.text for message in sent), *given.texts, *rows.texts),
-            numbers=(*given.numbers, *rows.numbers),
+            numbers=(*given.numbers, *rows.numbers, *counts),
             moments=(last.at, *given.moments, *rows.moments),
             payloads=tuple(_payload(row["payload"]) for row in journaled),
         ),

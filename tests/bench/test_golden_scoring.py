@@ -148,6 +148,39 @@ def test_an_old_format_case_scores_as_before() -> None:
     assert result.effects is not None and result.messages == [result.effects]
 
 
+OLD_FORMAT = """
+cases:
+  - id: other-expense
+    category: expense
+    lang: zh
+    member: Ben
+    seed:
+      - {content: Groceries at Lidl, kind: expense, amount: "35.50", currency: EUR, when: this_month}
+    text: 买奶茶花了18.5元
+    expect:
+      clarify: false
+      memories: [{kind: expense, amount: "18.5", currency: CNY, category: [drinks, food], occurred: today}]
+      numbers: ["18.5"]
+  - id: other-reminder
+    category: reminder
+    needs: reminders
+    text: Remind me tomorrow at 8 am to call the dentist
+    expect: {clarify: false, reminders: 1}
+"""
+
+
+def test_a_file_in_the_first_format_loads_and_skips_reminder_cases_without_the_tool(tmp_path: Path) -> None:
+    path = tmp_path / "other.yaml"
+    path.write_text(OLD_FORMAT)
+
+    expense, dentist = g.load_cases(path)
+
+    assert (expense.member, expense.lang, expense.seed[0].author, expense.turns) == ("Ben", "zh", "Anna", [])
+    assert dentist.needs_reminders and not expense.needs_reminders
+    assert score(dentist, [], reminder_tool=False).skipped
+    assert expense.expect.only_grounded_numbers
+
+
 def test_a_correction_must_change_the_row_and_add_none() -> None:
     rewe = memory(id=1, content="Groceries at Rewe", amount=Decimal("42.80"), currency="EUR")
     lidl = memory(id=2, content="Groceries at Lidl", amount=Decimal("35.50"), currency="EUR")
