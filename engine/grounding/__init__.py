@@ -1,0 +1,107 @@
+"""Grounding: what a message says about money, time and people, resolved deterministically before the model reads
+it — amounts with currencies, moments on the member's clock, repetitions as RRULEs, named periods and the household
+members it names. The model picks among these candidates; it never does calendar arithmetic or reads number
+formats itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from engine.grounding.money import Money, find_money
+
+
+@dataclass(frozen=True)
+class Moment:
+    """A point in time the message names, on the member's wall clock (naive)."""
+
+    key: str  # "t1", "t2" … as the model refers to it
+    text: str  # as the member wrote it
+    at: datetime
+    has_time: bool  # False: only a day was named ("tomorrow"); `at` is then that day at 09:00
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """A repetition ("every Monday at 7:30") as an RFC 5545 rule with its first occurrence."""
+
+    key: str  # "r1" …
+    text: str
+    rrule: str
+    first: datetime  # naive, on the member's wall clock
+
+
+@dataclass(frozen=True)
+class Grounding:
+    language: str  # "en", "de" or "zh": the language the member wrote in
+    money: tuple[Money, ...] = ()
+    moments: tuple[Moment, ...] = ()
+    repeats: tuple[Repeat, ...] = ()
+    minutes: tuple[int, ...] = ()  # durations ("30 minutes", "2 hours"), for snoozing
+    period: str | None = None  # a named period ("this_month"), for questions
+    people: tuple[str, ...] = ()  # household members named in the message
+    numbers: tuple[Decimal, ...] = field(default=())  # every number written, money or not
+
+    def to_json(self) -> dict[str, Any]:
+        return _jsonable(asdict(self))
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Grounding:
+        return cls(
+            language=data["language"],
+            money=tuple(
+                Money(Decimal(m["amount"]), m["currency"], m["text"]) for m in data.get("money", ())
+            ),
+            moments=tuple(
+                Moment(m["key"], m["text"], datetime.fromisoformat(m["at"]), m["has_time"])
+                for m in data.get("moments", ())
+            ),
+            repeats=tuple(
+                Repeat(r["key"], r["text"], r["rrule"], datetime.fromisoformat(r["first"]))
+                for r in data.get("repeats", ())
+            ),
+            minutes=tuple(data.get("minutes", ())),
+            period=data.get("period"),
+            people=tuple(data.get("people", ())),
+            numbers=tuple(Decimal(n) for n in data.get("numbers", ())),
+        )
+
+    def describe(self) -> str:
+        """The candidates as the model reads them, one kind per line; empty when nothing was found."""
+        lines = []
+        if self.money:
+            lines.append("amounts: " + "; ".join(f"{m.amount} {m.currency or '(no currency)'}" for m in self.money))
+        if self.moments:
+            lines.append(
+                "times: "
+                + "; ".join(f"{m.key}={_wall(m.at, m.has_time)} ({m.text})" for m in self.moments)
+            )
+        if self.repeats:
+            lines.append(
+                "repeats: " + "; ".join(f"{r.key}={r.rrule} from {_wall(r.first, True)} ({r.text})" for r in self.repeats)
+            )
+        if self.period:
+            lines.append(f"period: {self.period}")
+        if self.people:
+            lines.append("members named: " + ", ".join(self.people))
+        return "\n".join(lines)
+
+
+def _wall(at: datetime, has_time: bool) -> str:
+    return at.strftime("%a %Y-%m-%d %H:%M") if has_time else at.strftime("%a %Y-%m-%d")
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    if isinstance(value, (Decimal, datetime)):
+        return str(value) if isinstance(value, Decimal) else value.isoformat()
+    return value
+
+
+__all__ = ["Grounding", "Moment", "Money", "Repeat", "find_money"]

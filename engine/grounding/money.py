@@ -1,0 +1,155 @@
+"""Amounts of money in a member's message: the number as an exact decimal and its currency, in English, German and
+Chinese writing ("$62.30", "71,40 €", "1.250,00 EUR", "86元", "三十五块五", "25欧元").
+
+A number is money only when a currency stands next to it, or when the message speaks of paying and nothing marks
+the number as something else (104 cm, 2 pills, room 305, 38.5 degrees). The currency of a bare amount is left
+open; the engine asks or uses the household's usual one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import warnings
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+import cn2an
+
+# Written forms of currencies, longest first where one is a prefix of another. ¥ is the yuan here: families writing
+# in yen are rare and can write JPY.
+_CURRENCY_WORDS: tuple[tuple[str, str], ...] = (
+    ("us$", "USD"),
+    ("usd", "USD"),
+    ("eur", "EUR"),
+    ("gbp", "GBP"),
+    ("cny", "CNY"),
+    ("rmb", "CNY"),
+    ("chf", "CHF"),
+    ("jpy", "JPY"),
+    ("euros", "EUR"),
+    ("euro", "EUR"),
+    ("dollars", "USD"),
+    ("dollar", "USD"),
+    ("bucks", "USD"),
+    ("pounds", "GBP"),
+    ("pound", "GBP"),
+    ("quid", "GBP"),
+    ("yuan", "CNY"),
+    ("franken", "CHF"),
+    ("francs", "CHF"),
+    ("€", "EUR"),
+    ("$", "USD"),
+    ("£", "GBP"),
+    ("¥", "CNY"),
+    ("欧元", "EUR"),
+    ("美元", "USD"),
+    ("美金", "USD"),
+    ("英镑", "GBP"),
+    ("人民币", "CNY"),
+    ("块钱", "CNY"),
+    ("日元", "JPY"),
+    ("元", "CNY"),
+    ("块", "CNY"),
+    ("镑", "GBP"),
+)
+_CURRENCY = "|".join(
+    re.escape(word) + (r"(?![a-z])" if word[-1].isascii() and word[-1].isalpha() else "")
+    for word, _ in sorted(_CURRENCY_WORDS, key=lambda item: -len(item[0]))
+)
+_CODES = dict(_CURRENCY_WORDS)
+
+# 1,250.00 · 1.250,00 · 1 250,00 · 71,40 · 18.5 · 1250 · 1.5k
+_NUMBER = r"\d{1,3}(?:[,.\u202f ]\d{3})+(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2}(?!\d))?"
+_AMOUNT = re.compile(
+    rf"(?P<pre>{_CURRENCY})?\s?(?P<number>{_NUMBER})(?P<k>k\b)?\s?(?P<post>{_CURRENCY})?(?P<jiao>(?<=[块元])\d(?!\d))?",
+    re.IGNORECASE,
+)
+_CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+(?:点[零〇一二三四五六七八九]+)?(?=块|元|毛|欧元|美元|英镑|镑)")
+_CN_JIAO = re.compile(r"(?<=[块元])([一二两三四五六七八九])(?:毛|角)?")
+# What makes a number something other than money when no currency marks it.
+_UNIT = re.compile(
+    r"\s?(?:%|°|cm|mm|km|kg|g\b|m\b|ml|l\b|h\b|min|mins|minutes?|hours?|days?|weeks?|months?|years?|"
+    r"pills?|tablets?|times?|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|o'clock|uhr|jahre?|tage?|stunden?|"
+    r"岁|次|个|天|小时|分钟|周|月|年|号|点|斤|公斤|厘米|米|度|片|粒|层|楼|室|号房)",
+    re.IGNORECASE,
+)
+_MONEY_WORDS = re.compile(
+    r"spent|spend|paid|pay|cost|bought|buy|price|bill|charged|salary|earned|income|refund|"
+    r"ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|"
+    r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Money:
+    amount: Decimal
+    currency: str | None  # ISO 4217; None when the message gave none
+    text: str  # as the member wrote it
+
+
+def find_money(text: str) -> list[Money]:
+    """Every amount of money in `text`, in order, each once."""
+    normal = _with_arabic_numerals(unicodedata.normalize("NFKC", text))
+    spends = _MONEY_WORDS.search(normal) is not None
+    found: list[Money] = []
+    for match in _AMOUNT.finditer(normal):
+        word = match.group("pre") or match.group("post")
+        if word is None and not (spends and _bare_amount(normal, match)):
+            continue
+        amount = _decimal(match.group("number"))
+        if amount is None:
+            continue
+        if match.group("k"):
+            amount = (amount * 1000).quantize(Decimal(1))
+        if match.group("jiao"):  # 35块5: thirty-five yuan and five jiao
+            amount += Decimal(match.group("jiao")) / 10
+        money = Money(amount, _CODES.get(word.lower()) if word else None, match.group(0).strip())
+        if money.amount > 0 and money not in found:
+            found.append(money)
+    return found
+
+
+def _bare_amount(text: str, match: re.Match[str]) -> bool:
+    """A number without a currency counts as money when nothing around it says what else it is."""
+    after = text[match.end() :]
+    before = text[: match.start()]
+    if _UNIT.match(after) or re.search(r"(?:room|zimmer|nr\.?|no\.?|#|第|/)\s*$", before, re.IGNORECASE):
+        return False
+    if re.match(r"\s*[:/.-]\d", after) or re.search(r"\d[:/.-]$", before):  # times and dates: 7:30, 3/12
+        return False
+    return not re.match(r"\s*(?:岁|号|点|月|日)", after)
+
+
+def _decimal(number: str) -> Decimal | None:
+    """The value of a written number, deciding what its separators mean: one followed by exactly three digits
+    groups thousands (1,250 · 1.250), a last one followed by one or two digits is the decimal point (71,40)."""
+    digits = number.replace("\u202f", " ").replace(" ", "")
+    separators = [c for c in digits if c in ",."]
+    if separators:
+        last = max(digits.rfind(","), digits.rfind("."))
+        tail = digits[last + 1 :]
+        if len(tail) == 3 and (len(separators) > 1 and separators[-1] == separators[0] or len(separators) == 1):
+            digits = digits.replace(",", "").replace(".", "")
+        else:
+            digits = re.sub(r"[,.]", "", digits[:last]) + "." + tail
+    try:
+        return Decimal(digits)
+    except InvalidOperation:
+        return None
+
+
+def _with_arabic_numerals(text: str) -> str:
+    """Chinese numerals in front of a currency (三十五块五, 两百元) written as digits; other text stays as it is."""
+
+    def convert(match: re.Match[str]) -> str:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                return str(cn2an.cn2an(match.group(0), "smart"))
+            except (ValueError, KeyError):
+                return match.group(0)
+
+    text = _CN_NUMERAL.sub(convert, text)
+    return _CN_JIAO.sub(lambda m: str(cn2an.cn2an(m.group(1), "smart")), text)

@@ -1,0 +1,224 @@
+"""Steps 3–5 on a route: ground the message, pick its route (cues first, the model when they disagree), ask when a
+required slot is missing, let the model fill the route's small schema, run the tool calls the engine builds from
+that answer (a tool's complaint goes back to the model once), and reply from the tools' results.
+
+One model call does a simple record; every number in a reply comes from the message, the grounding or a tool.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, ValidationError
+
+from engine import metrics
+from engine.analysis import PlannedCall
+from engine.context import History
+from engine.domain import Reply
+from engine.errors import AnalysisError
+from engine.executor import StepResult, run_plan
+from engine.grounding import Grounding, ground
+from engine.llm_types import Message
+from engine.numbers import invented
+from engine.replies import basic_answer
+from engine.routes import ROUTER_INSTRUCTIONS, ROUTES, Ask, Route, RouteChoice, Said, Situation
+from engine.routes.phrases import say
+from engine.routes.route import constrained_schema
+from engine.routes.router import route_by_cues
+from engine.run import Run
+from tools.interactions import PendingClarification
+from tools.registry import describe_errors
+
+log = structlog.get_logger()
+
+# A new message answers the pending question unless it clearly starts something else.
+_RESUMABLE = frozenset({"expense", "fact", "unclear", None})
+
+
+async def answer(run: Run, text: str, history: History) -> tuple[Reply, PendingClarification | None]:
+    started = time.monotonic()
+    grounding = await _ground(run, text)
+    combined, pending_route = _resume(text, history, grounding)
+    if combined != text:
+        text, grounding = combined, await _ground(run, combined)
+    name = pending_route or await _pick_route(run, text, grounding, history)
+    route = ROUTES[name]
+    run.route = name
+    situation = Situation(run, text, grounding, history)
+    prepared = await route.prepare(situation)
+    if isinstance(prepared, Ask):
+        return _ask(run, name, text, prepared)
+    if isinstance(prepared, Said):
+        return Reply(prepared.text, "answered"), None
+    model = route.answer_model(situation)
+    answer_ = await _fill(run, route, situation, model) if model is not None else None
+    log.info("step3.analysis.completed", duration_ms=_step("analyse", started), route=name, rounds=run.rounds)
+    started = time.monotonic()
+    plan = route.plan(situation, answer_)
+    if isinstance(plan, Ask):
+        return _ask(run, name, text, plan)
+    results = await run_plan(run, plan) if plan else []
+    if model is not None and any(not r.ok and r.fixable for r in results):
+        answer_, results = await _repair(run, route, situation, model, answer_, plan, results)
+    reply = _reply(run, route, situation, answer_, results)
+    log.info(
+        "step5.execution.completed",
+        duration_ms=_step("execute", started),
+        tool_calls=len(results),
+        failed=sum(not r.ok for r in results),
+    )
+    degraded = any(not r.ok for r in results)
+    return Reply(reply, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids)), None
+
+
+async def _ground(run: Run, text: str) -> Grounding:
+    """The grounding of `text`, journaled: a retried job resolves "in 2 hours" from the first attempt's clock."""
+    members = [m.name for m in run.members]
+    now = run.deps.clock.now()
+    data = await run.once("grounding", lambda: _grounded(text, now, run.timezone, members))
+    return Grounding.from_json(data)
+
+
+async def _grounded(text: str, now: Any, timezone: str, members: list[str]) -> dict[str, Any]:
+    return ground(text, now, timezone, members).to_json()
+
+
+def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str | None]:
+    """The text to work on and the route to resume when the message answers the question FAA asked last."""
+    pending = history.pending
+    if pending is None or "route" not in pending.state:
+        return text, None
+    own = route_by_cues(text, grounding, reminder_just_sent=False).route
+    if own not in _RESUMABLE and own != pending.state["route"]:
+        return text, None
+    original = str(pending.state.get("text", ""))
+    combined = f"{original}\n{text}".strip()
+    route = str(pending.state["route"])
+    return combined, None if route == "unclear" else route
+
+
+async def _pick_route(run: Run, text: str, grounding: Grounding, history: History) -> str:
+    routing = route_by_cues(text, grounding, reminder_just_sent=bool(history.fired))
+    run.note("route.cues", route=routing.route, cue=routing.cue)
+    if routing.route is not None:
+        return routing.route
+    messages: list[Message] = [
+        {"role": "system", "content": ROUTER_INSTRUCTIONS},
+        {"role": "user", "content": f"Message: {text}"},
+    ]
+    schema = constrained_schema(RouteChoice, {})
+    llm = run.deps.llm
+    response = await run.llm("route", lambda: llm.complete(messages, response_schema=schema, schema_name="route"))
+    try:
+        return RouteChoice.model_validate_json(response.content or "").route
+    except ValidationError:
+        log.info("route.choice.invalid")
+        return "unclear"
+
+
+async def _fill(run: Run, route: Route, situation: Situation, model: type[BaseModel]) -> BaseModel:
+    """The model's answer in the route's schema; an invalid one goes back once with what was wrong."""
+    schema = constrained_schema(model, situation.choices)
+    limits = getattr(route, "schema_limits", None)
+    if limits is not None:
+        schema["properties"]["items"].update(limits(situation))
+    messages: list[Message] = [
+        {"role": "system", "content": route.instructions},
+        {"role": "user", "content": route.prompt(situation)},
+    ]
+    run.rounds = 1
+    llm = run.deps.llm
+    name = f"route_{route.name}"
+    response = await run.llm(f"route.{route.name}", lambda: llm.complete(messages, response_schema=schema, schema_name=name))
+    try:
+        return _validated(model, response.content, situation)
+    except AnalysisError as first:
+        log.info("step3.analysis.repairing", route=route.name, reason=first.reason[:200])
+        messages += [
+            {"role": "assistant", "content": response.content or ""},
+            {"role": "user", "content": f"That answer was not valid: {first.reason}\nAnswer again with one JSON object."},
+        ]
+        run.rounds = 2
+        repaired = await run.llm(
+            f"route.{route.name}.repair", lambda: llm.complete(messages, response_schema=schema, schema_name=name)
+        )
+        return _validated(model, repaired.content, situation)
+
+
+def _validated(model: type[BaseModel], raw: str | None, situation: Situation) -> BaseModel:
+    try:
+        return model.model_validate_json(raw or "", context={"choices": situation.choices})
+    except ValidationError as exc:
+        raise AnalysisError(describe_errors(exc) or "not valid JSON", raw=(raw or "")[:2000]) from exc
+
+
+async def _repair(
+    run: Run,
+    route: Route,
+    situation: Situation,
+    model: type[BaseModel],
+    first: BaseModel | None,
+    plan: list[PlannedCall],
+    results: list[StepResult],
+) -> tuple[BaseModel | None, list[StepResult]]:
+    """One re-planning round: the tools' complaints go back to the model, and the steps that were refused run
+    again from its new answer (the ones that succeeded are not repeated)."""
+    complaints = "; ".join(f"{r.tool}: {r.error}" for r in results if not r.ok and r.fixable)
+    run.note("route.repair", complaints=complaints[:500])
+    schema = constrained_schema(model, situation.choices)
+    messages: list[Message] = [
+        {"role": "system", "content": route.instructions},
+        {"role": "user", "content": route.prompt(situation)},
+        {"role": "assistant", "content": first.model_dump_json() if first is not None else ""},
+        {"role": "user", "content": f"The tools refused that: {complaints}\nAnswer again with one JSON object."},
+    ]
+    llm = run.deps.llm
+    name = f"route_{route.name}"
+    response = await run.llm(f"route.{route.name}.replan", lambda: llm.complete(messages, response_schema=schema, schema_name=name))
+    try:
+        second = _validated(model, response.content, situation)
+    except AnalysisError:
+        return first, results
+    replanned = route.plan(situation, second)
+    if isinstance(replanned, Ask) or len(replanned) != len(plan):
+        return first, results
+    again = [step for step, result in zip(replanned, results, strict=True) if not result.ok and result.fixable]
+    rerun = iter(await run_plan(run, again))
+    merged = [next(rerun) if not result.ok and result.fixable else result for result in results]
+    return second, merged
+
+
+def _reply(run: Run, route: Route, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+    """The route's reply; when it has nothing to say (a step failed) a plain account of what happened. A reply with
+    a number that no source holds is replaced by that plain account."""
+    text = route.reply(situation, answer, results)
+    failed = [r for r in results if not r.ok]
+    if failed:
+        reasons = "; ".join(str(r.error) for r in failed)
+        text = "\n".join(part for part in (text, say("failed", situation.language, reason=reasons)) if part)
+    if not text:
+        text = basic_answer(results)
+    sources = [situation.text, situation.grounding.to_json(), [r.for_model() for r in results], situation.rows]
+    made_up = invented(text, sources)
+    if made_up:
+        run.note("reply.invented_numbers", numbers=made_up[:10])
+        log.warning("reply.invented_numbers", route=route.name, count=len(made_up))
+        return basic_answer(results) if results else say("not_found", situation.language)
+    return text
+
+
+def _ask(run: Run, route: str, text: str, ask: Ask) -> tuple[Reply, PendingClarification]:
+    pending = PendingClarification(
+        inbox_id=run.message.inbox_id,
+        question=ask.question,
+        options=list(ask.options),
+        state={"text": text[:2000], "route": route},
+    )
+    log.info("step4.clarify.requested", route=route, options=len(ask.options))
+    return Reply(ask.question, "clarifying", options=ask.options), pending
+
+
+def _step(step: str, started: float) -> int:
+    return metrics.step_finished(step, time.monotonic() - started)

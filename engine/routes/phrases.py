@@ -1,0 +1,116 @@
+"""The sentences routes reply with, in English, German and Chinese. Numbers and dates in them come only from the
+grounding and the tools' results, so a templated reply can never carry a number nobody computed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+_PHRASES: dict[str, dict[str, str]] = {
+    "saved": {"en": "Saved: {what}.", "de": "Notiert: {what}.", "zh": "已记下：{what}。"},
+    "saved_money": {"en": "Saved: {what}, {amount}.", "de": "Notiert: {what}, {amount}.", "zh": "已记下：{what}，{amount}。"},
+    "ask_amount": {
+        "en": "How much was it (and in which currency)?",
+        "de": "Wie viel war es (und in welcher Währung)?",
+        "zh": "花了多少钱？",
+    },
+    "ask_what_amount": {
+        "en": "What did you pay for, and how much was it?",
+        "de": "Wofür hast du bezahlt, und wie viel war es?",
+        "zh": "是什么费用？花了多少钱？",
+    },
+    "ask_currency": {
+        "en": "Which currency was {amount} in?",
+        "de": "In welcher Währung waren {amount}?",
+        "zh": "{amount} 是什么货币？",
+    },
+    "ask_when": {
+        "en": "When should I remind {whom}?",
+        "de": "Wann soll ich {whom} erinnern?",
+        "zh": "什么时候提醒{whom}？",
+    },
+    "ask_what": {
+        "en": "Sorry, what do you mean? Tell me a bit more and I'll take care of it.",
+        "de": "Entschuldige, was meinst du genau? Erzähl mir etwas mehr, dann kümmere ich mich darum.",
+        "zh": "不好意思，您指的是什么？请再具体说一下。",
+    },
+    "ask_which": {
+        "en": "Which one do you mean?",
+        "de": "Welchen Eintrag meinst du?",
+        "zh": "您指的是哪一条？",
+    },
+    "reminder_set": {
+        "en": "OK, I'll remind {whom} {when}: {text}",
+        "de": "Okay, ich erinnere {whom} {when}: {text}",
+        "zh": "好的，我会在{when}提醒{whom}：{text}",
+    },
+    "reminder_repeats": {
+        "en": "OK, I'll remind {whom} {rule}, first {when}: {text}",
+        "de": "Okay, ich erinnere {whom} {rule}, zuerst {when}: {text}",
+        "zh": "好的，我会{rule}提醒{whom}，第一次在{when}：{text}",
+    },
+    "me": {"en": "you", "de": "dich", "zh": "您"},
+    "household": {"en": "everyone", "de": "alle", "zh": "大家"},
+    "cancelled": {"en": "Cancelled: {text}.", "de": "Abgesagt: {text}.", "zh": "已取消：{text}。"},
+    "snoozed": {"en": "OK, I'll remind you again {when}: {text}", "de": "Okay, ich erinnere dich {when} noch einmal: {text}",
+                "zh": "好的，我会在{when}再提醒您：{text}"},
+    "done": {"en": "Marked as done: {text}.", "de": "Erledigt: {text}.", "zh": "已完成：{text}。"},
+    "no_reminders": {
+        "en": "You have no active reminders.",
+        "de": "Du hast keine aktiven Erinnerungen.",
+        "zh": "您目前没有提醒。",
+    },
+    "reminders": {"en": "Your reminders:", "de": "Deine Erinnerungen:", "zh": "您的提醒："},
+    "updated": {"en": "Updated: {what}.", "de": "Geändert: {what}.", "zh": "已更新：{what}。"},
+    "forgotten": {
+        "en": "Forgotten: {what}. Say \"undo\" if that was a mistake.",
+        "de": "Vergessen: {what}. Sag \"rückgängig\", falls das ein Fehler war.",
+        "zh": "已删除：{what}。如果删错了，请说“撤销”。",
+    },
+    "restored": {"en": "Restored: {what}.", "de": "Wiederhergestellt: {what}.", "zh": "已恢复：{what}。"},
+    "nothing_to_undo": {
+        "en": "There is nothing I can undo right now.",
+        "de": "Da gibt es gerade nichts rückgängig zu machen.",
+        "zh": "目前没有可以撤销的操作。",
+    },
+    "not_found": {
+        "en": "I couldn't find anything about that in your notes.",
+        "de": "Dazu habe ich in euren Notizen nichts gefunden.",
+        "zh": "我在记录里没有找到相关内容。",
+    },
+    "from_notes": {"en": "From your notes: {notes}", "de": "Laut euren Notizen: {notes}", "zh": "根据记录：{notes}"},
+    "no_records": {
+        "en": "I found no matching entries{span}.",
+        "de": "Ich habe keine passenden Einträge gefunden{span}.",
+        "zh": "{span}没有找到相关记录。",
+    },
+    "greeting": {"en": "Hello! How can I help?", "de": "Hallo! Wie kann ich helfen?", "zh": "您好！有什么可以帮您？"},
+    "thanks": {"en": "You're welcome!", "de": "Gern geschehen!", "zh": "不客气！"},
+    "failed": {
+        "en": "Sorry, I couldn't do that: {reason}",
+        "de": "Das hat leider nicht geklappt: {reason}",
+        "zh": "抱歉，没能完成：{reason}",
+    },
+}
+
+_WEEKDAYS = {
+    "en": ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"),
+    "de": ("Mo", "Di", "Mi", "Do", "Fr", "Sa", "So"),
+    "zh": ("周一", "周二", "周三", "周四", "周五", "周六", "周日"),
+}
+
+
+def say(key: str, language: str, **values: object) -> str:
+    texts = _PHRASES[key]
+    return texts.get(language, texts["en"]).format(**values)
+
+
+def when_text(at: datetime, language: str, *, with_time: bool = True) -> str:
+    """A moment as a member reads it: 'on Tue 2026-11-24 at 08:00', 'am Di 2026-11-24 um 08:00', '周二 2026-11-24 08:00'."""
+    weekday = _WEEKDAYS.get(language, _WEEKDAYS["en"])[at.weekday()]
+    day = at.strftime("%Y-%m-%d")
+    clock = at.strftime("%H:%M")
+    if language == "zh":
+        return f"{weekday} {day} {clock}" if with_time else f"{weekday} {day}"
+    if language == "de":
+        return f"am {weekday} {day} um {clock}" if with_time else f"am {weekday} {day}"
+    return f"on {weekday} {day} at {clock}" if with_time else f"on {weekday} {day}"

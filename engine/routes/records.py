@@ -1,0 +1,192 @@
+"""Routes that store what a member tells: money (expenses and income) and everything else worth remembering
+(health notes, plans, facts). The amounts, currencies and dates come from the grounding; the model names the
+category, the kind and who it is about."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from engine.analysis import PlannedCall
+from engine.executor import StepResult
+from engine.grounding import Money
+from engine.routes.phrases import say
+from engine.routes.route import Ask, Situation
+from tools import vocabulary
+
+Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
+Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=60)]
+
+CATEGORIES = (
+    "groceries", "restaurants", "drinks", "snacks", "fuel", "transport", "travel", "rent", "utilities", "phone",
+    "internet", "insurance", "health", "pharmacy", "doctor", "clothing", "kids", "education", "books", "toys",
+    "gifts", "entertainment", "sports", "hobbies", "household", "furniture", "electronics", "pets", "car",
+    "beauty", "subscriptions", "taxes", "fees", "donations", "salary", "bonus", "refund", "other",
+)
+
+
+def _slug(value: str) -> str:
+    return "-".join(value.replace("_", " ").split())[:30] or "other"
+
+
+class MoneyItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["expense", "income"]
+    category: Annotated[Label, AfterValidator(_slug)]
+    what: Short = Field(description="a few words in the member's language: what it was for")
+    merchant: Short | None = None
+
+
+class MoneyAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[MoneyItem] = Field(min_length=1, max_length=10)
+
+
+class ExpenseRoute:
+    name = "expense"
+    instructions = """You record a family's expenses and income. The amounts are already found; for each amount, in
+the order listed, give one item:
+- kind: "income" for money received (salary, bonus, refund, gift received), otherwise "expense".
+- category: one lowercase English word for what the money was for, e.g. groceries, restaurants, drinks, fuel,
+  transport, travel, rent, utilities, health, pharmacy, clothing, kids, education, books, gifts, entertainment,
+  household, electronics, car, salary, bonus.
+- what: a few words in the member's language saying what it was for.
+- merchant: the shop or company named in the message, otherwise null.
+Examples:
+Amounts: 12 EUR | Message: Paid 12 € for pizza at Luigi's
+{"items":[{"kind":"expense","category":"restaurants","what":"pizza at Luigi's","merchant":"Luigi's"}]}
+Amounts: 300 CNY | Message: 给女儿买鞋花了300元
+{"items":[{"kind":"expense","category":"clothing","what":"给女儿买鞋","merchant":null}]}
+Amounts: 3200 EUR | Message: Gehalt ist da, 3.200 €
+{"items":[{"kind":"income","category":"salary","what":"Gehalt","merchant":null}]}
+Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 euros
+{"items":[{"kind":"expense","category":"clothing","what":"shoes for Lea","merchant":null},{"kind":"expense","category":"kids","what":"school bag","merchant":null}]}"""
+
+    async def prepare(self, situation: Situation) -> Ask | None:
+        money = situation.grounding.money
+        if not money:
+            vague = len(situation.text.split()) <= 4 or len(situation.text) <= 8
+            return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))
+        if any(m.currency is None for m in money):
+            run = situation.run
+            async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
+                usual = await vocabulary.usual_currency(conn, run.message.household_id)
+            if usual is None:
+                first = next(m for m in money if m.currency is None)
+                return Ask(say("ask_currency", situation.language, amount=first.amount), ("EUR", "USD", "GBP", "CNY"))
+            situation.choices["currency"] = [usual]
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel]:
+        return MoneyAnswer
+
+    def schema_limits(self, situation: Situation) -> dict[str, int]:
+        count = len(situation.grounding.money)
+        return {"minItems": count, "maxItems": count}
+
+    def prompt(self, situation: Situation) -> str:
+        amounts = "; ".join(_money_text(m, situation) for m in situation.grounding.money)
+        return f"Amounts: {amounts} | Message: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        assert isinstance(answer, MoneyAnswer)
+        money = situation.grounding.money
+        single = len(money) == 1
+        calls = []
+        for number, (item, amount) in enumerate(zip(answer.items, money, strict=False), 1):
+            args = {
+                "content": situation.text if single else f"{item.what}: {_money_text(amount, situation)}",
+                "kind": item.kind,
+                "category": item.category,
+                "amount": str(amount.amount),
+                "currency": amount.currency or situation.choices["currency"][0],
+            }
+            if item.merchant:
+                args["merchant"] = item.merchant
+            when = occurred(situation)
+            if when is not None:
+                args["occurred_at"] = when
+            calls.append(PlannedCall(id=f"s{number}", tool="store", args=args))
+        return calls
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        assert isinstance(answer, MoneyAnswer)
+        lines = []
+        for item, result in zip(answer.items, results, strict=False):
+            if result.ok and result.result:
+                amount = f"{result.result.get('amount')} {result.result.get('currency')}"
+                lines.append(say("saved_money", situation.language, what=item.what or item.category, amount=amount))
+        return "\n".join(lines)
+
+
+class FactAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["health", "plan", "fact", "contact", "shopping", "note"]
+    person: Short | None = Field(None, description="who it is about, as written; null for the writer or nobody")
+    category: Annotated[Label, AfterValidator(_slug)]
+
+
+class FactRoute:
+    name = "fact"
+    instructions = """You keep a family's notes. Classify what the member tells you:
+- kind: "health" (illness, symptoms, medicine, doctor's advice, allergies, vaccines, growth and body measurements),
+  "plan" (appointments, events, trips, lessons, things someone will do at a time), "contact" (phone numbers,
+  addresses, people to call), "shopping" (things to buy), "fact" (anything else to remember: sizes, passwords,
+  preferences, where things are), "note" (a general note).
+- person: the person it is about, as written (a name like "Tom" or a relation like "妈妈"); null when it is about
+  the writer or nobody in particular.
+- category: one lowercase English word for the topic, e.g. allergy, fever, vaccine, dentist, school, travel, wifi.
+Examples:
+Message: Tom is allergic to peanuts → {"kind":"health","person":"Tom","category":"allergy"}
+Message: 小明每周三下午四点上钢琴课 → {"kind":"plan","person":"小明","category":"piano"}
+Message: Lea's shoe size is 38 now → {"kind":"fact","person":"Lea","category":"clothing"}
+Message: Der WLAN-Code ist sunflower → {"kind":"fact","person":null,"category":"wifi"}
+Message: Parent-teacher meeting next Tuesday at 5 pm → {"kind":"plan","person":null,"category":"school"}"""
+
+    async def prepare(self, situation: Situation) -> Ask | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel]:
+        return FactAnswer
+
+    def prompt(self, situation: Situation) -> str:
+        return f"Message: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        assert isinstance(answer, FactAnswer)
+        args: dict[str, object] = {"content": situation.text, "kind": answer.kind, "category": answer.category}
+        if answer.person:
+            args["person"] = answer.person
+        when = occurred(situation)
+        if when is not None:
+            args["occurred_at"] = when
+        return [PlannedCall(id="s1", tool="store", args=args)]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok:
+            return ""
+        return say("saved", situation.language, what=_clip(situation.text))
+
+
+def occurred(situation: Situation) -> str | None:
+    """When the stored thing happens: the first moment the message names, on the member's clock; None for now."""
+    moments = situation.grounding.moments
+    if not moments:
+        return None
+    moment = moments[0]
+    return moment.at.isoformat(timespec="minutes") if moment.has_time else moment.at.date().isoformat()
+
+
+def _money_text(money: Money, situation: Situation) -> str:
+    currency = money.currency or (situation.choices.get("currency") or [""])[0]
+    return f"{money.amount} {currency}".strip()
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+

@@ -1,0 +1,107 @@
+"""What a route is: a narrow way through the engine for one kind of message, with its own instructions, its own
+small answer schema (whose choices come from the grounding and the household's rows), the tool calls it builds
+from that answer, and the reply it writes from the tools' results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import BaseModel, ValidationInfo
+
+from engine.grounding import Grounding
+
+if TYPE_CHECKING:
+    from engine.analysis import PlannedCall
+    from engine.context import History
+    from engine.executor import StepResult
+    from engine.run import Run
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A question back to the member instead of guessing; the route resumes with the answer."""
+
+    question: str
+    options: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Said:
+    """A reply the route can give at once: nothing to run, nothing to ask (e.g. "you have no reminders")."""
+
+    text: str
+
+
+@dataclass
+class Situation:
+    """One message on its route: what it says, what was resolved, and the rows the route read for it."""
+
+    run: Run
+    text: str  # the member's words (with the earlier message when they answer a question)
+    grounding: Grounding
+    history: History
+    rows: list[dict[str, Any]] = field(default_factory=list)  # memories or reminders the message may point at
+    choices: dict[str, list[Any]] = field(default_factory=dict)  # what the model may pick, by answer field
+
+    @property
+    def language(self) -> str:
+        return self.grounding.language
+
+
+class Route(Protocol):
+    name: str
+    instructions: str  # the stable system prompt: rules and examples, the same for every message
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        """Read what the route needs (rows, categories); ask when a required slot is missing, or answer at once."""
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        """The model's answer for this message, or None when the route needs no model call."""
+
+    def prompt(self, situation: Situation) -> str:
+        """The per-message part of the prompt, after the instructions."""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        """The tool calls the answer means, every argument filled by the engine."""
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        """The reply, written from the tools' results."""
+
+
+def pick(value: Any, info: ValidationInfo) -> Any:
+    """Validate a field against the choices offered for this message (the validation context's `choices`)."""
+    offered = (info.context or {}).get("choices", {}).get(info.field_name)
+    if offered is None or value is None:
+        return value
+    items = value if isinstance(value, list) else [value]
+    unknown = [item for item in items if item not in offered]
+    if unknown:
+        raise ValueError(f"{unknown[0]!r} is not one of {offered}")
+    return value
+
+
+def constrained_schema(model: type[BaseModel], choices: dict[str, list[Any]]) -> dict[str, Any]:
+    """The model's JSON schema with every field required (a grammar-constrained model may otherwise stop early)
+    and each field in `choices` limited to those values (in arrays, each item)."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for name, prop in schema.get("properties", {}).items():
+        prop.pop("title", None)
+        prop.pop("default", None)
+        if name in choices:
+            values = list(choices[name])
+            target = prop.get("items", prop) if prop.get("type") == "array" else prop
+            nullable = _nullable(target)
+            for key in ("anyOf", "type", "maxLength", "pattern"):
+                target.pop(key, None)
+            target["enum"] = [*values, None] if nullable else values
+            if prop.get("type") == "array":
+                prop["maxItems"] = min(prop.get("maxItems", len(values)), len(values))
+    schema["required"] = list(schema.get("properties", {}))
+    schema["additionalProperties"] = False
+    return schema
+
+
+def _nullable(prop: dict[str, Any]) -> bool:
+    return any(option.get("type") == "null" for option in prop.get("anyOf", ())) or "null" in (prop.get("type") or ())

@@ -1,0 +1,144 @@
+"""Which route a message takes: keywords and the grounding first, the model only when they disagree.
+
+Each rule names a family of cues in English, German and Chinese. The first rule that fires decides, in an order
+chosen so that the more specific intent wins ("forget the dentist reminder" is a reminder change, "remind me how
+much" is a reminder). When the cues contradict each other — a question that also asks to write — or when none of
+them fits, the decision is the model's (`None` here).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.grounding import Grounding
+
+_I = re.IGNORECASE
+
+
+def _cues(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(patterns), _I)
+
+
+GREETING = _cues(
+    r"^\W*(?:hi|hello|hey|yo|hiya|thanks?|thank you|thx|ty|cheers|good (?:morning|night|evening)|ok(?:ay)?|cool|"
+    r"great|nice|perfect|super|got it|you'?re (?:great|the best)|hallo|danke(?: schön| dir)?|guten (?:morgen|abend)|"
+    r"gute nacht|moin|servus|alles klar|你好|您好|谢谢|谢了|多谢|早上好|早安|晚安|好的|嗯+|哈喽|收到)"
+    r"(?:\s+(?:faa|you|so much|a lot|very much|sehr|dir))*\W*$"
+)
+REMIND = _cues(r"\bremind", r"\breminder", r"提醒", r"\berinner", r"\bwecke? mich")
+CANCEL = _cues(
+    r"\bcancel", r"\bcall off", r"\bstop remind", r"\bdon'?t remind", r"\bno longer remind", r"\bno more remind",
+    r"取消", r"不用提醒", r"别提醒", r"不要提醒", r"\bstorn", r"\babsagen", r"nicht mehr erinnern",
+)
+SNOOZE = _cues(
+    r"\bsnooze", r"\bremind me (?:again )?(?:later|in)\b", r"\blater\b", r"\bpostpone", r"\bpush (?:it|that) ",
+    r"推迟", r"晚点", r"稍后", r"等会", r"再提醒", r"过\S{1,6}再", r"\bspäter", r"\bverschieb", r"\bschlummer",
+)
+DONE = _cues(
+    r"^\W*(?:done|did it|i did it|finished|all done|completed?|taken|erledigt|fertig|gemacht|"
+    r"好了|完成了?|做完了|搞定了?|已经?做了|吃过了|交了)\W*$",
+    r"\bmark (?:it|that|the \w+) (?:as )?done",
+)
+FORGET = _cues(
+    r"\bforget\b", r"\bdelete\b", r"\bremove\b", r"\berase\b", r"\bscratch that",
+    r"删除", r"删掉", r"删了", r"忘掉", r"忘了它", r"别记", r"不要记", r"撤销", r"\bvergiss", r"\blösch", r"\bentfern",
+)
+LIST = _cues(
+    r"\b(?:what|which|list|show|any)\b.{0,30}\breminders\b", r"\bmy reminders\b", r"\breminders do i have",
+    r"有哪些提醒", r"我的提醒", r"提醒列表", r"什么提醒", r"welche erinnerungen", r"meine erinnerungen",
+)
+UPDATE = _cues(
+    r"\bactually\b", r"\bcorrection\b", r"\bcorrect (?:that|it|the)\b", r"\bwas wrong\b", r"\bwrong\b",
+    r"\bshould (?:be|have been)\b", r"\bchange\b.{1,40}\bto\b", r"\bnot\b[^.?!]{1,30}\bbut\b",
+    r"\b(?:it|that|this|the \w+(?: \w+)?) was\b[^.?!]{0,20}\d[^.?!]{0,20}\bnot\b", r"\bfix (?:the|that|it)\b",
+    r"不是\S{1,20}(?:是|而是)", r"改成", r"改为", r"更正", r"其实是", r"应该是", r"记错了",
+    r"\beigentlich\b", r"\bkorrigier", r"\bnicht\b[^.?!]{1,30}\bsondern\b", r"\bänder", r"\bwar falsch",
+)
+QUESTION = _cues(
+    r"[?？]\s*$",
+    r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
+    r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",
+    r"多少", r"几[次点号个天]", r"什么", r"哪[里儿个天些]", r"吗\W*$", r"呢\W*$", r"谁", r"是否", r"有没有", r"怎么样",
+)
+SUM = _cues(
+    r"\bhow much\b", r"\bhow many times\b", r"\bhow often\b", r"\btotal\b", r"\bin sum\b", r"\baverage\b", r"\bspen[dt]\b",
+    r"\bcost\b", r"\bpaid\b", r"\bpay\b", r"\bexpenses?\b", r"\bspending\b", r"\bbiggest\b", r"\bmost\b",
+    r"\bearn(?:ed)?\b", r"\bincome\b",
+    r"一共", r"总共", r"花了多少", r"多少钱", r"平均", r"几次", r"花费", r"支出", r"花在", r"最多", r"收入", r"花了",
+    r"\bwie ?viel\b", r"\binsgesamt\b", r"\bausgegeben\b", r"\bdurchschnitt", r"\bgekostet\b", r"\bam meisten\b",
+)
+RECORD_VERB = _cues(
+    r"^\W*(?:note|write down|remember|save|store|log|add|record|put down|keep in mind|merk dir|notier|speicher)\b",
+    r"^\W*(?:记下|记住|记一下|帮我记|存一下)",
+)
+SPEND = _cues(
+    r"\bspen[dt]\b", r"\bpaid\b", r"\bpay\b", r"\bbought\b", r"\bpurchased?\b", r"\bcost\b", r"\bcharged\b",
+    r"\bsalary\b", r"\bearned\b", r"\bgot paid\b", r"\brefund", r"\bbill\b",
+    r"\bausgegeben\b", r"\bbezahlt\b", r"\bgezahlt\b", r"\bgekauft\b", r"\bgekostet\b", r"\bgehalt\b",
+    r"花了", r"花", r"付了", r"付过", r"买了", r"买", r"消费", r"工资", r"奖金", r"交了", r"充值", r"报销",
+)
+# References without content: "the thing", "that", "it" — a message made only of these and function words says
+# nothing to store or look up.
+_VAGUE = _cues(
+    r"\b(?:the|that|this) (?:thing|stuff|one)\b", r"\b(?:it|that|this|those|them)\b", r"那个", r"这个", r"那件事",
+    r"这件事", r"它", r"\bdas ding\b", r"\bdas\b", r"\bes\b",
+)
+_FILLER = _cues(
+    r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|"
+    r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
+    r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
+    r"我|们|你|的|了|过|把|记下来|记住|记一下|帮我|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
+)
+
+
+@dataclass(frozen=True)
+class Routing:
+    route: str | None  # None: the cues disagree or none fits; the model decides
+    cue: str  # which rule decided, for the trace
+
+
+def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) -> Routing:
+    """The route the message's own words point to, or `None` when they leave it open."""
+    question = bool(QUESTION.search(text))
+    if GREETING.match(text):
+        return Routing("chat", "greeting")
+    if LIST.search(text):
+        return Routing("list", "list")
+    reminder_words = bool(REMIND.search(text))
+    if CANCEL.search(text) or (FORGET.search(text) and reminder_words):
+        return Routing("reminder_change", "cancel")
+    if reminder_just_sent and (DONE.search(text) or SNOOZE.search(text)):
+        return Routing("reminder_change", "snooze/done")
+    if SNOOZE.search(text) and reminder_words and not grounding.repeats:
+        return Routing("reminder_change", "snooze")
+    if FORGET.search(text):
+        return Routing(None if question else "forget", "forget")
+    if reminder_words:
+        return Routing("reminder", "remind")
+    if UPDATE.search(text) and not question:
+        return Routing("update", "correction")
+    if question:
+        if is_vague(text):
+            return Routing("unclear", "vague question")
+        return Routing("sum" if SUM.search(text) and not _asks_about_a_note(text) else "lookup", "question")
+    if grounding.money or SPEND.search(text):
+        return Routing("expense", "money")
+    if is_vague(text):
+        return Routing("unclear", "vague")
+    return Routing("fact", "statement")
+
+
+def is_vague(text: str) -> bool:
+    """The message points at something ("the thing", "that") without saying what it is."""
+    if not _VAGUE.search(text):
+        return False
+    rest = _FILLER.sub(" ", _VAGUE.sub(" ", text))
+    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest)
+
+
+def _asks_about_a_note(text: str) -> bool:
+    """'How many ibuprofen may Tom take?' asks about a stored fact, not about spending."""
+    return bool(re.search(r"\bhow (?:many|much)\b(?! (?:times|money|did|do|have|has|was|were|is|are|we|i)\b)", text, _I)) and not re.search(
+        r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn", text, _I
+    )
