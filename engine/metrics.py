@@ -71,6 +71,12 @@ TOOL_CALLS = Counter(
     "model to fix) or error (the tool failed).",
     ["tool", "result"],
 )
+ROUTES = Counter(
+    "faa_routes",
+    "Messages by the route they took and what chose it: cues (keywords and grounding), model, or resumed (the "
+    "answer to a question FAA asked).",
+    ["route", "chosen_by"],
+)
 REMINDER_LATENESS = Histogram(
     "faa_reminder_lateness_seconds",
     "How long after its due time a reminder fired (early counts as 0).",
@@ -112,6 +118,10 @@ def llm_call_failed(model: str, kind: str) -> None:
 def tool_call(tool: str, result: str, known_tools: list[str]) -> None:
     """Count one tool call; `result` is ok, invalid or error."""
     TOOL_CALLS.labels(tool if tool in known_tools else "unknown", result).inc()
+
+
+def route_taken(route: str, chosen_by: str) -> None:
+    ROUTES.labels(route, chosen_by).inc()
 
 
 def observe_reminder_lateness(seconds: float) -> None:

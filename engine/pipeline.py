@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 import structlog
 from pydantic import ValidationError
 
-from engine import metrics
+from engine import metrics, routed
 from engine.analysis import AnalysisModel, analysis_schema
 from engine.context import (
     History,
@@ -161,6 +161,8 @@ class Engine:
             return Reply(voice_not_enabled_text(run), "degraded"), None
         text = preprocessed.text
         version = self._experiment(run)
+        if version.routed:
+            return await routed.answer(run, version, text, history)
         if not version.full_context:
             history = replace(history, turns=[])
         messages: list[Message] = [

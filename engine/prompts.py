@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from engine.errors import FAAError
 from tools.registry import ToolRegistry
@@ -22,22 +22,41 @@ class PromptError(FAAError):
 
 
 class _VersionSpec(BaseModel):
-    blocks: list[str] = Field(min_length=1)
+    mode: Literal["planner", "routed"] = "planner"
+    blocks: list[str] = Field(default_factory=list)
     max_rounds: int = Field(default=3, ge=1, le=3)
     context: Literal["full", "minimal"] = "full"
+
+    @model_validator(mode="after")
+    def _planner_has_blocks(self) -> _VersionSpec:
+        if self.mode == "planner" and not self.blocks:
+            raise ValueError("a planner version lists its prompt blocks")
+        return self
 
 
 class _PromptFile(BaseModel):
     blocks: dict[str, str]
+    routes: dict[str, str] = Field(default_factory=dict)
     versions: dict[str, _VersionSpec] = Field(min_length=1)
 
 
 @dataclass(frozen=True)
 class PromptVersion:
+    """A prompt version: the full planner's system prompt and limits, or `routed` — each message takes a narrow
+    route with its own small schema (engine/routes), for small models."""
+
     name: str
     system: str
     max_rounds: int
     full_context: bool
+    routed: bool = False
+    route_prompts: Mapping[str, str] = field(default_factory=dict)  # a routed version's prompt per route
+
+    def route_prompt(self, route: str) -> str:
+        try:
+            return self.route_prompts[route]
+        except KeyError:
+            raise PromptError(f"prompt version {self.name!r} has no prompt for the route {route!r}") from None
 
 
 @dataclass(frozen=True)
@@ -64,7 +83,11 @@ class PromptBook:
             text = "\n".join(parsed.blocks[b].strip() for b in spec.blocks)
             for marker, value in fills.items():
                 text = text.replace(marker, value)
-            versions[name] = PromptVersion(name, text, spec.max_rounds, spec.context == "full")
+            routed = spec.mode == "routed"
+            prompts = {route: body.strip() for route, body in parsed.routes.items()} if routed else {}
+            versions[name] = PromptVersion(
+                name, text, spec.max_rounds, spec.context == "full", routed=routed, route_prompts=prompts
+            )
         return cls(versions)
 
     def get(self, name: str) -> PromptVersion:

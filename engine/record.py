@@ -82,7 +82,7 @@ async def record(
     return Finished(reply, outbox_id, tools)
 
 
-def run_stats(run: Run) -> dict[str, float]:
+def run_stats(run: Run) -> dict[str, float | str]:
     cache = getattr(run.deps.embedder, "cache", None)
     return {
         "embedding_cache_hit_rate": round(cache.hit_rate, 3) if cache is not None else 0.0,
@@ -93,4 +93,5 @@ def run_stats(run: Run) -> dict[str, float]:
         "tool_calls": run.tool_calls,
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
+        **({"route": run.route} if run.route else {}),
     }

@@ -22,14 +22,15 @@ from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding, ground
 from engine.llm_types import Message
 from engine.numbers import invented
+from engine.prompts import PromptVersion
 from engine.replies import basic_answer
-from engine.routes import ROUTER_INSTRUCTIONS, ROUTES, Ask, Route, RouteChoice, Said, Situation
+from engine.routes import ROUTES, Ask, Route, RouteChoice, Said, Situation
 from engine.routes.phrases import say
 from engine.routes.route import constrained_schema
 from engine.routes.router import route_by_cues
 from engine.run import Run
-from tools.interactions import PendingClarification
 from tools.registry import describe_errors
+from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
 
@@ -37,15 +38,21 @@ log = structlog.get_logger()
 _RESUMABLE = frozenset({"expense", "fact", "unclear", None})
 
 
-async def answer(run: Run, text: str, history: History) -> tuple[Reply, PendingClarification | None]:
+async def answer(
+    run: Run, version: PromptVersion, text: str, history: History
+) -> tuple[Reply, PendingClarification | None]:
     started = time.monotonic()
     grounding = await _ground(run, text)
     combined, pending_route = _resume(text, history, grounding)
     if combined != text:
         text, grounding = combined, await _ground(run, combined)
-    name = pending_route or await _pick_route(run, text, grounding, history)
+    name, chosen_by = (
+        (pending_route, "resumed") if pending_route else await _pick_route(run, version, text, grounding, history)
+    )
     route = ROUTES[name]
     run.route = name
+    run.note("route", route=name, chosen_by=chosen_by)
+    metrics.route_taken(name, chosen_by)
     situation = Situation(run, text, grounding, history)
     prepared = await route.prepare(situation)
     if isinstance(prepared, Ask):
@@ -53,7 +60,7 @@ async def answer(run: Run, text: str, history: History) -> tuple[Reply, PendingC
     if isinstance(prepared, Said):
         return Reply(prepared.text, "answered"), None
     model = route.answer_model(situation)
-    answer_ = await _fill(run, route, situation, model) if model is not None else None
+    answer_ = await _fill(run, version, route, situation, model) if model is not None else None
     log.info("step3.analysis.completed", duration_ms=_step("analyse", started), route=name, rounds=run.rounds)
     started = time.monotonic()
     plan = route.plan(situation, answer_)
@@ -61,7 +68,7 @@ async def answer(run: Run, text: str, history: History) -> tuple[Reply, PendingC
         return _ask(run, name, text, plan)
     results = await run_plan(run, plan) if plan else []
     if model is not None and any(not r.ok and r.fixable for r in results):
-        answer_, results = await _repair(run, route, situation, model, answer_, plan, results)
+        answer_, results = await _repair(run, version, route, situation, model, answer_, plan, results)
     reply = _reply(run, route, situation, answer_, results)
     log.info(
         "step5.execution.completed",
@@ -99,46 +106,53 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
     return combined, None if route == "unclear" else route
 
 
-async def _pick_route(run: Run, text: str, grounding: Grounding, history: History) -> str:
+async def _pick_route(
+    run: Run, version: PromptVersion, text: str, grounding: Grounding, history: History
+) -> tuple[str, str]:
+    """The route and what chose it: the message's cues, or the model when they leave it open."""
     routing = route_by_cues(text, grounding, reminder_just_sent=bool(history.fired))
     run.note("route.cues", route=routing.route, cue=routing.cue)
     if routing.route is not None:
-        return routing.route
+        return routing.route, "cues"
     messages: list[Message] = [
-        {"role": "system", "content": ROUTER_INSTRUCTIONS},
+        {"role": "system", "content": version.route_prompt("router")},
         {"role": "user", "content": f"Message: {text}"},
     ]
     schema = constrained_schema(RouteChoice, {})
     llm = run.deps.llm
     response = await run.llm("route", lambda: llm.complete(messages, response_schema=schema, schema_name="route"))
     try:
-        return RouteChoice.model_validate_json(response.content or "").route
+        return RouteChoice.model_validate_json(response.content or "").route, "model"
     except ValidationError:
         log.info("route.choice.invalid")
-        return "unclear"
+        return "unclear", "model"
 
 
-async def _fill(run: Run, route: Route, situation: Situation, model: type[BaseModel]) -> BaseModel:
+async def _fill(
+    run: Run, version: PromptVersion, route: Route, situation: Situation, model: type[BaseModel]
+) -> BaseModel:
     """The model's answer in the route's schema; an invalid one goes back once with what was wrong."""
     schema = constrained_schema(model, situation.choices)
-    limits = getattr(route, "schema_limits", None)
-    if limits is not None:
-        schema["properties"]["items"].update(limits(situation))
     messages: list[Message] = [
-        {"role": "system", "content": route.instructions},
+        {"role": "system", "content": version.route_prompt(route.name)},
         {"role": "user", "content": route.prompt(situation)},
     ]
     run.rounds = 1
     llm = run.deps.llm
     name = f"route_{route.name}"
-    response = await run.llm(f"route.{route.name}", lambda: llm.complete(messages, response_schema=schema, schema_name=name))
+    response = await run.llm(
+        f"route.{route.name}", lambda: llm.complete(messages, response_schema=schema, schema_name=name)
+    )
     try:
         return _validated(model, response.content, situation)
     except AnalysisError as first:
         log.info("step3.analysis.repairing", route=route.name, reason=first.reason[:200])
         messages += [
             {"role": "assistant", "content": response.content or ""},
-            {"role": "user", "content": f"That answer was not valid: {first.reason}\nAnswer again with one JSON object."},
+            {
+                "role": "user",
+                "content": f"That answer was not valid: {first.reason}\nAnswer again with one JSON object.",
+            },
         ]
         run.rounds = 2
         repaired = await run.llm(
@@ -156,6 +170,7 @@ def _validated(model: type[BaseModel], raw: str | None, situation: Situation) ->
 
 async def _repair(
     run: Run,
+    version: PromptVersion,
     route: Route,
     situation: Situation,
     model: type[BaseModel],
@@ -169,14 +184,16 @@ async def _repair(
     run.note("route.repair", complaints=complaints[:500])
     schema = constrained_schema(model, situation.choices)
     messages: list[Message] = [
-        {"role": "system", "content": route.instructions},
+        {"role": "system", "content": version.route_prompt(route.name)},
         {"role": "user", "content": route.prompt(situation)},
         {"role": "assistant", "content": first.model_dump_json() if first is not None else ""},
         {"role": "user", "content": f"The tools refused that: {complaints}\nAnswer again with one JSON object."},
     ]
     llm = run.deps.llm
     name = f"route_{route.name}"
-    response = await run.llm(f"route.{route.name}.replan", lambda: llm.complete(messages, response_schema=schema, schema_name=name))
+    response = await run.llm(
+        f"route.{route.name}.replan", lambda: llm.complete(messages, response_schema=schema, schema_name=name)
+    )
     try:
         second = _validated(model, response.content, situation)
     except AnalysisError:

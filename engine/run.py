@@ -63,6 +63,7 @@ class Run:
     timezone: str = "UTC"
     members: tuple[Member, ...] = ()
     prompt_version: str | None = None
+    route: str | None = None  # the route a routed prompt version took
     seq: int = 0
     llm_calls: int = 0
     llm_replayed: int = 0

@@ -289,3 +289,12 @@ async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
     """
     done = sorted(await stored.restore(ctx.conn, ctx.household_id, args.memory_ids))
     return RestoreResult(restored=done, not_found=sorted(set(args.memory_ids) - set(done)))
+
+
+
+async def recall(ctx: ToolContext, memory_ids: list[int]) -> list[Memory]:
+    """The live memories with these ids, in the order given, as `search` shows them. Not a tool: the engine uses it
+    to offer the model the rows a message may point at."""
+    tz = ZoneInfo(ctx.timezone)
+    found = {row["id"]: _memory(row, tz) for row in await stored.by_ids(ctx.conn, ctx.household_id, memory_ids)}
+    return [found[memory_id] for memory_id in memory_ids if memory_id in found]

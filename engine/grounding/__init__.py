@@ -6,12 +6,19 @@ formats itself.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from engine.grounding.language import language_of
+from engine.grounding.moments import find_minutes, find_moments
 from engine.grounding.money import Money, find_money
+from engine.grounding.periods import find_period
+from engine.grounding.repeats import find_repeat
 
 
 @dataclass(frozen=True)
@@ -52,9 +59,7 @@ class Grounding:
     def from_json(cls, data: dict[str, Any]) -> Grounding:
         return cls(
             language=data["language"],
-            money=tuple(
-                Money(Decimal(m["amount"]), m["currency"], m["text"]) for m in data.get("money", ())
-            ),
+            money=tuple(Money(Decimal(m["amount"]), m["currency"], m["text"]) for m in data.get("money", ())),
             moments=tuple(
                 Moment(m["key"], m["text"], datetime.fromisoformat(m["at"]), m["has_time"])
                 for m in data.get("moments", ())
@@ -75,19 +80,58 @@ class Grounding:
         if self.money:
             lines.append("amounts: " + "; ".join(f"{m.amount} {m.currency or '(no currency)'}" for m in self.money))
         if self.moments:
-            lines.append(
-                "times: "
-                + "; ".join(f"{m.key}={_wall(m.at, m.has_time)} ({m.text})" for m in self.moments)
-            )
+            lines.append("times: " + "; ".join(f"{m.key}={_wall(m.at, m.has_time)} ({m.text})" for m in self.moments))
         if self.repeats:
             lines.append(
-                "repeats: " + "; ".join(f"{r.key}={r.rrule} from {_wall(r.first, True)} ({r.text})" for r in self.repeats)
+                "repeats: "
+                + "; ".join(f"{r.key}={r.rrule} from {_wall(r.first, True)} ({r.text})" for r in self.repeats)
             )
         if self.period:
             lines.append(f"period: {self.period}")
         if self.people:
             lines.append("members named: " + ", ".join(self.people))
         return "\n".join(lines)
+
+
+_MAX_TEXT = 2000  # grounding reads the start of a very long message only; it must never hold the worker up
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> Grounding:
+    """Everything `text` says about money, time and people, resolved against aware `now` in `timezone`."""
+    text = text[:_MAX_TEXT]
+    tz = ZoneInfo(timezone)
+    repeat = find_repeat(text, now, tz)
+    moments = [] if repeat is not None else find_moments(text, now, tz)
+    return Grounding(
+        language=language_of(text),
+        money=tuple(find_money(text)),
+        moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time) for n, m in enumerate(moments, 1)),
+        repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first),),
+        minutes=tuple(find_minutes(text)),
+        period=find_period(text),
+        people=tuple(name for name in members if _names(text, name)),
+        numbers=tuple(_numbers(text)),
+    )
+
+
+def _names(text: str, name: str) -> bool:
+    if re.search(r"[\u4e00-\u9fff]", name):
+        return name in text
+    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.IGNORECASE) is not None
+
+
+def _numbers(text: str) -> list[Decimal]:
+    """The numbers written in `text`, in order, each once; a decimal comma is read as a point."""
+    found: list[Decimal] = []
+    for raw in _NUMBER.findall(text):
+        try:
+            value = Decimal(raw.replace(",", "."))
+        except InvalidOperation:
+            continue
+        if value not in found:
+            found.append(value)
+    return found
 
 
 def _wall(at: datetime, has_time: bool) -> str:

@@ -65,7 +65,9 @@ _AMOUNT = re.compile(
     rf"(?P<pre>{_CURRENCY})?\s?(?P<number>{_NUMBER})(?P<k>k\b)?\s?(?P<post>{_CURRENCY})?(?P<jiao>(?<=[块元])\d(?!\d))?",
     re.IGNORECASE,
 )
-_CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+(?:点[零〇一二三四五六七八九]+)?(?=块|元|毛|欧元|美元|英镑|镑)")
+_CN_NUMERAL = re.compile(
+    r"[零〇一二两三四五六七八九十百千万]+(?:点[零〇一二三四五六七八九]+)?(?=块|元|毛|欧元|美元|英镑|镑)"
+)
 _CN_JIAO = re.compile(r"(?<=[块元])([一二两三四五六七八九])(?:毛|角)?")
 # What makes a number something other than money when no currency marks it.
 _UNIT = re.compile(

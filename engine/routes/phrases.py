@@ -7,7 +7,11 @@ from datetime import datetime
 
 _PHRASES: dict[str, dict[str, str]] = {
     "saved": {"en": "Saved: {what}.", "de": "Notiert: {what}.", "zh": "已记下：{what}。"},
-    "saved_money": {"en": "Saved: {what}, {amount}.", "de": "Notiert: {what}, {amount}.", "zh": "已记下：{what}，{amount}。"},
+    "saved_money": {
+        "en": "Saved: {what}, {amount}.",
+        "de": "Notiert: {what}, {amount}.",
+        "zh": "已记下：{what}，{amount}。",
+    },
     "ask_amount": {
         "en": "How much was it (and in which currency)?",
         "de": "Wie viel war es (und in welcher Währung)?",
@@ -51,8 +55,11 @@ _PHRASES: dict[str, dict[str, str]] = {
     "me": {"en": "you", "de": "dich", "zh": "您"},
     "household": {"en": "everyone", "de": "alle", "zh": "大家"},
     "cancelled": {"en": "Cancelled: {text}.", "de": "Abgesagt: {text}.", "zh": "已取消：{text}。"},
-    "snoozed": {"en": "OK, I'll remind you again {when}: {text}", "de": "Okay, ich erinnere dich {when} noch einmal: {text}",
-                "zh": "好的，我会在{when}再提醒您：{text}"},
+    "snoozed": {
+        "en": "OK, I'll remind you again {when}: {text}",
+        "de": "Okay, ich erinnere dich {when} noch einmal: {text}",
+        "zh": "好的，我会在{when}再提醒您：{text}",
+    },
     "done": {"en": "Marked as done: {text}.", "de": "Erledigt: {text}.", "zh": "已完成：{text}。"},
     "no_reminders": {
         "en": "You have no active reminders.",
@@ -62,8 +69,8 @@ _PHRASES: dict[str, dict[str, str]] = {
     "reminders": {"en": "Your reminders:", "de": "Deine Erinnerungen:", "zh": "您的提醒："},
     "updated": {"en": "Updated: {what}.", "de": "Geändert: {what}.", "zh": "已更新：{what}。"},
     "forgotten": {
-        "en": "Forgotten: {what}. Say \"undo\" if that was a mistake.",
-        "de": "Vergessen: {what}. Sag \"rückgängig\", falls das ein Fehler war.",
+        "en": 'Forgotten: {what}. Say "undo" if that was a mistake.',
+        "de": 'Vergessen: {what}. Sag "rückgängig", falls das ein Fehler war.',
         "zh": "已删除：{what}。如果删错了，请说“撤销”。",
     },
     "restored": {"en": "Restored: {what}.", "de": "Wiederhergestellt: {what}.", "zh": "已恢复：{what}。"},
@@ -105,7 +112,8 @@ def say(key: str, language: str, **values: object) -> str:
 
 
 def when_text(at: datetime, language: str, *, with_time: bool = True) -> str:
-    """A moment as a member reads it: 'on Tue 2026-11-24 at 08:00', 'am Di 2026-11-24 um 08:00', '周二 2026-11-24 08:00'."""
+    """A moment as a member reads it: "on Tue 2026-11-24 at 08:00", "am Di 2026-11-24 um 08:00",
+    "周二 2026-11-24 08:00"."""
     weekday = _WEEKDAYS.get(language, _WEEKDAYS["en"])[at.weekday()]
     day = at.strftime("%Y-%m-%d")
     clock = at.strftime("%H:%M")

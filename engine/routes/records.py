@@ -13,16 +13,50 @@ from engine.executor import StepResult
 from engine.grounding import Money
 from engine.routes.phrases import say
 from engine.routes.route import Ask, Situation
-from tools import vocabulary
+from tools.storage import memories as stored
 
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=60)]
 
 CATEGORIES = (
-    "groceries", "restaurants", "drinks", "snacks", "fuel", "transport", "travel", "rent", "utilities", "phone",
-    "internet", "insurance", "health", "pharmacy", "doctor", "clothing", "kids", "education", "books", "toys",
-    "gifts", "entertainment", "sports", "hobbies", "household", "furniture", "electronics", "pets", "car",
-    "beauty", "subscriptions", "taxes", "fees", "donations", "salary", "bonus", "refund", "other",
+    "groceries",
+    "restaurants",
+    "drinks",
+    "snacks",
+    "fuel",
+    "transport",
+    "travel",
+    "rent",
+    "utilities",
+    "phone",
+    "internet",
+    "insurance",
+    "health",
+    "pharmacy",
+    "doctor",
+    "clothing",
+    "kids",
+    "education",
+    "books",
+    "toys",
+    "gifts",
+    "entertainment",
+    "sports",
+    "hobbies",
+    "household",
+    "furniture",
+    "electronics",
+    "pets",
+    "car",
+    "beauty",
+    "subscriptions",
+    "taxes",
+    "fees",
+    "donations",
+    "salary",
+    "bonus",
+    "refund",
+    "other",
 )
 
 
@@ -47,23 +81,6 @@ class MoneyAnswer(BaseModel):
 
 class ExpenseRoute:
     name = "expense"
-    instructions = """You record a family's expenses and income. The amounts are already found; for each amount, in
-the order listed, give one item:
-- kind: "income" for money received (salary, bonus, refund, gift received), otherwise "expense".
-- category: one lowercase English word for what the money was for, e.g. groceries, restaurants, drinks, fuel,
-  transport, travel, rent, utilities, health, pharmacy, clothing, kids, education, books, gifts, entertainment,
-  household, electronics, car, salary, bonus.
-- what: a few words in the member's language saying what it was for.
-- merchant: the shop or company named in the message, otherwise null.
-Examples:
-Amounts: 12 EUR | Message: Paid 12 € for pizza at Luigi's
-{"items":[{"kind":"expense","category":"restaurants","what":"pizza at Luigi's","merchant":"Luigi's"}]}
-Amounts: 300 CNY | Message: 给女儿买鞋花了300元
-{"items":[{"kind":"expense","category":"clothing","what":"给女儿买鞋","merchant":null}]}
-Amounts: 3200 EUR | Message: Gehalt ist da, 3.200 €
-{"items":[{"kind":"income","category":"salary","what":"Gehalt","merchant":null}]}
-Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 euros
-{"items":[{"kind":"expense","category":"clothing","what":"shoes for Lea","merchant":null},{"kind":"expense","category":"kids","what":"school bag","merchant":null}]}"""
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money
@@ -73,7 +90,7 @@ Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 eu
         if any(m.currency is None for m in money):
             run = situation.run
             async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
-                usual = await vocabulary.usual_currency(conn, run.message.household_id)
+                usual = await stored.usual_currency(conn, run.message.household_id)
             if usual is None:
                 first = next(m for m in money if m.currency is None)
                 return Ask(say("ask_currency", situation.language, amount=first.amount), ("EUR", "USD", "GBP", "CNY"))
@@ -83,10 +100,6 @@ Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 eu
     def answer_model(self, situation: Situation) -> type[BaseModel]:
         return MoneyAnswer
 
-    def schema_limits(self, situation: Situation) -> dict[str, int]:
-        count = len(situation.grounding.money)
-        return {"minItems": count, "maxItems": count}
-
     def prompt(self, situation: Situation) -> str:
         amounts = "; ".join(_money_text(m, situation) for m in situation.grounding.money)
         return f"Amounts: {amounts} | Message: {situation.text}"
@@ -95,8 +108,10 @@ Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 eu
         assert isinstance(answer, MoneyAnswer)
         money = situation.grounding.money
         single = len(money) == 1
+        # One item per amount, in order; a model that gave fewer items names the rest like its last one.
+        items = [*answer.items, *[answer.items[-1]] * (len(money) - len(answer.items))][: len(money)]
         calls = []
-        for number, (item, amount) in enumerate(zip(answer.items, money, strict=False), 1):
+        for number, (item, amount) in enumerate(zip(items, money, strict=True), 1):
             args = {
                 "content": situation.text if single else f"{item.what}: {_money_text(amount, situation)}",
                 "kind": item.kind,
@@ -115,7 +130,8 @@ Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 eu
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         assert isinstance(answer, MoneyAnswer)
         lines = []
-        for item, result in zip(answer.items, results, strict=False):
+        items = [*answer.items, *[answer.items[-1]] * (len(results) - len(answer.items))]
+        for item, result in zip(items, results, strict=False):
             if result.ok and result.result:
                 amount = f"{result.result.get('amount')} {result.result.get('currency')}"
                 lines.append(say("saved_money", situation.language, what=item.what or item.category, amount=amount))
@@ -132,20 +148,6 @@ class FactAnswer(BaseModel):
 
 class FactRoute:
     name = "fact"
-    instructions = """You keep a family's notes. Classify what the member tells you:
-- kind: "health" (illness, symptoms, medicine, doctor's advice, allergies, vaccines, growth and body measurements),
-  "plan" (appointments, events, trips, lessons, things someone will do at a time), "contact" (phone numbers,
-  addresses, people to call), "shopping" (things to buy), "fact" (anything else to remember: sizes, passwords,
-  preferences, where things are), "note" (a general note).
-- person: the person it is about, as written (a name like "Tom" or a relation like "妈妈"); null when it is about
-  the writer or nobody in particular.
-- category: one lowercase English word for the topic, e.g. allergy, fever, vaccine, dentist, school, travel, wifi.
-Examples:
-Message: Tom is allergic to peanuts → {"kind":"health","person":"Tom","category":"allergy"}
-Message: 小明每周三下午四点上钢琴课 → {"kind":"plan","person":"小明","category":"piano"}
-Message: Lea's shoe size is 38 now → {"kind":"fact","person":"Lea","category":"clothing"}
-Message: Der WLAN-Code ist sunflower → {"kind":"fact","person":null,"category":"wifi"}
-Message: Parent-teacher meeting next Tuesday at 5 pm → {"kind":"plan","person":null,"category":"school"}"""
 
     async def prepare(self, situation: Situation) -> Ask | None:
         return None
@@ -189,4 +191,3 @@ def _money_text(money: Money, situation: Situation) -> str:
 def _clip(text: str, limit: int = 80) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
-

@@ -37,20 +37,15 @@ class ReminderAnswer(BaseModel):
 
 class ReminderRoute:
     name = "reminder"
-    instructions = """You set reminders for a family. The time is already found. Write `text`: what the reminder
-says when it fires, short, in the member's language, without the time (e.g. "Call the dentist", "给牙医打电话",
-"Mülltonnen rausstellen"). When several times are listed, `time` is the key of the one the reminder is for.
-Examples:
-Message: Remind me tomorrow at 8 am to call the dentist → {"text":"Call the dentist","time":"t1"}
-Message: 下午四点半提醒我去接孩子 → {"text":"去接孩子","time":"t1"}
-Message: Erinnere Ben jeden Montag um 7:30 an den Müll → {"text":"Müll rausbringen","time":"r1"}"""
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         keys = [m.key for m in situation.grounding.moments] + [r.key for r in situation.grounding.repeats]
         if not keys:
             whom = recipient(situation)
-            shown = say("me", situation.language) if whom == "self" else (
-                say("household", situation.language) if whom == "household" else whom
+            shown = (
+                say("me", situation.language)
+                if whom == "self"
+                else (say("household", situation.language) if whom == "household" else whom)
             )
             return Ask(say("ask_when", situation.language, whom=shown))
         situation.choices["time"] = keys
@@ -117,18 +112,15 @@ class ReminderPick(BaseModel):
 
 class ReminderChangeRoute:
     name = "reminder_change"
-    instructions = """You help a family member change one of their reminders. Give the reminder_id of the reminder
-the message is about, from the list given.
-Examples:
-Reminders: [12] Put the bins out (every Thu 19:00) | [15] Call the dentist (Tue 08:00)
-Message: cancel the bins reminder → {"reminder_id":12}
-Reminders: [3] 交电费 (周五 09:00) | [4] 去接孩子 (周一 16:30)
-Message: 不用提醒我交电费了 → {"reminder_id":3}"""
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         fired = situation.history.fired
         rows: list[dict[str, Any]] = []
-        if fired and (SNOOZE.search(situation.text) or DONE.search(situation.text)) and not CANCEL.search(situation.text):
+        if (
+            fired
+            and (SNOOZE.search(situation.text) or DONE.search(situation.text))
+            and not CANCEL.search(situation.text)
+        ):
             newest = fired[0]
             rows = [{"reminder_id": newest.reminder_id, "text": newest.text, "next_at": None, "rrule": None}]
         else:
@@ -191,7 +183,6 @@ def change_action(text: str) -> Literal["cancel", "snooze", "done"]:
 
 class ListRoute:
     name = "list"
-    instructions = ""
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return None

@@ -50,8 +50,9 @@ class Situation:
 
 
 class Route(Protocol):
+    """A route; its instructions (rules and examples, the first part of every call) are the prompt version's."""
+
     name: str
-    instructions: str  # the stable system prompt: rules and examples, the same for every message
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         """Read what the route needs (rows, categories); ask when a required slot is missing, or answer at once."""
@@ -83,25 +84,34 @@ def pick(value: Any, info: ValidationInfo) -> Any:
 
 def constrained_schema(model: type[BaseModel], choices: dict[str, list[Any]]) -> dict[str, Any]:
     """The model's JSON schema with every field required (a grammar-constrained model may otherwise stop early)
-    and each field in `choices` limited to those values (in arrays, each item)."""
+    and each field in `choices` limited to those values (in arrays, each item; no values: an empty array)."""
     schema = model.model_json_schema()
-    schema.pop("title", None)
-    for name, prop in schema.get("properties", {}).items():
-        prop.pop("title", None)
-        prop.pop("default", None)
-        if name in choices:
-            values = list(choices[name])
-            target = prop.get("items", prop) if prop.get("type") == "array" else prop
-            nullable = _nullable(target)
-            for key in ("anyOf", "type", "maxLength", "pattern"):
-                target.pop(key, None)
-            target["enum"] = [*values, None] if nullable else values
-            if prop.get("type") == "array":
-                prop["maxItems"] = min(prop.get("maxItems", len(values)), len(values))
-    schema["required"] = list(schema.get("properties", {}))
-    schema["additionalProperties"] = False
+    for part in (schema, *schema.get("$defs", {}).values()):
+        part.pop("title", None)
+        for name, prop in part.get("properties", {}).items():
+            prop.pop("title", None)
+            prop.pop("default", None)
+            if name in choices:
+                _limit(prop, list(choices[name]))
+        if "properties" in part:
+            part["required"] = list(part["properties"])
+            part["additionalProperties"] = False
     return schema
 
 
-def _nullable(prop: dict[str, Any]) -> bool:
-    return any(option.get("type") == "null" for option in prop.get("anyOf", ())) or "null" in (prop.get("type") or ())
+def _limit(prop: dict[str, Any], values: list[Any]) -> None:
+    is_array = prop.get("type") == "array"
+    target = prop["items"] if is_array else prop
+    nullable = any(option.get("type") == "null" for option in target.get("anyOf", ())) or "null" in (
+        target.get("type") or ()
+    )
+    if is_array and not values:
+        prop["maxItems"] = 0
+        return
+    for key in ("anyOf", "type", "maxLength", "minLength", "pattern"):
+        target.pop(key, None)
+    target["enum"] = [*values, None] if nullable else values
+    if is_array:
+        prop["maxItems"] = min(prop.get("maxItems", len(values)), len(values))
+        if prop.get("minItems", 0) > len(values):
+            del prop["minItems"]

@@ -14,7 +14,9 @@ from engine.routes.phrases import say
 from engine.routes.route import Ask, Said, Situation
 
 _THANKS = re.compile(r"thank|thx|\bty\b|cheers|danke|谢", re.I)
-_GREETING = re.compile(r"^\W*(?:hi|hello|hey|yo|hiya|good (?:morning|evening)|hallo|guten|moin|servus|你好|您好|早|哈喽)", re.I)
+_GREETING = re.compile(
+    r"^\W*(?:hi|hello|hey|yo|hiya|good (?:morning|evening)|hallo|guten|moin|servus|你好|您好|早|哈喽)", re.I
+)
 
 
 class ChatAnswer(BaseModel):
@@ -25,11 +27,6 @@ class ChatAnswer(BaseModel):
 
 class ChatRoute:
     name = "chat"
-    instructions = """You are FAA, a warm family assistant. The member is chatting, not asking you to store or look up
-anything. Reply in one or two short sentences in their language. Never state numbers, amounts or dates: you have
-no records in front of you. If they seem to want something done, say what you can do: remember expenses, notes
-and plans, answer questions about them, and set reminders.
-Example: Message: what can you do? → {"reply":"I can remember expenses, health notes and plans, answer questions about them and remind you of things."}"""
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         if _THANKS.search(situation.text):
@@ -53,7 +50,6 @@ Example: Message: what can you do? → {"reply":"I can remember expenses, health
 
 class UnclearRoute:
     name = "unclear"
-    instructions = ""
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return Ask(say("ask_what", situation.language))

@@ -1,0 +1,209 @@
+"""Moments a message names ("tomorrow at 9", "in 2 hours", "last Friday", "明天下午三点", "morgen um 9") as wall
+times on the member's clock, and durations ("30 minutes", "半小时").
+
+The parsing is the libraries': jionlp for Chinese, ctparse for English and German. What sits here are the guards
+around them — a parse made only of a bare number is no date ("2 pills" is not 02:00, "room 305" is not 03:05) —
+and the few readings they get wrong ("last Friday" is the past one; a time of day that has passed today means
+tomorrow; "in 2 hours" is real time, across a clock change too).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import ctparse
+from ctparse.types import Duration, Interval, Time
+
+with contextlib.redirect_stdout(io.StringIO()):  # jionlp prints a banner on import
+    import jionlp
+
+logging.getLogger("ctparse").setLevel(logging.ERROR)  # "failed to produce a result" is an answer, not a problem
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+WEEKDAYS = {
+    "monday": "MO", "tuesday": "TU", "wednesday": "WE", "thursday": "TH", "friday": "FR", "saturday": "SA",
+    "sunday": "SU", "montag": "MO", "dienstag": "TU", "mittwoch": "WE", "donnerstag": "TH", "freitag": "FR",
+    "samstag": "SA", "sonnabend": "SA", "sonntag": "SU",
+}  # fmt: skip
+WEEKDAY_WORD = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", re.IGNORECASE)
+_LAST = re.compile(r"\b(?:last|letzten|letzte|letzter|vergangenen|vorigen)\s+(?:" + "|".join(WEEKDAYS) + ")", re.I)
+_TODAY = re.compile(r"\b(?:tonight|today|this evening|this afternoon|heute)\b", re.IGNORECASE)
+_WEEKEND = re.compile(r"\b(?:this weekend|the weekend|am wochenende|dieses wochenende)\b", re.IGNORECASE)
+_DURATION_CUE = re.compile(r"\bin\b|\bnach\b|\blater\b|\bfrom now\b|\bspäter\b", re.IGNORECASE)
+_AGO = re.compile(r"\bago\b|\bvor\b", re.IGNORECASE)
+_NOON = (
+    (re.compile(r"\bnoon\b|\bmittags?\b", re.I), "12:00"),
+    (re.compile(r"\bmidnight\b|\bmitternacht\b", re.I), "0:00"),
+)
+_ONE = re.compile(r"\b(?:in|nach)\s+(?:an?|one|einer|eine|einem)\s+(hour|stunde|minute|day|tag|week|woche)", re.I)
+# ctparse productions that only say "a number was here": a parse made of nothing else is not a date.
+_BARE_NUMBER_RULES = frozenset({
+    "ruleHHMM", "ruleHHMMmilitary", "ruleYear", "ruleDDMM", "ruleDDMMYYYY", "ruleMonthOrdinal", "ruleMonthYear",
+    "ruleLatentDOY", "ruleLatentDOM", "ruleDOM1", "ruleDOM2",
+})  # fmt: skip
+_LATENT_WEEKDAY_RULES = _BARE_NUMBER_RULES | {"ruleNamedDOW", "ruleLatentDOW"}
+_ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
+# Durations: a number (or "half") and a unit, for snoozing.
+_UNITS = {
+    "minute": 1, "min": 1, "mins": 1, "minuten": 1, "分钟": 1, "分": 1,
+    "hour": 60, "hr": 60, "hrs": 60, "h": 60, "stunde": 60, "stunden": 60, "小时": 60, "个小时": 60, "钟头": 60,
+    "day": 1440, "tag": 1440, "tage": 1440, "天": 1440,
+}  # fmt: skip
+_DURATION = re.compile(
+    r"(?P<n>\d+(?:[.,]5)?|an?|one|half an?|eine?|einer halben|半|一|两|三|四|五|十|十五|二十|三十|四十五)\s*"
+    r"(?P<unit>minutes?|mins?|minuten|hours?|hrs?|h\b|stunden?|days?|tage?|分钟|个小时|小时|钟头|天)",
+    re.IGNORECASE,
+)
+_WORD_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einer": 1, "half a": 0.5, "half an": 0.5, "einer halben": 0.5,
+    "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15, "二十": 20, "三十": 30, "四十五": 45,
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Found:
+    """One moment as parsed, before it gets its key."""
+
+    at: datetime  # naive wall time
+    has_time: bool
+    text: str
+
+
+def find_moments(text: str, now: datetime, tz: ZoneInfo) -> list[Found]:
+    """The moments `text` names, on the wall clock of `tz`; `now` is aware."""
+    local_now = now.astimezone(tz)
+    return _chinese(text, local_now) if CJK.search(text) else _english_german(text, local_now)
+
+
+def find_minutes(text: str) -> list[int]:
+    """Durations in minutes ("snooze 30 minutes", "半小时", "2 Stunden")."""
+    found = []
+    for match in _DURATION.finditer(text):
+        raw = match.group("n").lower()
+        count = _WORD_NUMBERS.get(raw)
+        if count is None:
+            count = float(raw.replace(",", "."))
+        unit = match.group("unit").lower()
+        factor = next((v for k, v in _UNITS.items() if unit == k or unit.rstrip("s") == k or unit.rstrip("n") == k), 1)
+        minutes = int(count * factor)
+        if minutes > 0:
+            found.append(minutes)
+    if re.search(r"半小时|half an hour|halbe stunde", text, re.IGNORECASE) and 30 not in found:
+        found.append(30)
+    return found
+
+
+def after(now: datetime, delta: timedelta) -> datetime:
+    """The wall time `delta` of real time after aware `now`: through UTC, since adding to an aware datetime adds to
+    its wall clock and is an hour off across a daylight-saving change."""
+    return (now.astimezone(UTC) + delta).astimezone(now.tzinfo).replace(tzinfo=None)
+
+
+def _english_german(text: str, now: datetime) -> list[Found]:
+    wall = now.replace(tzinfo=None)
+    lowered = text.lower()
+    if _WEEKEND.search(lowered):  # the coming Saturday, today when it is the weekend already
+        days = (5 - wall.weekday()) % 7 if wall.weekday() < 5 else 0
+        return [
+            Found((wall + timedelta(days=days)).replace(hour=9, minute=0, second=0, microsecond=0), False, "weekend")
+        ]
+    for pattern, clock in _NOON:
+        lowered = pattern.sub(clock, lowered)
+    lowered = _ONE.sub(lambda m: f"in 1 {m.group(1)}", lowered)
+    resolution = _ctparse(lowered, wall)
+    if resolution is None:
+        return []
+    written = text[resolution.mstart : resolution.mend] if lowered == text.lower() else str(resolution)
+    if isinstance(resolution, Duration):
+        return _duration(resolution, lowered, now, written)
+    if isinstance(resolution, Interval):
+        resolution = resolution.t_from or resolution.t_to
+    if not isinstance(resolution, Time) or not (resolution.year and resolution.month and resolution.day):
+        return []  # a bare year or month is no moment worth grounding
+    has_time = resolution.hour is not None
+    at = datetime(resolution.year, resolution.month, resolution.day, resolution.hour or 9, resolution.minute or 0)
+    if _LAST.search(lowered) and at > wall:
+        at -= timedelta(days=7)  # ctparse resolves "last Friday" forward
+    if _TODAY.search(lowered):
+        at = at.replace(year=wall.year, month=wall.month, day=wall.day)
+    elif has_time and at <= wall and at.date() == wall.date() and not _LAST.search(lowered):
+        at += timedelta(days=1)  # "at 7:30" when 7:30 has passed today: the next one
+    return [Found(at, has_time, written)]
+
+
+def _ctparse(text: str, wall: datetime) -> Any:
+    parsed = ctparse.ctparse(text, ts=wall, timeout=0.5)
+    if parsed is None:
+        return None
+    rules = {part for part in parsed.production if isinstance(part, str)}
+    if rules <= _BARE_NUMBER_RULES:
+        return None  # "took 2 pills", "room 305"
+    if rules <= _LATENT_WEEKDAY_RULES and not WEEKDAY_WORD.search(text):
+        return None  # "salary" read as Saturday
+    return parsed.resolution
+
+
+def _duration(resolution: Duration, text: str, now: datetime, written: str) -> list[Found]:
+    unit = resolution.unit.value
+    if unit not in ("minutes", "hours", "days", "weeks"):
+        return []
+    delta = timedelta(**{unit: resolution.value})
+    if _AGO.search(text):
+        at = after(now, -delta)
+    elif _DURATION_CUE.search(text):
+        at = after(now, delta)
+    else:
+        return []  # "1,12 m" is no duration from now
+    return [Found(at.replace(second=0, microsecond=0), unit in ("minutes", "hours"), written)]
+
+
+def _chinese(text: str, now: datetime) -> list[Found]:
+    wall = now.replace(tzinfo=None, second=0, microsecond=0)
+    found = []
+    for entity in _jionlp(text, wall):
+        detail = entity["detail"]
+        if detail["type"] not in ("time_point", "time_span"):
+            continue
+        moment = _chinese_point(detail["time"], wall, entity["text"])
+        if moment is not None and _ZH_RELATIVE_CLOCK.search(entity["text"]):  # jionlp adds hours to the wall clock
+            moment = Found(after(now, moment.at - wall), True, moment.text)
+        if moment is not None:
+            found.append(moment)
+    return found
+
+
+def jionlp_times(text: str, wall: datetime) -> list[dict[str, Any]]:
+    """jionlp's time entities of `text` relative to the naive wall time `wall` (never a timestamp: jionlp would read
+    it in the server's timezone)."""
+    return _jionlp(text, wall)
+
+
+def _jionlp(text: str, wall: datetime) -> list[dict[str, Any]]:
+    logger = logging.getLogger()
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)  # jionlp logs tracebacks of parses it recovers from on the root logger
+    try:
+        return list(jionlp.ner.extract_time(text, time_base=wall, with_parsing=True))
+    except Exception:  # noqa: BLE001 — a parser failure means "no moment found", never a failed message
+        return []
+    finally:
+        logger.setLevel(level)
+
+
+def _chinese_point(times: Any, wall: datetime, text: str) -> Found | None:
+    if not isinstance(times, list) or "inf" in times or len(times) < 2:
+        return None
+    start, end = (datetime.fromisoformat(value) for value in times[:2])
+    day_only = start.hour == 0 and start.minute == 0 and end - start >= timedelta(hours=23, minutes=59)
+    if day_only:
+        return Found(start.replace(hour=9), False, text)
+    if start < wall and start.date() == wall.date() and not re.search("今|刚|前", text):
+        start += timedelta(days=1)  # "晚上八点" when eight has passed today: tomorrow's
+    return Found(start, True, text)
