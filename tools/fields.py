@@ -8,7 +8,15 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field, PlainValidator, StringConstraints, WithJsonSchema
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    StringConstraints,
+    WithJsonSchema,
+)
 
 from tools.infra.periods import parse_moment
 
@@ -60,6 +68,8 @@ Currency = Annotated[str, BeforeValidator(_currency)]
 Moment = Annotated[
     date | datetime,
     PlainValidator(_moment),
+    # Without it pydantic's union serializer warns on every JSON dump of a valid value.
+    PlainSerializer(lambda value: value.isoformat(), return_type=str, when_used="json"),
     WithJsonSchema({"type": "string", "description": "ISO 8601 date or date-time; no offset = member's timezone"}),
 ]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]

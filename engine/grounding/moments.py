@@ -48,7 +48,30 @@ _BARE_NUMBER_RULES = frozenset({
     "ruleHHMM", "ruleHHMMmilitary", "ruleYear", "ruleDDMM", "ruleDDMMYYYY", "ruleMonthOrdinal", "ruleMonthYear",
     "ruleLatentDOY", "ruleLatentDOM", "ruleDOM1", "ruleDOM2",
 })  # fmt: skip
-_LATENT_WEEKDAY_RULES = _BARE_NUMBER_RULES | {"ruleNamedDOW", "ruleLatentDOW"}
+# ctparse reads "8am vitamins" as the 8th and "at 7 tonight" as the 7th: an hour written as a clock time it reads.
+_AM_PM = re.compile(r"\b(\d{1,2})\s*([ap])\.?\s?m\.?(?![a-z])", re.IGNORECASE)
+_BARE_HOUR = re.compile(r"\b(at|um|by|gegen|ab)\s+(\d{1,2})(?![\d:.,])(?!\s*(?:[ap]\.?m|uhr))", re.IGNORECASE)
+# ctparse matches its words fuzzily ("money" reads as Monday, "ey" as the end of the year): a rule that stands for a
+# named day or month counts only when the text really names one.
+_NAMED_DAY = re.compile(
+    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|"
+    r"\b(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag)s?\b",
+    re.IGNORECASE,
+)
+_NAMED_MONTH = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|januar|februar|märz|mai|juni|juli|oktober|dez|"
+    r"january|february|march|april|june|july|august|september|october|november|december|dezember)\b",
+    re.IGNORECASE,
+)
+_END_OF = re.compile(r"\bend of\b|\bende\b|\beo[my]\b|\bjahresende\b|\bmonatsende\b", re.IGNORECASE)
+_RULE_WORDS = {
+    "ruleNamedDOW": _NAMED_DAY,
+    "ruleLatentDOW": _NAMED_DAY,
+    "ruleNamedMonth": _NAMED_MONTH,
+    "ruleEOY": _END_OF,
+    "ruleEOM": _END_OF,
+}
+_CLOCK_ONLY_RULES = frozenset({"ruleHHMM", "ruleHHMMmilitary", "ruleAbsorbOnTime"})
 _ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
 # Durations: a number (or "half") and a unit, for snoozing.
 _UNITS = {
@@ -117,10 +140,14 @@ def _english_german(text: str, now: datetime) -> list[Found]:
     for pattern, clock in _NOON:
         lowered = pattern.sub(clock, lowered)
     lowered = _ONE.sub(lambda m: f"in 1 {m.group(1)}", lowered)
-    resolution = _ctparse(lowered, wall)
-    if resolution is None:
+    lowered = _AM_PM.sub(lambda m: f"{m.group(1)}:00{m.group(2)}m", lowered)
+    bare_hour = _BARE_HOUR.search(lowered) is not None
+    lowered = _BARE_HOUR.sub(lambda m: f"{m.group(1)} {m.group(2)}:00", lowered)
+    parsed = _ctparse(lowered, wall)
+    if parsed is None:
         return []
-    written = text[resolution.mstart : resolution.mend] if lowered == text.lower() else str(resolution)
+    resolution, rules = parsed
+    written = lowered[resolution.mstart : resolution.mend].strip() or str(resolution)
     if isinstance(resolution, Duration):
         return _duration(resolution, lowered, now, written)
     if isinstance(resolution, Interval):
@@ -133,21 +160,30 @@ def _english_german(text: str, now: datetime) -> list[Found]:
         at -= timedelta(days=7)  # ctparse resolves "last Friday" forward
     if _TODAY.search(lowered):
         at = at.replace(year=wall.year, month=wall.month, day=wall.day)
-    elif has_time and at <= wall and at.date() == wall.date() and not _LAST.search(lowered):
-        at += timedelta(days=1)  # "at 7:30" when 7:30 has passed today: the next one
+    if has_time and bare_hour and 1 <= at.hour <= 6:
+        at += timedelta(hours=12)  # "at 5" is the afternoon: families do not plan for 5 a.m. without saying so
+    if has_time and rules <= _CLOCK_ONLY_RULES and not _TODAY.search(lowered):
+        at = _next_on_the_clock(at, wall)
     return [Found(at, has_time, written)]
 
 
-def _ctparse(text: str, wall: datetime) -> Any:
+def _next_on_the_clock(at: datetime, wall: datetime) -> datetime:
+    """A time of day without a day is the next time the clock shows it."""
+    today = at.replace(year=wall.year, month=wall.month, day=wall.day)
+    return today if today > wall else today + timedelta(days=1)
+
+
+def _ctparse(text: str, wall: datetime) -> tuple[Any, frozenset[str]] | None:
+    """ctparse's reading and the rules it used, unless it read a bare number as a date."""
     parsed = ctparse.ctparse(text, ts=wall, timeout=0.5)
     if parsed is None:
         return None
-    rules = {part for part in parsed.production if isinstance(part, str)}
+    rules = frozenset(part for part in parsed.production if isinstance(part, str))
     if rules <= _BARE_NUMBER_RULES:
         return None  # "took 2 pills", "room 305"
-    if rules <= _LATENT_WEEKDAY_RULES and not WEEKDAY_WORD.search(text):
-        return None  # "salary" read as Saturday
-    return parsed.resolution
+    if any(rule in rules and not words.search(text) for rule, words in _RULE_WORDS.items()):
+        return None  # "salary" read as Saturday, "money" as Monday
+    return parsed.resolution, rules
 
 
 def _duration(resolution: Duration, text: str, now: datetime, written: str) -> list[Found]:

@@ -87,7 +87,7 @@ def _chinese(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | None:
         return None
     wall = now.replace(tzinfo=None, second=0, microsecond=0)
     timed = [m for m in find_moments(_ZH_WEEKDAYS.sub(" ", text), now, tz) if m.has_time]
-    anchor = timed[0] if timed else None
+    anchor = timed[0] if timed else _period_point(text, wall)
     if _ZH_WORKDAYS.search(text):
         return _rule("WEEKLY", 1, "MO,TU,WE,TH,FR", None, anchor, now, "工作日")
     month_day = _ZH_MONTH_DAY.search(text)
@@ -110,6 +110,18 @@ def _chinese(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | None:
                 days = int(float(delta["day"]))
                 freq, count = ("WEEKLY", days // 7) if days % 7 == 0 else ("DAILY", days)
                 return _rule(freq, count, None, None, anchor, now, entity["text"])
+    return None
+
+
+def _period_point(text: str, wall: datetime) -> Found | None:
+    """The time of day of a periodic phrase as jionlp reads it ("每天早上七点" → 07:00)."""
+    for entity in jionlp_times(text, wall):
+        point = ((entity["detail"].get("time") or {}) if entity["detail"]["type"] == "time_period" else {}).get("point")
+        times = (point or {}).get("time")
+        if isinstance(times, list) and times and times[0] != "inf":
+            start = datetime.fromisoformat(times[0])
+            if (start.hour, start.minute) != (0, 0):
+                return Found(start, True, entity["text"])
     return None
 
 

@@ -26,6 +26,21 @@ GREETING = _cues(
     r"gute nacht|moin|servus|alles klar|你好|您好|谢谢|谢了|多谢|早上好|早安|晚安|好的|嗯+|哈喽|收到)"
     r"(?:\s+(?:faa|you|so much|a lot|very much|sehr|dir))*\W*$"
 )
+SMALL_TALK = _cues(
+    r"\bhow are you\b",
+    r"\bwhat can you do\b",
+    r"\bwho are you\b",
+    r"\bwhat(?:'s| is) up\b",
+    r"\btell me a joke\b",
+    r"\bhelp\W*$",
+    r"你是谁",
+    r"你能做什么",
+    r"你会什么",
+    r"你好吗",
+    r"\bwie geht'?s\b",
+    r"\bwas kannst du\b",
+    r"\bwer bist du\b",
+)
 REMIND = _cues(r"\bremind", r"\breminder", r"提醒", r"\berinner", r"\bwecke? mich")
 CANCEL = _cues(
     r"\bcancel",
@@ -101,7 +116,8 @@ UPDATE = _cues(
     r"\bshould (?:be|have been)\b",
     r"\bchange\b.{1,40}\bto\b",
     r"\bnot\b[^.?!]{1,30}\bbut\b",
-    r"\b(?:it|that|this|the \w+(?: \w+)?) was\b[^.?!]{0,20}\d[^.?!]{0,20}\bnot\b",
+    r"\bwas\b[^?!]{0,30}\bnot\b",
+    r"\d\s*,?\s*not\s+\d",
     r"\bfix (?:the|that|it)\b",
     r"不是\S{1,20}(?:是|而是)",
     r"改成",
@@ -220,6 +236,7 @@ _VAGUE = _cues(
 _FILLER = _cues(
     r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|"
     r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
+    r"about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
     r"我|们|你|的|了|过|把|记下来|记住|记一下|帮我|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
 )
@@ -236,6 +253,8 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
     question = bool(QUESTION.search(text))
     if GREETING.match(text):
         return Routing("chat", "greeting")
+    if SMALL_TALK.search(text):
+        return Routing("chat", "small talk")
     if LIST.search(text):
         return Routing("list", "list")
     reminder_words = bool(REMIND.search(text))

@@ -1,0 +1,238 @@
+"""The routed prompt version end to end: grounding, routes, the engine-built tool calls, questions back, repairs and
+the number guard, through the web API, the queue and a scripted model that answers each route's small schema."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import asyncpg
+import pytest
+
+from tests.fakes.clock import ManualClock
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.system import Family, System, make_family, make_settings, running_system
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@pytest.fixture
+async def clock() -> ManualClock:
+    # Tomorrow at 10:00 in Berlin: every time the tests name lies ahead of the real clock, so no reminder fires.
+    tomorrow = datetime.now(BERLIN).date() + timedelta(days=1)
+    return ManualClock(datetime(tomorrow.year, tomorrow.month, tomorrow.day, 10, 0, tzinfo=BERLIN))
+
+
+@pytest.fixture
+async def routed(
+    migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection, clock: ManualClock
+) -> AsyncIterator[System]:
+    fake_llm.reset()
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
+    async with running_system(settings, fake_llm, admin_conn, clock=clock) as system:
+        yield system
+
+
+async def send(system: System, family: Family, text: str, member: str = "Anna") -> dict[str, Any]:
+    response = await system.client.post("/v1/messages", json={"text": text}, headers=family.auth(member))
+    assert response.status == 200, await response.text()
+    return dict(await response.json())
+
+
+def first_choice(request: ChatRequest, field: str) -> Any:
+    """The first value the route's schema offers for `field` (what a constrained model must pick among)."""
+    assert request.schema is not None
+    prop = request.schema["properties"][field]
+    return (prop.get("items") or prop)["enum"][0]
+
+
+def answers(**by_route: Any) -> Any:
+    """A scripted model answering each route's schema; a value may be a function of the request."""
+
+    def model(request: ChatRequest) -> Scripted:
+        name = (request.schema_name or "").removeprefix("route_")
+        answer = by_route[name]
+        return Scripted.json(answer(request) if callable(answer) else answer)
+
+    return model
+
+
+async def live_memories(system: System, family: Family) -> list[asyncpg.Record]:
+    return await system.admin.fetch(
+        "SELECT content, kind, category, amount, currency FROM memories "
+        "WHERE household_id = $1 AND deleted_at IS NULL ORDER BY id",
+        family.household_id,
+    )
+
+
+async def test_an_expense_takes_one_model_call_and_the_engine_fills_amount_and_currency(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed expense", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(expense={"items": [{"kind": "expense", "category": "groceries", "what": "Lidl", "merchant": "Lidl"}]})
+    )
+
+    body = await send(routed, family, "I spent 35,50 € on groceries at Lidl")
+
+    assert body["outcome"] == "answered"
+    assert "35.50 EUR" in body["reply"]
+    [request] = routed.llm.requests
+    assert request.schema_name == "route_expense"
+    assert "Amounts: 35.50 EUR" in request.last_user_text
+    [memory] = await live_memories(routed, family)
+    assert (memory["kind"], memory["category"], memory["amount"], memory["currency"]) == (
+        "expense",
+        "groceries",
+        Decimal("35.50"),
+        "EUR",
+    )
+    route = await routed.admin.fetchval(
+        "SELECT trace ->> 'route' FROM interactions WHERE inbox_id = $1", body["message_id"]
+    )
+    assert route == "expense"
+
+
+async def test_an_expense_without_amount_asks_and_the_answer_completes_it(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed clarify", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(expense={"items": [{"kind": "expense", "category": "pharmacy", "what": "pharmacy", "merchant": None}]})
+    )
+
+    asked = await send(routed, family, "Ben spent some money at the pharmacy")
+    assert asked["outcome"] == "clarifying"
+    assert routed.llm.requests == []  # a missing amount is asked for without the model
+    assert await live_memories(routed, family) == []
+
+    done = await send(routed, family, "12.99 euros")
+    assert done["outcome"] == "answered"
+    [memory] = await live_memories(routed, family)
+    assert (memory["amount"], memory["currency"]) == (Decimal("12.99"), "EUR")
+    assert "pharmacy" in memory["content"]
+    pending = await routed.admin.fetchval(
+        "SELECT count(*) FROM pending_clarifications WHERE user_id = $1", family.user_ids["Anna"]
+    )
+    assert pending == 0
+
+
+async def test_a_sum_is_computed_by_sql_and_the_model_picks_among_the_households_categories(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed sum", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(expense={"items": [{"kind": "expense", "category": "groceries", "what": "food", "merchant": None}]})
+    )
+    for text in ("groceries 35.50 EUR", "groceries 22.70 EUR"):
+        await send(routed, family, text)
+    routed.llm.reset()
+    routed.llm.script(
+        answers(sum=lambda r: {"op": "sum", "categories": [first_choice(r, "categories")], "whose": "household",
+                               "group_by": "none", "period": None})
+    )  # fmt: skip
+
+    body = await send(routed, family, "How much did we spend on groceries this month?")
+
+    assert "58.20 EUR" in body["reply"]
+    [request] = routed.llm.requests
+    assert request.schema["properties"]["categories"]["items"]["enum"] == ["groceries"]
+    assert "Period: this_month" in request.last_user_text
+
+
+async def test_a_number_no_source_holds_never_reaches_the_member(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed guard", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(chat={"reply": "I can do lots! Your neighbours spent 9999 EUR last year."}))
+
+    body = await send(routed, family, "what can you do?")
+
+    assert "9999" not in body["reply"]
+    trace = await routed.admin.fetchval("SELECT trace FROM interactions WHERE inbox_id = $1", body["message_id"])
+    assert any(step["event"] == "reply.invented_numbers" for step in json.loads(trace)["steps"])
+
+
+async def test_a_correction_right_after_a_store_changes_that_row_instead_of_adding_one(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed update", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(
+            expense={"items": [{"kind": "expense", "category": "groceries", "what": "Rewe", "merchant": "Rewe"}]},
+            # A model that picks the old amount: the engine takes the other number named.
+            update=lambda r: {"memory_id": first_choice(r, "memory_id"), "amount": "42.80", "category": None,
+                              "time": None, "content": None},
+        )
+    )  # fmt: skip
+    await send(routed, family, "Paid 42.80 EUR at Rewe")
+
+    body = await send(routed, family, "sorry, it was 24.80, not 42.80")
+
+    assert body["outcome"] == "answered"
+    [memory] = await live_memories(routed, family)
+    assert memory["amount"] == Decimal("24.80")
+
+
+async def test_forget_removes_only_the_row_the_model_picked_and_offers_undo(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed forget", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "fact", "person": None, "category": "wifi"}))
+    await send(routed, family, "The wifi password is sunflower2026")
+    routed.llm.script(answers(fact={"kind": "fact", "person": "Lea", "category": "clothing"}))
+    await send(routed, family, "Lea's shoe size is 38")
+
+    def pick_wifi(request: ChatRequest) -> dict[str, Any]:
+        entries = request.last_user_text
+        wifi = next(i for i in first_ids(request) if f"[{i}] The wifi" in entries)
+        return {"memory_ids": [wifi]}
+
+    routed.llm.script(answers(forget=pick_wifi))
+    body = await send(routed, family, "forget the wifi password")
+
+    assert "undo" in body["reply"]
+    assert [m["content"] for m in await live_memories(routed, family)] == ["Lea's shoe size is 38"]
+
+
+def first_ids(request: ChatRequest) -> list[int]:
+    assert request.schema is not None
+    return list(request.schema["properties"]["memory_ids"]["items"]["enum"])
+
+
+async def test_a_reminder_for_another_member_at_the_grounded_time(routed: System, clock: ManualClock) -> None:
+    family = await make_family(routed.admin, "Routed reminder", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Call the dentist", "time": "t1"}))
+
+    body = await send(routed, family, "Remind Ben tomorrow at 8 am to call the dentist")
+
+    assert body["outcome"] == "answered"
+    row = await routed.admin.fetchrow(
+        "SELECT text, recipient_ids, next_fire_at FROM reminders WHERE household_id = $1", family.household_id
+    )
+    expected = (clock.now().astimezone(BERLIN) + timedelta(days=1)).replace(hour=8, minute=0)
+    assert row["text"] == "Call the dentist"
+    assert row["recipient_ids"] == [family.user_ids["Ben"]]
+    assert row["next_fire_at"] == expected
+    assert "08:00" in body["reply"]
+
+
+async def test_a_reminder_without_a_time_asks_when_then_schedules(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed reminder ask", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Water the plants", "time": "t1"}))
+
+    asked = await send(routed, family, "remind me to water the plants")
+    assert asked["outcome"] == "clarifying"
+    count = "SELECT count(*) FROM reminders WHERE household_id = $1"
+    assert await routed.admin.fetchval(count, family.household_id) == 0
+
+    done = await send(routed, family, "tomorrow at 7 pm")
+    assert done["outcome"] == "answered"
+    assert await routed.admin.fetchval(count, family.household_id) == 1
+
+
+async def test_a_refused_step_goes_back_to_the_model_once_then_the_member_hears_what_failed(
+    routed: System, clock: ManualClock
+) -> None:
+    family = await make_family(routed.admin, "Routed repair", {"Anna": "Europe/Berlin"})
+    clock.set(clock.now().astimezone(BERLIN).replace(hour=22))
+    routed.llm.script(answers(reminder={"text": "Give Lea her medicine", "time": "t1"}))
+
+    body = await send(routed, family, "remind me at 9 pm today to give Lea her medicine")
+
+    assert [r.schema_name for r in routed.llm.requests] == ["route_reminder", "route_reminder"]
+    assert "The tools refused" in routed.llm.requests[1].last_user_text
+    assert body["outcome"] == "degraded"
+    assert "past" in body["reply"]

@@ -1,0 +1,91 @@
+"""Moments, durations and repetitions resolved on the member's clock: Monday 2026-11-23 10:00 in Berlin."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from engine.grounding import ground
+from engine.grounding.moments import find_minutes, find_moments
+
+BERLIN = ZoneInfo("Europe/Berlin")
+NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "has_time"),
+    [
+        ("Remind me tomorrow at 8 am to call the dentist", "2026-11-24T08:00", True),
+        ("Remind Ben on Thursday evening at 7 to put the bins out", "2026-11-26T19:00", True),
+        ("in 2 hours", "2026-11-23T12:00", True),
+        ("In one hour remind me to take the cake out", "2026-11-23T11:00", True),
+        ("remind me at 9 pm today", "2026-11-23T21:00", True),
+        ("at 7:30 please", "2026-11-24T07:30", True),  # 7:30 has passed today
+        ("yesterday we had dinner out", "2026-11-22T09:00", False),
+        ("last Friday I paid the plumber", "2026-11-20T09:00", False),
+        ("明天早上八点提醒我给牙医打电话", "2026-11-24T08:00", True),
+        ("下午四点半提醒我去接孩子", "2026-11-23T16:30", True),
+        ("后天提醒我交电费", "2026-11-25T09:00", False),
+        ("周六上午十点提醒Ben去修车", "2026-11-28T10:00", True),
+        ("两小时后提醒我", "2026-11-23T12:00", True),
+        ("erinnere mich morgen um 9 an den Zahnarzt", "2026-11-24T09:00", True),
+    ],
+)
+def test_moments(text: str, at: str, has_time: bool) -> None:
+    [moment] = find_moments(text, NOW, BERLIN)
+    assert (moment.at.isoformat(timespec="minutes"), moment.has_time) == (at, has_time)
+
+
+@pytest.mark.parametrize("text", ["took 2 pills", "room 305", "My salary came in, 3200 euros", "she is 104 cm"])
+def test_numbers_are_not_moments(text: str) -> None:
+    assert find_moments(text, NOW, BERLIN) == []
+
+
+def test_in_two_hours_is_real_time_across_a_clock_change() -> None:
+    before_change = datetime(2026, 10, 25, 1, 30, tzinfo=BERLIN)  # clocks go back at 03:00 that night
+    [moment] = find_moments("in 2 hours", before_change, BERLIN)
+    assert moment.at.isoformat(timespec="minutes") == "2026-10-25T02:30"  # 01:30 CEST + 2 h = 02:30 CET
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [("snooze 30 minutes", [30]), ("2 Stunden später", [120]), ("半小时后再提醒", [30]), ("give me an hour", [60])],
+)
+def test_durations(text: str, minutes: list[int]) -> None:
+    assert find_minutes(text) == minutes
+
+
+@pytest.mark.parametrize(
+    ("text", "rrule", "first"),
+    [
+        ("every Monday at 7:30 remind me to put out the bins", "FREQ=WEEKLY;BYDAY=MO", "2026-11-30T07:30"),
+        ("remind me the 1st of every month to pay rent", "FREQ=MONTHLY;BYMONTHDAY=1", "2026-12-01T09:00"),
+        ("every day at 8am vitamins", "FREQ=DAILY", "2026-11-24T08:00"),
+        ("every weekday at 7 wake the kids", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "2026-11-24T07:00"),
+        ("每周三晚上八点提醒我倒垃圾", "FREQ=WEEKLY;BYDAY=WE", "2026-11-25T20:00"),
+        ("每天早上七点吃药", "FREQ=DAILY", "2026-11-24T07:00"),
+        ("每月1号交房租", "FREQ=MONTHLY;BYMONTHDAY=1", "2026-12-01T09:00"),
+        ("jeden Montag um 7:30 Müll rausbringen", "FREQ=WEEKLY;BYDAY=MO", "2026-11-30T07:30"),
+    ],
+)
+def test_repetitions(text: str, rrule: str, first: str) -> None:
+    [repeat] = ground(text, NOW, "Europe/Berlin", []).repeats
+    assert (repeat.rrule, repeat.first.isoformat(timespec="minutes")) == (rrule, first)
+
+
+def test_grounding_names_members_and_periods_and_round_trips_as_json() -> None:
+    grounding = ground("How much did Ben spend on groceries last month?", NOW, "Europe/Berlin", ["Anna", "Ben"])
+    assert grounding.people == ("Ben",)
+    assert grounding.period == "last_month"
+    assert grounding.language == "en"
+    assert type(grounding).from_json(grounding.to_json()) == grounding
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("wie viel haben wir für Lebensmittel ausgegeben?", "de"), ("这个月花了多少", "zh"), ("how much?", "en")],
+)
+def test_language(text: str, language: str) -> None:
+    assert ground(text, NOW, "Europe/Berlin", []).language == language

@@ -1,0 +1,78 @@
+"""Routing by cues: the message's own words pick the route; contradicting cues leave it to the model."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from engine.grounding import ground
+from engine.routes.router import is_vague, route_by_cues
+
+NOW = datetime(2026, 11, 23, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
+
+
+def route(text: str, *, reminder_just_sent: bool = False) -> str | None:
+    grounding = ground(text, NOW, "Europe/Berlin", ["Anna", "Ben"])
+    return route_by_cues(text, grounding, reminder_just_sent=reminder_just_sent).route
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I spent 35.50 euros on groceries at Lidl", "expense"),
+        ("71,40 € bei Rewe", "expense"),
+        ("打车去机场花了120块", "expense"),
+        ("My salary came in today, 3200 euros", "expense"),
+        ("Ben spent some money at the pharmacy", "expense"),  # no amount: the route asks
+        ("Tom is allergic to peanuts", "fact"),
+        ("the pediatrician said she is 104 cm", "fact"),
+        ("小明每周三下午四点上钢琴课", "fact"),
+        ("Remind me tomorrow at 8 am to call the dentist", "reminder"),
+        ("明天早上八点提醒我给牙医打电话", "reminder"),
+        ("erinnere mich morgen um 9 an den Zahnarzt", "reminder"),
+        ("How much did we spend on groceries this month?", "sum"),
+        ("这个月买菜一共花了多少钱？", "sum"),
+        ("Wie viel haben wir letzten Monat für Essen ausgegeben?", "sum"),
+        ("How many ibuprofen a day may Tom take?", "lookup"),
+        ("What is Lea's shoe size?", "lookup"),
+        ("小明星期几上钢琴课？几点？", "lookup"),
+        ("the Rewe receipt was 24.80, not 42.80", "update"),
+        ("不是50元，是45元", "update"),
+        ("forget the wifi password", "forget"),
+        ("把打车那笔删掉", "forget"),
+        ("cancel the bins reminder", "reminder_change"),
+        ("不用提醒我交电费了", "reminder_change"),
+        ("what reminders do I have?", "list"),
+        ("thanks!", "chat"),
+        ("你好", "chat"),
+        ("Danke dir", "chat"),
+        ("how are you?", "chat"),
+        ("你能做什么？", "chat"),
+        ("Write down the thing from yesterday", "unclear"),
+        ("把那个记下来", "unclear"),
+        ("那个多少钱来着？", "unclear"),
+        ("How much was it?", "unclear"),
+    ],
+)
+def test_routes(text: str, expected: str) -> None:
+    assert route(text) == expected
+
+
+def test_snooze_and_done_refer_to_a_reminder_just_sent() -> None:
+    assert route("snooze 30 minutes", reminder_just_sent=True) == "reminder_change"
+    assert route("done", reminder_just_sent=True) == "reminder_change"
+    assert route("erledigt", reminder_just_sent=True) == "reminder_change"
+
+
+def test_a_question_that_also_asks_to_delete_is_left_to_the_model() -> None:
+    assert route("can you delete what I said about the dentist?") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "vague"),
+    [("I paid it", True), ("what about that?", True), ("Lea's shoe size is 38", False), ("it was great", False)],
+)
+def test_vague(text: str, vague: bool) -> None:
+    assert is_vague(text) == vague
