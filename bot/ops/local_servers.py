@@ -147,6 +147,9 @@ def llama_command(python: Path, model: Path, local: LocalSettings) -> ServerComm
         "--port", str(local.llm_port),
         "--n_ctx", str(local.context_tokens),
         "--n_threads", str(_threads(local)),
+        # Keep the evaluated state of recent prompts: each route's instructions are then read once, and a message
+        # costs only its own tokens, whichever route the one before it took.
+        "--cache", "true",
     ]  # fmt: skip
     return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", local.data_dir / "logs" / "llama.log")
 
@@ -180,6 +183,7 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
             "native_tools": False,
             "timeout_s": 600.0,
             "max_output_tokens": 700,
+            "temperature": 0.0,  # the routes' answers are choices and short labels: the likeliest one each time
         }
         for name, value in defaults.items():
             if name not in llm.model_fields_set:
@@ -187,8 +191,8 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
         update["llm"] = llm.model_copy(update=local_llm)
         # A small model on a CPU takes tens of seconds a call: give a message minutes, not the hosted default.
         engine, worker = settings.engine, settings.worker
-        # ...and the short prompt version, whose prompt it reads in seconds rather than a minute.
-        engine_update = {"max_seconds": 600.0, "variants": {"fast": 100}}
+        # ...and the routed prompt version: narrow routes with small schemas, each answered in one short call.
+        engine_update = {"max_seconds": 600.0, "variants": {"routed": 100}}
         engine_update = {k: v for k, v in engine_update.items() if k not in engine.model_fields_set}
         update["engine"] = engine.model_copy(update=engine_update)
         if not {"job_timeout_s", "stale_after_s"} & worker.model_fields_set:

@@ -29,7 +29,12 @@ async def clock() -> ManualClock:
 
 @pytest.fixture
 async def routed(
-    migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection, clock: ManualClock
+    migrated: Any,
+    fake_llm: FakeOpenAI,
+    redis_url: str,
+    redis: object,
+    admin_conn: asyncpg.Connection,
+    clock: ManualClock,
 ) -> AsyncIterator[System]:
     fake_llm.reset()
     settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
