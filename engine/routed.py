@@ -25,6 +25,7 @@ from engine.numbers import invented
 from engine.prompts import PromptVersion
 from engine.replies import basic_answer
 from engine.routes import ROUTES, Ask, Route, RouteChoice, Said, Situation
+from engine.routes.changes import candidate_rows
 from engine.routes.phrases import say
 from engine.routes.route import constrained_schema
 from engine.routes.router import route_by_cues
@@ -42,10 +43,10 @@ async def answer(
     run: Run, version: PromptVersion, text: str, history: History
 ) -> tuple[Reply, PendingClarification | None]:
     started = time.monotonic()
-    grounding = await _ground(run, text)
+    grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
     if combined != text:
-        text, grounding = combined, await _ground(run, combined)
+        text, grounding = combined, await ground_message(run, combined)
     name, chosen_by = (
         (pending_route, "resumed") if pending_route else await _pick_route(run, version, text, grounding, history)
     )
@@ -80,7 +81,7 @@ async def answer(
     return Reply(reply, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids)), None
 
 
-async def _ground(run: Run, text: str) -> Grounding:
+async def ground_message(run: Run, text: str) -> Grounding:
     """The grounding of `text`, journaled: a retried job resolves "in 2 hours" from the first attempt's clock."""
     members = [m.name for m in run.members]
     now = run.deps.clock.now()
@@ -90,6 +91,20 @@ async def _ground(run: Run, text: str) -> Grounding:
 
 async def _grounded(text: str, now: Any, timezone: str, members: list[str]) -> dict[str, Any]:
     return ground(text, now, timezone, members).to_json()
+
+
+async def pointed_rows(
+    run: Run, text: str, grounding: Grounding, history: History
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The stored memories and the reminders a message that changes something may point at, for a planner that
+    cannot look them up before it plans."""
+    route = route_by_cues(text, grounding, reminder_just_sent=bool(history.fired)).route
+    situation = Situation(run, text, grounding, history)
+    if route in ("update", "forget"):
+        return await candidate_rows(situation), []
+    if route == "reminder_change" and await ROUTES[route].prepare(situation) is None:
+        return [], situation.rows
+    return [], []
 
 
 def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str | None]:

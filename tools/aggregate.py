@@ -77,6 +77,7 @@ class AggregateResult(BaseModel):
     group_by: str
     groups: list[AggregateGroup]
     totals: list[AggregateTotal] = []
+    matched: int = Field(description="how many memories matched the filter; 0: nothing to add up")
     truncated: bool = False
 
 
@@ -86,7 +87,7 @@ async def aggregate(ctx: ToolContext, args: AggregateArgs) -> AggregateResult:
     Use it for every total, count or average ("how much did we spend on groceries last month?", "how many
     times did Ben see the doctor this year?"). Amounts are split by currency and never mixed; values are exact
     decimal strings (averages rounded to 2 places) to repeat as they are. With group_by, `totals` holds one
-    total per currency across all groups. No groups means nothing matched.
+    total per currency across all groups. `matched` 0 (and no groups) means nothing matched.
     """
     field = None if args.op == "count" and args.field is None else "amount"
     by_currency = field == "amount"
@@ -135,5 +136,6 @@ async def aggregate(ctx: ToolContext, args: AggregateArgs) -> AggregateResult:
         group_by=args.group_by,
         groups=groups,
         totals=totals,
+        matched=sum(total.count for total in totals) if totals else sum(group.count for group in groups),
         truncated=len(rows) > MAX_GROUPS,
     )

@@ -129,8 +129,10 @@ async def test_failed_tools_and_llm_calls_are_counted_apart(system: System) -> N
         return after.get(name, **labels) - before.get(name, **labels)
 
     assert first["outcome"] == "degraded" and second["outcome"] == "failed"
-    # A made-up tool name is counted as `unknown`, so the model cannot grow the label set.
-    assert moved("faa_tool_calls_total", tool="unknown", result="invalid") == 1
+    # A made-up tool name is counted as `unknown`, so the model cannot grow the label set; the refusal goes back to
+    # the model for one re-planning round, which here plans the same call again.
+    assert moved("faa_tool_calls_total", tool="unknown", result="invalid") == 2
+    assert moved("faa_llm_calls_total", model="scripted", kind="analysis.replan", result="ok") == 1
     assert ("faa_tool_calls_total", frozenset({("tool", "frobnicate"), ("result", "invalid")})) not in after.values
     assert moved("faa_llm_calls_total", model="scripted", kind="respond", result="ok") == 1
     assert moved("faa_llm_calls_total", model="scripted", kind="analysis", result="ok") == 1
