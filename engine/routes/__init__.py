@@ -11,7 +11,7 @@ from engine.routes.changes import ForgetRoute, UpdateRoute
 from engine.routes.questions import LookupRoute, SumRoute
 from engine.routes.records import ExpenseRoute, FactRoute
 from engine.routes.reminders import ListRoute, ReminderChangeRoute, ReminderRoute
-from engine.routes.route import Ask, Route, Said, Situation
+from engine.routes.route import Ask, Reroute, Route, Said, Situation
 from engine.routes.talk import ChatRoute, UnclearRoute
 
 ROUTES: dict[str, Route] = {
@@ -42,4 +42,4 @@ class RouteChoice(BaseModel):
     route: RouteName
 
 
-__all__ = ["ROUTES", "Ask", "Route", "RouteChoice", "Said", "Situation"]
+__all__ = ["ROUTES", "Ask", "Reroute", "Route", "RouteChoice", "Said", "Situation"]

@@ -15,7 +15,7 @@ from engine.executor import StepResult
 from engine.routes.phrases import say
 from engine.routes.questions import notes_text, quote, search_rows
 from engine.routes.records import Label, _slug
-from engine.routes.route import Ask, Said, Situation, pick
+from engine.routes.route import Ask, Reroute, Said, Situation, pick
 from tools.memories import recall
 from tools.storage import memories as stored
 
@@ -67,10 +67,11 @@ class UpdateAnswer(BaseModel):
 class UpdateRoute:
     name = "update"
 
-    async def prepare(self, situation: Situation) -> Ask | Said | None:
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         situation.rows = await candidate_rows(situation)
         if not situation.rows:
-            return Ask(say("ask_which", situation.language))
+            # Nothing stored to correct: "the wifi password changed to X" is news to keep.
+            return Reroute("expense" if situation.grounding.money else "fact")
         situation.choices["memory_id"] = [int(row["memory_id"]) for row in situation.rows]
         situation.choices["amount"] = [str(n) for n in situation.grounding.numbers]
         situation.choices["time"] = [m.key for m in situation.grounding.moments]

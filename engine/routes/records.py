@@ -18,65 +18,37 @@ from tools.storage import memories as stored
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=60)]
 
-CATEGORIES = (
-    "groceries",
-    "restaurants",
-    "drinks",
-    "snacks",
-    "fuel",
-    "transport",
-    "travel",
-    "rent",
-    "utilities",
-    "phone",
-    "internet",
-    "insurance",
-    "health",
-    "pharmacy",
-    "doctor",
-    "clothing",
-    "kids",
-    "education",
-    "books",
-    "toys",
-    "gifts",
-    "entertainment",
-    "sports",
-    "hobbies",
-    "household",
-    "furniture",
-    "electronics",
-    "pets",
-    "car",
-    "beauty",
-    "subscriptions",
-    "taxes",
-    "fees",
-    "donations",
-    "salary",
-    "bonus",
-    "refund",
-    "other",
-)
-
 
 def _slug(value: str) -> str:
     return "-".join(value.replace("_", " ").split())[:30] or "other"
 
 
-class MoneyItem(BaseModel):
+class OneAmount(BaseModel):
+    """The answer for a message with one amount: its content is the message itself."""
+
     model_config = ConfigDict(extra="forbid")
 
     kind: Literal["expense", "income"]
     category: Annotated[Label, AfterValidator(_slug)]
-    what: Short = Field(description="a few words in the member's language: what it was for")
     merchant: Short | None = None
 
 
+class MoneyItem(OneAmount):
+    what: Short = Field(description="a few words in the member's language: what it was for")
+
+
 class MoneyAnswer(BaseModel):
+    """The answer for a message with several amounts: one item each, in order."""
+
     model_config = ConfigDict(extra="forbid")
 
     items: list[MoneyItem] = Field(min_length=1, max_length=10)
+
+
+def _items(answer: BaseModel | None, count: int) -> list[OneAmount]:
+    """One item per amount, in order; a model that gave fewer items names the rest like its last one."""
+    items: list[OneAmount] = list(answer.items) if isinstance(answer, MoneyAnswer) else [answer]  # type: ignore[list-item]
+    return [*items, *[items[-1]] * (count - len(items))][:count]
 
 
 class ExpenseRoute:
@@ -98,22 +70,20 @@ class ExpenseRoute:
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel]:
-        return MoneyAnswer
+        return OneAmount if len(situation.grounding.money) == 1 else MoneyAnswer
 
     def prompt(self, situation: Situation) -> str:
         amounts = "; ".join(_money_text(m, situation) for m in situation.grounding.money)
         return f"Amounts: {amounts} | Message: {situation.text}"
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
-        assert isinstance(answer, MoneyAnswer)
         money = situation.grounding.money
-        single = len(money) == 1
-        # One item per amount, in order; a model that gave fewer items names the rest like its last one.
-        items = [*answer.items, *[answer.items[-1]] * (len(money) - len(answer.items))][: len(money)]
         calls = []
-        for number, (item, amount) in enumerate(zip(items, money, strict=True), 1):
+        for number, (item, amount) in enumerate(zip(_items(answer, len(money)), money, strict=True), 1):
             args = {
-                "content": situation.text if single else f"{item.what}: {_money_text(amount, situation)}",
+                "content": f"{item.what}: {_money_text(amount, situation)}"
+                if isinstance(item, MoneyItem)
+                else situation.text,
                 "kind": item.kind,
                 "category": item.category,
                 "amount": str(amount.amount),
@@ -128,13 +98,12 @@ class ExpenseRoute:
         return calls
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
-        assert isinstance(answer, MoneyAnswer)
         lines = []
-        items = [*answer.items, *[answer.items[-1]] * (len(results) - len(answer.items))]
-        for item, result in zip(items, results, strict=False):
+        for item, result in zip(_items(answer, len(results)), results, strict=False):
             if result.ok and result.result:
                 amount = f"{result.result.get('amount')} {result.result.get('currency')}"
-                lines.append(say("saved_money", situation.language, what=item.what or item.category, amount=amount))
+                what = item.what if isinstance(item, MoneyItem) else _what(item, situation)
+                lines.append(say("saved_money", situation.language, what=what, amount=amount))
         return "\n".join(lines)
 
 
@@ -172,6 +141,10 @@ class FactRoute:
         if not results or not results[0].ok:
             return ""
         return say("saved", situation.language, what=_clip(situation.text))
+
+
+def _what(item: OneAmount, situation: Situation) -> str:
+    return f"{item.category} ({item.merchant})" if item.merchant else item.category
 
 
 def occurred(situation: Situation) -> str | None:

@@ -33,6 +33,13 @@ class Said:
     text: str
 
 
+@dataclass(frozen=True)
+class Reroute:
+    """The message belongs on another route after all (a "correction" with nothing stored to correct is news)."""
+
+    route: str
+
+
 @dataclass
 class Situation:
     """One message on its route: what it says, what was resolved, and the rows the route read for it."""
@@ -54,8 +61,9 @@ class Route(Protocol):
 
     name: str
 
-    async def prepare(self, situation: Situation) -> Ask | Said | None:
-        """Read what the route needs (rows, categories); ask when a required slot is missing, or answer at once."""
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        """Read what the route needs (rows, categories); ask when a required slot is missing, answer at once, or
+        hand the message to another route."""
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
         """The model's answer for this message, or None when the route needs no model call."""

@@ -76,9 +76,7 @@ async def live_memories(system: System, family: Family) -> list[asyncpg.Record]:
 
 async def test_an_expense_takes_one_model_call_and_the_engine_fills_amount_and_currency(routed: System) -> None:
     family = await make_family(routed.admin, "Routed expense", {"Anna": "Europe/Berlin"})
-    routed.llm.script(
-        answers(expense={"items": [{"kind": "expense", "category": "groceries", "what": "Lidl", "merchant": "Lidl"}]})
-    )
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": "Lidl"}))
 
     body = await send(routed, family, "I spent 35,50 € on groceries at Lidl")
 
@@ -102,9 +100,7 @@ async def test_an_expense_takes_one_model_call_and_the_engine_fills_amount_and_c
 
 async def test_an_expense_without_amount_asks_and_the_answer_completes_it(routed: System) -> None:
     family = await make_family(routed.admin, "Routed clarify", {"Anna": "Europe/Berlin"})
-    routed.llm.script(
-        answers(expense={"items": [{"kind": "expense", "category": "pharmacy", "what": "pharmacy", "merchant": None}]})
-    )
+    routed.llm.script(answers(expense={"kind": "expense", "category": "pharmacy", "merchant": None}))
 
     asked = await send(routed, family, "Ben spent some money at the pharmacy")
     assert asked["outcome"] == "clarifying"
@@ -124,9 +120,7 @@ async def test_an_expense_without_amount_asks_and_the_answer_completes_it(routed
 
 async def test_a_sum_is_computed_by_sql_and_the_model_picks_among_the_households_categories(routed: System) -> None:
     family = await make_family(routed.admin, "Routed sum", {"Anna": "Europe/Berlin"})
-    routed.llm.script(
-        answers(expense={"items": [{"kind": "expense", "category": "groceries", "what": "food", "merchant": None}]})
-    )
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))
     for text in ("groceries 35.50 EUR", "groceries 22.70 EUR"):
         await send(routed, family, text)
     routed.llm.reset()
@@ -158,7 +152,7 @@ async def test_a_correction_right_after_a_store_changes_that_row_instead_of_addi
     family = await make_family(routed.admin, "Routed update", {"Anna": "Europe/Berlin"})
     routed.llm.script(
         answers(
-            expense={"items": [{"kind": "expense", "category": "groceries", "what": "Rewe", "merchant": "Rewe"}]},
+            expense={"kind": "expense", "category": "groceries", "merchant": "Rewe"},
             # A model that picks the old amount: the engine takes the other number named.
             update=lambda r: {"memory_id": first_choice(r, "memory_id"), "amount": "42.80", "category": None,
                               "time": None, "content": None},

@@ -27,7 +27,8 @@ from worker.main import _shutdown, _startup
 def model(request: ChatRequest) -> Scripted:
     text = member_message(request)
     if not is_analysis(request):  # the reply call, after the analysis left the wording to it
-        return Scripted(content="\n\n".join(f"Paragraph {n}. " + "word " * 700 for n in range(3)))
+        # Paragraphs are lettered: a number in a reply must come from the message or a tool (engine/numbers.py).
+        return Scripted(content="\n\n".join(f"Paragraph {n}. " + "word " * 700 for n in "ABC"))
     if text == "add 20 for the thing":
         return analysis(
             "other",
@@ -94,7 +95,7 @@ async def test_a_long_reply_arrives_in_pieces(tg_system: System, fake_telegram: 
     [reply] = await delivered(tg_system, anna)
     pieces = [c.fields["text"] for c in fake_telegram.sent("sendMessage")]
     assert len(pieces) == 3 and all(len(p) <= 4096 for p in pieces)
-    assert [p.split(".")[0] for p in pieces] == ["Paragraph 0", "Paragraph 1", "Paragraph 2"]
+    assert [p.split(".")[0] for p in pieces] == ["Paragraph A", "Paragraph B", "Paragraph C"]
     assert pieces == [p.strip() for p in reply["text"].split("\n\n")]
 
 
