@@ -151,9 +151,6 @@ def llama_command(python: Path, model: Path, local: LocalSettings) -> ServerComm
         "--port", str(local.llm_port),
         "--n_ctx", str(local.context_tokens),
         "--n_threads", str(_threads(local)),
-        # Keep the evaluated state of recent prompts: each route's instructions are then read once, and a message
-        # costs only its own tokens, whichever route the one before it took.
-        "--cache", "true",
     ]  # fmt: skip
     return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", local.data_dir / "logs" / "llama.log")
 
