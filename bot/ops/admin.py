@@ -12,6 +12,7 @@ import asyncpg
 
 from bot.channels.terminal.chat import find_principal
 from bot.ops.runtime import Runtime, migrate_runtime
+from bot.ops.setup_link import public_base
 from tools.storage import database, digests, households, identities
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -106,12 +107,13 @@ async def invite(runtime: Runtime, args: argparse.Namespace) -> int:
     principal, name = await find_principal(runtime.admin_dsn, args.member, args.household)
     conn = await asyncpg.connect(runtime.admin_dsn)
     try:
-        code = await identities.create_invite(
-            conn, principal.household_id, principal.user_id, timedelta(days=args.days)
-        )
+        ttl = timedelta(days=args.days)
+        code = await identities.create_invite(conn, principal.household_id, principal.user_id, ttl)
+        web_code = await identities.create_invite(conn, principal.household_id, principal.user_id, ttl)
     finally:
         await conn.close()
     print(f"one-time invite code for {name} (valid {args.days} days): {code}")
     print(f"  Telegram: send /start {code} to the bot")
     print(f"  Threema or email: send JOIN {code}")
+    print(f"  Web app: open {public_base(runtime.settings)}/join/{web_code} (a sign-in link of its own)")
     return 0

@@ -19,6 +19,7 @@ from bot.channels.terminal.chat import chat
 from bot.ops import admin, lifecycle
 from bot.ops.local_servers import local_endpoints
 from bot.ops.runtime import Runtime, migrate_runtime, resolve
+from bot.ops.setup_link import public_base, setup_link
 from bot.ops.supervisor import serve_processes
 from bot.web.server import serve
 from engine.errors import FAAError
@@ -38,6 +39,7 @@ async def cmd_migrate(runtime: Runtime, args: argparse.Namespace) -> int:
 async def cmd_serve(runtime: Runtime, args: argparse.Namespace) -> int:
     """The web API until SIGINT or SIGTERM: in this process, or in WEB_PROCESSES processes it supervises."""
     await migrate_runtime(runtime)
+    await _announce_setup(runtime)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -47,6 +49,12 @@ async def cmd_serve(runtime: Runtime, args: argparse.Namespace) -> int:
     else:
         await serve(runtime.settings, stop=stop)
     return 0
+
+
+async def _announce_setup(runtime: Runtime) -> None:
+    link = await setup_link(runtime)
+    if link is not None:
+        print(f"No household yet. Open this link to set up your family (it works once):\n  {link}", file=sys.stderr)
 
 
 async def cmd_worker(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -73,7 +81,8 @@ async def cmd_up(runtime: Runtime, args: argparse.Namespace) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
         async with background_worker(settings):
-            print(f"FAA is up: http://{settings.web.host}:{settings.web.port} (Ctrl-C stops)", file=sys.stderr)
+            print(f"FAA is up: {public_base(settings)} (Ctrl-C stops)", file=sys.stderr)
+            await _announce_setup(runtime)
             await serve(settings, stop=stop)
     return 0
 

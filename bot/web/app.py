@@ -1,5 +1,5 @@
-"""The web process's aiohttp app: the member API (`bot.web.api`), every enabled channel's webhook, signed media
-links, GET /health, GET /metrics and GET /openapi.json."""
+"""The web process's aiohttp app: the family's web app at `/` (`bot.web.pages`), the member API (`bot.web.api`),
+every enabled channel's webhook, signed media links, GET /health, GET /metrics and GET /openapi.json."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from bot.web.api import DEPS, TOKEN_LOOKUPS, TOKENS, TRACE_ID, WAITER, ApiError,
 from bot.web.media import media_route
 from bot.web.metrics import metrics_handler
 from bot.web.openapi import document
+from bot.web.pages import routes as pages
+from bot.web.pages.security import pages_middleware
 from engine.deps import Deps
 
 OPENAPI = web.AppKey("openapi", dict)
@@ -67,7 +69,7 @@ async def openapi(request: web.Request) -> web.Response:
 
 
 def create_app(deps: Deps) -> web.Application:
-    app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors])
+    app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors, pages_middleware])
     app[DEPS] = deps
     app[TOKENS] = {}
     app[TOKEN_LOOKUPS] = {}
@@ -81,6 +83,7 @@ def create_app(deps: Deps) -> web.Application:
             web.get("/openapi.json", openapi),
         ]
     )
+    pages.mount(app, deps)
 
     async def waiter_context(app: web.Application) -> Any:
         waiter = ReplyWaiter(deps.redis)

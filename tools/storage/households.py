@@ -155,3 +155,21 @@ async def household_timezone(conn: Connection, household_id: int) -> str:
     if timezone is None:
         raise HouseholdError(f"no household {household_id}")
     return str(timezone)
+
+
+async def update_member(
+    conn: Connection, household_id: int, user_id: int, *, timezone: str, locale: str, role: str | None
+) -> None:
+    """Change a member's timezone, language and (unless None) role; an owner stays owner."""
+    if role is not None and role not in ROLES:
+        raise HouseholdError(f"role must be one of {', '.join(ROLES)}")
+    await conn.execute(
+        """UPDATE users SET timezone = $3, locale = $4,
+                  role = CASE WHEN role = 'owner' OR $5::text IS NULL THEN role ELSE $5 END
+           WHERE household_id = $1 AND id = $2""",
+        household_id,
+        user_id,
+        check_timezone(timezone),
+        locale,
+        role,
+    )

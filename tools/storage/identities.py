@@ -73,3 +73,13 @@ async def redeem_invite(conn: Connection, code: str, channel: str, external_id: 
         "SELECT user_id, household_id FROM faa_redeem_invite($1, $2, $3)", _code_hash(code), channel, external_id
     )
     return None if row is None else Principal(int(row["user_id"]), int(row["household_id"]))
+
+
+async def linked_channels(conn: Connection, household_id: int) -> dict[int, list[str]]:
+    """The chat channels each member of the household is linked on (the web API's own identity left out)."""
+    rows = await conn.fetch(
+        """SELECT user_id, array_agg(DISTINCT channel ORDER BY channel) AS channels FROM user_identities
+           WHERE household_id = $1 AND channel <> 'web' GROUP BY user_id""",
+        household_id,
+    )
+    return {int(row["user_id"]): list(row["channels"]) for row in rows}

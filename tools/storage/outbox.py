@@ -139,3 +139,30 @@ async def last_sent(conn: Connection, user_id: int, channel: str, recipient: str
         recipient,
     )
     return None if row is None else OutboxRow(**dict(row))
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One message of a member and the reply to it (none yet while it is being answered)."""
+
+    inbox_id: int
+    channel: str
+    text: str
+    received_at: datetime
+    reply: str | None
+    payload: dict[str, Any]
+
+
+async def conversation(conn: Connection, household_id: int, user_id: int, *, limit: int = 30) -> list[Exchange]:
+    """The member's latest messages on every channel with their replies, oldest first."""
+    rows = await conn.fetch(
+        """SELECT i.id AS inbox_id, i.channel, i.text, i.received_at, o.text AS reply,
+                  coalesce(o.payload, '{}'::jsonb) AS payload
+           FROM inbox i LEFT JOIN outbox o ON o.inbox_id = i.id
+           WHERE i.household_id = $1 AND i.user_id = $2
+           ORDER BY i.received_at DESC, i.id DESC LIMIT $3""",
+        household_id,
+        user_id,
+        limit,
+    )
+    return [Exchange(**dict(row)) for row in reversed(rows)]

@@ -136,3 +136,11 @@ async def set_quiet_hours(
         start,
         end,
     )
+
+
+async def quiet_hours(conn: Connection, household_id: int, user_id: int) -> tuple[time | None, time | None]:
+    """The member's quiet hours (start, end) on their clock; (None, None) when they have none."""
+    row = await conn.fetchrow(
+        "SELECT quiet_start, quiet_end FROM users WHERE household_id = $1 AND id = $2", household_id, user_id
+    )
+    return (None, None) if row is None else (row["quiet_start"], row["quiet_end"])

@@ -1,0 +1,139 @@
+"""The chat page: the member's conversation with FAA (every channel's), a message streamed over the web API's
+SSE event protocol, the charts of replies, and a form fallback for browsers without JavaScript."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from bot.channels import intake
+from bot.channels.live import follow_events
+from bot.channels.web import CHANNEL
+from bot.web.pages.render import VIEWER, html, redirect
+from bot.web.pages.security import DEPS
+from engine.deps import Deps
+from tools.storage import media, outbox
+from tools.storage.inbox import InboxRow
+from tools.storage.web_sessions import SessionMember
+
+HISTORY_TURNS = 30
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=16_000)
+    client_message_id: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$")
+
+
+async def chat_page(request: web.Request) -> web.Response:
+    viewer = request[VIEWER]
+    async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
+        history = await outbox.conversation(conn, viewer.household_id, viewer.user_id, limit=HISTORY_TURNS)
+    return html(request, "chat.html", history=history)
+
+
+async def _accept(request: web.Request, text: str, client_id: str, *, stream: bool) -> tuple[InboxRow, bool]:
+    viewer: SessionMember = request[VIEWER]
+    return await intake.accept(
+        request.app[DEPS],
+        viewer.principal,
+        channel=CHANNEL,
+        external_id=f"{viewer.user_id}:{client_id}",
+        text=text,
+        trace_id=uuid.uuid4().hex,
+        payload={"stream": True} if stream else None,
+        enqueue=False,
+    )
+
+
+async def _reply(deps: Deps, viewer: SessionMember, inbox_id: int) -> dict[str, Any] | None:
+    async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
+        row = await outbox.for_inbox(conn, inbox_id)
+    if row is None:
+        return None
+    media_ids = row.payload.get("media_ids") or []
+    return {
+        "reply": row.text,
+        "outcome": row.payload.get("outcome"),
+        "options": row.payload.get("options") or [],
+        "media": [{"id": m, "url": f"/app/media/{int(m)}"} for m in media_ids],
+    }
+
+
+async def stream(request: web.Request) -> web.StreamResponse:
+    """POST /app/chat/stream: the message's events as server-sent events, as POST /v1/messages/stream sends them;
+    `stream_end` also carries the stored reply with its options and chart links."""
+    deps = request.app[DEPS]
+    viewer = request[VIEWER]
+    try:
+        body = ChatMessage.model_validate_json(await request.read())
+    except ValidationError:
+        raise web.HTTPBadRequest(reason="Send JSON like {text, client_message_id}") from None
+    row, created = await _accept(request, body.text, body.client_message_id, stream=True)
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+
+    async def send(kind: str, data: dict[str, Any]) -> None:
+        await response.write(f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+
+    async with follow_events(deps.redis, row.id) as events:
+        if created:
+            await intake.enqueue_inbound(deps, row)
+        reply = await _reply(deps, viewer, row.id)  # a resent message may be answered already
+        try:
+            async with asyncio.timeout(deps.settings.engine.max_seconds + 30):
+                if reply is None:
+                    async for event in events:
+                        if event["type"] == "stream_end":
+                            break
+                        await send(event["type"], event.get("data", {}))
+                    reply = await _reply(deps, viewer, row.id)
+            await send("stream_end", {"message_id": row.id, **(reply or {})})
+        except TimeoutError:
+            await send("error", {"message": "still working; the answer will be in the chat history"})
+    await response.write_eof()
+    return response
+
+
+async def send_form(request: web.Request) -> web.Response:
+    """POST /chat without JavaScript: accept the message, wait for its reply a while, show the chat again."""
+    deps = request.app[DEPS]
+    text = str((await request.post()).get("text", "")).strip()
+    if not 1 <= len(text) <= 16_000:
+        raise web.HTTPBadRequest(reason="Write a message first")
+    row, created = await _accept(request, text, uuid.uuid4().hex, stream=False)
+    if created:
+        await intake.enqueue_inbound(deps, row)
+    try:
+        async with asyncio.timeout(deps.settings.web.reply_wait_s):
+            while await _reply(deps, request[VIEWER], row.id) is None:
+                await asyncio.sleep(0.25)
+    except TimeoutError:
+        pass  # the history shows it as pending; a reload shows the reply
+    return redirect("/")
+
+
+async def media_file(request: web.Request) -> web.Response:
+    """GET /app/media/{id}: an image of the member's household (a reply's chart), read under its RLS."""
+    viewer = request[VIEWER]
+    try:
+        media_id = int(request.match_info["media_id"])
+    except ValueError:
+        raise web.HTTPNotFound() from None
+    if not 0 < media_id < 2**63:
+        raise web.HTTPNotFound()
+    async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
+        item = await media.load(conn, media_id)
+    if item is None:
+        raise web.HTTPNotFound()
+    return web.Response(
+        body=item.data,
+        content_type=item.mime,
+        headers={"Cache-Control": "private, max-age=86400", "Content-Security-Policy": "sandbox"},
+    )

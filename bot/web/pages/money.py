@@ -1,0 +1,119 @@
+"""The money page: one month's expenses by category and currency, added up by PostgreSQL through the `aggregate`
+tool (never in Python), drawn as bars, with a month picker and the month's rows as CSV."""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+from calendar import monthrange
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from aiohttp import web
+
+from bot.web.pages.render import VIEWER, html
+from bot.web.pages.security import DEPS
+from bot.web.pages.tooling import member_tools
+from tools.aggregate import AggregateArgs, aggregate
+from tools.filters import compile_filter
+from tools.memories import SearchArgs
+from tools.storage import memories as stored
+
+CSV_ROWS = 5000
+_BAR_WIDTH = 360
+
+
+def _month(request: web.Request) -> date:
+    today = request.app[DEPS].clock.now().astimezone(ZoneInfo(request[VIEWER].timezone)).date()
+    text = request.query.get("month", "")
+    try:
+        year, month = (int(part) for part in text.split("-")) if text else (today.year, today.month)
+        return date(year, month, 1)
+    except ValueError:
+        raise web.HTTPBadRequest(reason="month looks like 2026-03") from None
+
+
+def _expenses_in(month: date) -> dict[str, Any]:
+    last = month.replace(day=monthrange(month.year, month.month)[1])
+    return {
+        "all": [
+            {"field": "kind", "op": "eq", "value": "expense"},
+            {"field": "occurred_at", "op": "between", "value": [month.isoformat(), last.isoformat()]},
+        ]
+    }
+
+
+def _bars(groups: list[Any]) -> list[dict[str, Any]]:
+    """Bar widths within each currency (amounts in different currencies are never compared)."""
+    largest: dict[str | None, Decimal] = {}
+    for group in groups:
+        largest[group.currency] = max(largest.get(group.currency, Decimal(0)), Decimal(group.value))
+    return [
+        {
+            "category": group.key,
+            "currency": group.currency,
+            "value": group.value,
+            "count": group.count,
+            "width": round(_BAR_WIDTH * float(Decimal(group.value) / largest[group.currency]))
+            if largest[group.currency] > 0
+            else 0,
+        }
+        for group in groups
+    ]
+
+
+async def money_page(request: web.Request) -> web.Response:
+    month = _month(request)
+    args = AggregateArgs.model_validate({"op": "sum", "filter": _expenses_in(month), "group_by": "category"})
+    async with member_tools(request) as ctx:
+        result = await aggregate(ctx, args)
+    previous = (month - timedelta(days=1)).replace(day=1)
+    following = (month + timedelta(days=31)).replace(day=1)
+    return html(
+        request,
+        "money.html",
+        month=month.strftime("%Y-%m"),
+        previous=previous.strftime("%Y-%m"),
+        following=following.strftime("%Y-%m"),
+        bars=_bars(result.groups),
+        totals=result.totals,
+        bar_width=_BAR_WIDTH,
+    )
+
+
+async def money_csv(request: web.Request) -> web.Response:
+    """The month's expenses as CSV (date, category, what, amount, currency, member), oldest first."""
+    month = _month(request)
+    args = SearchArgs.model_validate({"filter": _expenses_in(month)})
+    async with member_tools(request) as ctx:
+        condition = functools.partial(compile_filter, args.filter, scope=ctx)
+        rows = await stored.find(ctx.conn, ctx.household_id, condition=condition, order="oldest", limit=CSV_ROWS)
+    zone = ZoneInfo(request[VIEWER].timezone)
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["date", "category", "what", "amount", "currency", "member"])
+    for row in rows:
+        understanding = row["ai_understanding"] or {}
+        writer.writerow(
+            [
+                row["occurred_at"].astimezone(zone).date().isoformat(),
+                understanding.get("category") or "",
+                _cell(row["content"]),
+                str(row["amount"]),
+                row["currency"],
+                row["author"] or "",
+            ]
+        )
+    return web.Response(
+        text=out.getvalue(),
+        content_type="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="faa-expenses-{month:%Y-%m}.csv"'},
+    )
+
+
+def _cell(text: str) -> str:
+    """A text cell a spreadsheet shows as text: a leading =, +, - or @ would be read as a formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@") else text

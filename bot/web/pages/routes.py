@@ -1,0 +1,53 @@
+"""Every route of the web app, listed explicitly, and how it is mounted on the web process's aiohttp app.
+
+A route's name says who may use it (see `bot.web.pages.security`): `public:` anyone, `page:` a signed-in
+member, `adult:` an adult of the household.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.web.pages import chat, household, memories, money, onboarding, reminders
+from bot.web.pages.render import JINJA, STATIC, environment
+from bot.web.pages.security import DEPS, security_headers
+from engine.deps import Deps
+
+ROUTES = [
+    web.get("/setup/{code}", onboarding.setup_page, name="public:setup"),
+    web.post("/setup/{code}", onboarding.setup_submit, name="public:setup-submit"),
+    web.get("/join/{code}", onboarding.join_page, name="public:join"),
+    web.get("/login", onboarding.login_page, name="public:login"),
+    web.post("/login", onboarding.login_submit, name="public:login-submit"),
+    web.post("/logout", onboarding.logout, name="page:logout"),
+    web.get("/", chat.chat_page, name="page:chat"),
+    web.post("/chat", chat.send_form, name="page:chat-send"),
+    web.post("/app/chat/stream", chat.stream, name="page:chat-stream"),
+    web.get("/app/media/{media_id}", chat.media_file, name="page:media"),
+    web.get("/memories", memories.memories_page, name="page:memories"),
+    web.post("/memories/restore", memories.restore_memories, name="page:memories-restore"),
+    web.post("/memories/{memory_id}/edit", memories.edit_memory, name="page:memory-edit"),
+    web.post("/memories/{memory_id}/forget", memories.forget_memory, name="page:memory-forget"),
+    web.get("/reminders", reminders.reminders_page, name="page:reminders"),
+    web.post("/reminders", reminders.create, name="page:reminder-create"),
+    web.post("/reminders/quiet-hours", reminders.quiet_hours, name="page:quiet-hours"),
+    web.post("/reminders/{reminder_id}/snooze", reminders.snooze, name="page:reminder-snooze"),
+    web.post("/reminders/{reminder_id}/complete", reminders.complete, name="page:reminder-complete"),
+    web.post("/reminders/{reminder_id}/cancel", reminders.cancel, name="page:reminder-cancel"),
+    web.get("/money", money.money_page, name="page:money"),
+    web.get("/money.csv", money.money_csv, name="page:money-csv"),
+    web.get("/household", household.household_page, name="adult:household"),
+    web.post("/household/members", household.add_member, name="adult:member-add"),
+    web.post("/household/members/{member_id}", household.update_member, name="adult:member-update"),
+    web.post("/household/members/{member_id}/invite", household.invite_member, name="adult:member-invite"),
+    web.post("/household/digests", household.update_digests, name="adult:digests"),
+    web.static("/static", STATIC, name="static"),
+]
+
+
+def mount(app: web.Application, deps: Deps) -> None:
+    """Add the web app's routes to `app` (its middleware is `security.pages_middleware`, listed by the app)."""
+    app[DEPS] = deps
+    app[JINJA] = environment()
+    app.add_routes(ROUTES)
+    app.on_response_prepare.append(security_headers)

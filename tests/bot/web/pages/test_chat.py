@@ -1,0 +1,57 @@
+"""The chat page in Chromium: a message streamed over SSE, tool steps shown as they happen, options as buttons."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from playwright.async_api import BrowserContext, expect
+
+from tests.bot.web.pages.conftest import base_url, signed_in
+from tests.e2e.scripts import analysis, is_analysis
+from tests.fakes.openai_server import ChatRequest, Scripted
+from tests.system import System, make_family
+
+
+async def test_a_question_is_answered_as_a_stream_with_its_tool_steps(
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(system.admin, "Chatty", {"Anna": "Europe/Berlin"})
+
+    def model(request: ChatRequest) -> Scripted:
+        if is_analysis(request):
+            return analysis("query", plan=[{"tool": "aggregate", "args": {"op": "count"}}], needs_results=True)
+        return Scripted(content="You have stored nothing yet, so the count is 0.")
+
+    system.llm.script(model)
+    page = await signed_in(system, new_context, family, "Anna")
+    await page.goto(base_url(system) + "/")
+    await expect(page.locator(".msg.hello")).to_contain_text("Hello Anna")
+
+    await page.fill("#message", "how many memories?")
+    await page.click("#send")
+
+    answer = page.locator(".msg.faa").last
+    await expect(answer.locator(".text")).to_have_text("You have stored nothing yet, so the count is 0.")
+    await expect(answer.locator(".step.ok")).to_have_text("aggregate")
+    assert int(await answer.get_attribute("data-deltas") or 0) >= 1  # the text arrived as content deltas
+    await page.reload()  # the history has it
+    await expect(page.locator(".msg.me").last).to_have_text("how many memories?")
+    await expect(page.locator(".msg.faa .text").last).to_have_text("You have stored nothing yet, so the count is 0.")
+
+
+async def test_a_clarifying_question_offers_its_options_as_buttons(
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(system.admin, "Unsure", {"Anna": "Europe/Berlin"})
+    question = {"question": "Which shop?", "options": ["Lidl", "Rewe"]}
+    answers = iter([analysis("other", clarification=question), analysis("chat", reply="Noted: Rewe.")])
+    system.llm.script(lambda request: next(answers))
+    page = await signed_in(system, new_context, family, "Anna")
+    await page.goto(base_url(system) + "/")
+
+    await page.fill("#message", "add 20")
+    await page.keyboard.press("Enter")
+    await page.locator("button.option", has_text="Rewe").click()
+
+    await expect(page.locator(".msg.faa .text").last).to_have_text("Noted: Rewe.")
+    await expect(page.locator(".msg.me").last).to_have_text("Rewe")
