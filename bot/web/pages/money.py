@@ -23,7 +23,7 @@ from tools.memories import SearchArgs
 from tools.storage import memories as stored
 
 CSV_ROWS = 5000
-_BAR_WIDTH = 360
+_BAR_WIDTH = 200
 
 
 def _month(request: web.Request) -> date:
