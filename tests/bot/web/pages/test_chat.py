@@ -1,4 +1,5 @@
-"""The chat page in Chromium: a message streamed over SSE, tool steps shown as they happen, options as buttons."""
+"""The chat page in Chromium: a message streamed over SSE, tool steps shown as they happen, charts inline,
+options as buttons."""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
 
 
-async def test_a_question_is_answered_as_a_stream_with_its_tool_steps(
+async def test_a_question_is_answered_as_a_stream_with_its_tool_steps_and_chart(
     system: System, new_context: Callable[[], Awaitable[BrowserContext]]
 ) -> None:
     family = await make_family(system.admin, "Chatty", {"Anna": "Europe/Berlin"})
 
     def model(request: ChatRequest) -> Scripted:
         if is_analysis(request):
-            return analysis("query", plan=[{"tool": "aggregate", "args": {"op": "count"}}], needs_results=True)
+            chart = {"kind": "bar", "title": "Memories", "labels": ["all"], "series": [{"name": "count", "values": [0]}]}
+            plan = [{"tool": "aggregate", "args": {"op": "count"}}, {"tool": "render_chart", "args": chart}]
+            return analysis("query", plan=plan, needs_results=True)
         return Scripted(content="You have stored nothing yet, so the count is 0.")
 
     system.llm.script(model)
@@ -32,7 +35,10 @@ async def test_a_question_is_answered_as_a_stream_with_its_tool_steps(
 
     answer = page.locator(".msg.faa").last
     await expect(answer.locator(".text")).to_have_text("You have stored nothing yet, so the count is 0.")
-    await expect(answer.locator(".step.ok")).to_have_text("aggregate")
+    await expect(answer.locator(".step.ok")).to_have_text(["aggregate", "render_chart"])
+    chart = answer.locator("img.chart")
+    await expect(chart).to_be_visible()
+    assert await chart.evaluate("image => image.naturalWidth") == 800  # the PNG, served under the member's RLS
     assert int(await answer.get_attribute("data-deltas") or 0) >= 1  # the text arrived as content deltas
     await page.reload()  # the history has it
     await expect(page.locator(".msg.me").last).to_have_text("how many memories?")
