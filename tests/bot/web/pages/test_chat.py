@@ -20,7 +20,7 @@ async def test_a_question_is_answered_as_a_stream_with_its_tool_steps_and_chart(
 
     def model(request: ChatRequest) -> Scripted:
         if is_analysis(request):
-            chart = {"kind": "bar", "title": "Memories", "labels": ["all"], "series": [{"name": "count", "values": [0]}]}
+            chart = {"kind": "bar", "title": "All", "labels": ["all"], "series": [{"name": "count", "values": [0]}]}
             plan = [{"tool": "aggregate", "args": {"op": "count"}}, {"tool": "render_chart", "args": chart}]
             return analysis("query", plan=plan, needs_results=True)
         return Scripted(content="You have stored nothing yet, so the count is 0.")
