@@ -14,6 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import asyncpg  # noqa: E402
+
 from bench import _harness as harness  # noqa: E402
 from tests.bot.web.pages.conftest import CHROMIUM_FLAGS, chromium_path  # noqa: E402
 from tests.e2e.scripts import analysis, is_analysis  # noqa: E402
@@ -48,10 +50,10 @@ def _model(request: ChatRequest) -> Scripted:
     )
 
 
-async def _seed(web: harness.Web, admin: object) -> tuple[str, str]:
-    family = await harness.make_family(admin, "The Millers", ["Sam", "Alex", "Mia"])  # type: ignore[arg-type]
-    await admin.execute("UPDATE users SET role = 'owner' WHERE id = $1", family.user_ids["Sam"])  # type: ignore[attr-defined]
-    await admin.execute("UPDATE users SET role = 'child' WHERE id = $1", family.user_ids["Mia"])  # type: ignore[attr-defined]
+async def _seed(web: harness.Web, admin: asyncpg.Connection) -> tuple[str, str]:
+    family = await harness.make_family(admin, "The Millers", ["Sam", "Alex", "Mia"])
+    await admin.execute("UPDATE users SET role = 'owner' WHERE id = $1", family.user_ids["Sam"])
+    await admin.execute("UPDATE users SET role = 'child' WHERE id = $1", family.user_ids["Mia"])
     sam, now = family.user_ids["Sam"], datetime.now(UTC)
     async with web.deps.db.household(family.household_id, sam) as conn:
         for day, (text, category, amount) in enumerate(EXPENSES):
@@ -93,8 +95,6 @@ async def main() -> dict[str, object]:
             llm.script(_model)
             settings = harness.make_settings(cluster, llm.base_url, redis)
             async with harness.web_server(settings) as web, harness.worker_in_loop(settings):
-                import asyncpg
-
                 admin = await asyncpg.connect(cluster.admin_dsn)
                 try:
                     token, _ = await _seed(web, admin)

@@ -41,7 +41,7 @@ async def reminders_page(request: web.Request, *, error: str | None = None) -> w
     viewer = request[VIEWER]
     zone = ZoneInfo(viewer.timezone)
     async with member_tools(request) as ctx:
-        listed = await list_reminders(ctx, ListRemindersArgs(limit=50))
+        listed = await list_reminders(ctx, ListRemindersArgs(include_finished=False, limit=50))
         quiet = await stored.quiet_hours(ctx.conn, viewer.household_id, viewer.user_id)
         feed = await outbox.notifications(ctx.conn, viewer.user_id, limit=20)
         members = await households.members(ctx.conn, viewer.household_id)
@@ -105,6 +105,7 @@ async def create(request: web.Request) -> web.Response:
             when=str(form.get("when", "")),  # type: ignore[arg-type]  # datetime-local, on the member's clock
             rrule=REPEATS[repeat],
             recipient=str(form.get("recipient", "self")) or "self",
+            timezone_of="me",
         )
     except ValidationError as exc:
         return await reminders_page(request, error="; ".join(str(e["msg"]) for e in exc.errors()))
@@ -114,7 +115,7 @@ async def create(request: web.Request) -> web.Response:
 async def snooze(request: web.Request) -> web.Response:
     try:
         minutes = int(str((await request.post()).get("minutes", "15")))
-        args = SnoozeReminderArgs(reminder_id=_reminder_id(request), minutes=minutes)
+        args = SnoozeReminderArgs(reminder_id=_reminder_id(request), minutes=minutes, until=None)
     except (ValueError, ValidationError):
         raise web.HTTPBadRequest(reason="Snooze for 1 minute to 7 days") from None
     return await _act(request, snooze_reminder, args)

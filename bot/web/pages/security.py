@@ -131,7 +131,7 @@ async def pages_middleware(
         response = await handler(request)
     except web.HTTPException as exc:
         if isinstance(exc, web.HTTPRedirection):
-            response = web.Response(status=exc.status, headers={"Location": str(exc.location)})
+            response = web.Response(status=exc.status, headers={"Location": exc.headers.get("Location", "/")})
         else:
             response = error_page(request, exc.status, exc.reason)
     if _NEW_CSRF in request and not response.prepared:

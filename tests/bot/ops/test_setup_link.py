@@ -12,9 +12,10 @@ from tools.storage import web_sessions
 from tools.storage.database import Database
 
 
-def _runtime(database: PostgresInfo, **web: object) -> Runtime:
+def _runtime(database: PostgresInfo, host: str, port: int) -> Runtime:
     settings = Settings(
-        database=DatabaseSettings(url=database.app_dsn, admin_url=database.admin_dsn), web=WebSettings(**web)
+        database=DatabaseSettings(url=database.app_dsn, admin_url=database.admin_dsn),
+        web=WebSettings(host=host, port=port),
     )
     return Runtime(settings)
 
