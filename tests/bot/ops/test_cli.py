@@ -317,7 +317,10 @@ async def test_invite_prints_a_one_time_code_that_links_a_channel(
     printed = re.search(r"one-time invite code for Anna \(valid 2 days\): ([A-Z0-9]{5}-[A-Z0-9]{5})\n", out)
     assert printed is not None, out
     assert f"/start {printed.group(1)}" in out and f"JOIN {printed.group(1)}" in out
-    assert await admin.fetchval("SELECT expires_at - created_at FROM invites") == timedelta(days=2)
+    web = re.search(r"Web app: open http://127\.0\.0\.1:8080/join/([A-Z0-9]{5}-[A-Z0-9]{5}) ", out)
+    assert web is not None and web.group(1) != printed.group(1), out  # a sign-in link of its own
+    lifetimes = await admin.fetch("SELECT expires_at - created_at AS ttl FROM invites")
+    assert [row["ttl"] for row in lifetimes] == [timedelta(days=2)] * 2
 
     app = await asyncpg.connect(environment.app_dsn)  # the app role redeems it without knowing the household
     try:

@@ -156,6 +156,19 @@ async def test_the_money_page_shows_the_totals_sql_computes_and_a_csv(
     await expect(page.locator("#totals td[data-currency=EUR]")).to_have_text("900.00")
 
 
+async def test_a_private_memory_shows_to_its_author_only(
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(system.admin, "Discreet", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    secret = await _expense(system, family, "Ben", "A present for Anna", "60", "EUR", visibility="private")
+    ben = await signed_in(system, new_context, family, "Ben")
+    await ben.goto(base_url(system) + "/memories")
+    await expect(ben.locator(f"[data-memory='{secret}'] .badge")).to_have_text("private")
+    anna = await signed_in(system, new_context, family, "Anna")
+    await anna.goto(base_url(system) + "/memories")
+    await expect(anna.locator("#memories [data-memory]")).to_have_count(0)
+
+
 async def test_a_member_of_another_household_sees_none_of_it(
     system: System, new_context: Callable[[], Awaitable[BrowserContext]]
 ) -> None:
