@@ -49,6 +49,7 @@ class ChildServer:
     start_timeout_s: float
     held: Lease | None = field(default=None, init=False)  # the lease this process holds on the server
     started_here: bool = field(default=False, init=False)
+    _served: bool = field(default=False, init=False)  # became healthy after this process started it
 
     @property
     def owned(self) -> bool:
@@ -80,7 +81,8 @@ class ChildServer:
             await self._wait_healthy()
         elif not self.held.ready:
             await self._wait_ready()
-        log.info("local_server.shared" if not self.started_here else "local_server.leased", server=name, port=port)
+        if not self.started_here:
+            log.info("local_server.shared", server=name, port=port, pid=self.held.pid)
 
     async def _wait_healthy(self) -> None:
         assert self.held is not None
@@ -98,11 +100,11 @@ class ChildServer:
                     f"(log: {self.command.log_file}):\n{self._log_tail()}"
                 )
             await asyncio.sleep(0.25)
+        self._served = True
         async with self.command.lease.locked():
             lease = self.command.lease.read()
             if lease is not None and lease.pid == pid:
-                book_lease = replace(lease, ready=True)
-                self.command.lease.write(book_lease)
+                self.command.lease.write(replace(lease, ready=True))
         log.info(
             "local_server.started",
             server=name,
@@ -154,7 +156,8 @@ class ChildServer:
                 return
             await terminate(held.pid, held.started, _STOP_GRACE_S)
             book.remove()
-        log.info("local_server.stopped", server=self.command.name, port=self.command.port)
+        if held.ready or not self.started_here or self._served:  # a server that never came up was reported already
+            log.info("local_server.stopped", server=self.command.name, port=self.command.port)
 
     def _log_tail(self, lines: int = 15) -> str:
         try:

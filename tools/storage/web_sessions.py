@@ -97,5 +97,5 @@ async def resolve(conn: Connection, token: str) -> SessionMember | None:
 
 
 async def close(conn: Connection, token: str) -> None:
-    """End the session (inside its household's transaction)."""
-    await conn.execute("DELETE FROM web_sessions WHERE token_hash = $1", _hash(token))
+    """End the session, and drop the household's expired ones (inside its household's transaction)."""
+    await conn.execute("DELETE FROM web_sessions WHERE token_hash = $1 OR expires_at < now()", _hash(token))

@@ -275,7 +275,7 @@ async def test_up_without_an_llm_starts_the_local_model_and_reports_its_failure(
 
     out, err = capsys.readouterr()
     assert out == ""
-    assert_clean_failure(err, "llama.cpp exited with code 3 while starting")
+    assert_clean_failure(err, "llama.cpp stopped while starting")
     assert "failing at start-up" in err  # the server's own last lines
     assert await admin.fetchval("SELECT to_regclass('schema_migrations')") is None  # gave up before touching it
 
