@@ -49,16 +49,21 @@ async def browser() -> AsyncIterator[Browser]:
 async def new_context(browser: Browser) -> AsyncIterator[Callable[[], Awaitable[BrowserContext]]]:
     """Open browser contexts (each its own cookies), all closed at the end of the test."""
     opened: list[BrowserContext] = []
+    refused: list[str] = []  # what the Content-Security-Policy blocked: nothing may be
 
     async def open_one() -> BrowserContext:
         context = await browser.new_context(viewport={"width": 390, "height": 844}, locale="en-US")
         context.set_default_timeout(15_000)
+        context.on(
+            "console", lambda message: refused.append(message.text) if "Content Security" in message.text else None
+        )
         opened.append(context)
         return context
 
     yield open_one
     for context in opened:
         await context.close()
+    assert refused == []
 
 
 def base_url(system: System) -> str:
