@@ -8,7 +8,7 @@ import json
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import aiohttp
@@ -53,8 +53,14 @@ def local_folder(root: Path) -> LocalSettings:
 
 
 @pytest.fixture
-def local(tmp_path: Path) -> LocalSettings:
-    return local_folder(tmp_path / "local")
+def local(tmp_path: Path) -> Iterator[LocalSettings]:
+    """A prepared local folder; servers a failed test left running (they are detached) are stopped after it."""
+    settings = local_folder(tmp_path / "local")
+    yield settings
+    for path in (settings.data_dir / "leases").glob("*.json"):
+        lease = json.loads(path.read_text())
+        if alive(lease["pid"], lease["started"]):
+            os.kill(lease["pid"], signal.SIGKILL)
 
 
 def python_of(local: LocalSettings) -> Path:
