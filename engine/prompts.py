@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -38,21 +38,22 @@ class _PromptFile(BaseModel):
 @dataclass(frozen=True)
 class PromptVersion:
     """A prompt version: the full planner's system prompt and limits, or `routed` — each message takes a narrow
-    route with its own small schema (engine/routes), for small models; its system prompt then holds every route's
-    section, and each request names its route."""
+    route with its own small schema (engine/routes), for small models, and each route its own system prompt: the
+    version's blocks, then the route's section."""
 
     name: str
     system: str
     max_rounds: int
     full_context: bool
     routed: bool = False
-    routes: frozenset[str] = frozenset()  # the routes a routed version has a section for
+    route_systems: Mapping[str, str] = field(default_factory=dict)
 
-    def route_request(self, route: str, body: str) -> str:
-        """The user message of a routed call: the route's name, then what this message brings."""
-        if route not in self.routes:
-            raise PromptError(f"prompt version {self.name!r} has no section for the route {route!r}")
-        return f"Route: {route}\n{body}"
+    def route_system(self, route: str) -> str:
+        """The system prompt of a routed call on `route`."""
+        try:
+            return self.route_systems[route]
+        except KeyError:
+            raise PromptError(f"prompt version {self.name!r} has no section for the route {route!r}") from None
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,8 @@ class PromptBook:
             for marker, value in fills.items():
                 text = text.replace(marker, value)
             routed = spec.mode == "routed"
-            if routed:
-                text += "".join(f"\n\n### Route: {route}\n{body.strip()}" for route, body in parsed.routes.items())
-            routes = frozenset(parsed.routes) if routed else frozenset()
-            versions[name] = PromptVersion(name, text, spec.max_rounds, spec.context == "full", routed, routes)
+            systems = {route: f"{text}\n{body.strip()}" for route, body in parsed.routes.items()} if routed else {}
+            versions[name] = PromptVersion(name, text, spec.max_rounds, spec.context == "full", routed, systems)
         return cls(versions)
 
     def get(self, name: str) -> PromptVersion:

@@ -136,8 +136,8 @@ async def _pick_route(
     if routing.route is not None:
         return routing.route, "cues"
     messages: list[Message] = [
-        {"role": "system", "content": version.system},
-        {"role": "user", "content": version.route_request("router", f"Message: {text}")},
+        {"role": "system", "content": version.route_system("router")},
+        {"role": "user", "content": f"Message: {text}"},
     ]
     schema = constrained_schema(RouteChoice, {})
     llm = run.deps.llm
@@ -155,8 +155,8 @@ async def _fill(
     """The model's answer in the route's schema; an invalid one goes back once with what was wrong."""
     schema = constrained_schema(model, situation.choices)
     messages: list[Message] = [
-        {"role": "system", "content": version.system},
-        {"role": "user", "content": version.route_request(route.name, route.prompt(situation))},
+        {"role": "system", "content": version.route_system(route.name)},
+        {"role": "user", "content": route.prompt(situation)},
     ]
     run.rounds = 1
     llm = run.deps.llm
@@ -205,8 +205,8 @@ async def _repair(
     run.note("route.repair", complaints=complaints[:500])
     schema = constrained_schema(model, situation.choices)
     messages: list[Message] = [
-        {"role": "system", "content": version.system},
-        {"role": "user", "content": version.route_request(route.name, route.prompt(situation))},
+        {"role": "system", "content": version.route_system(route.name)},
+        {"role": "user", "content": route.prompt(situation)},
         {"role": "assistant", "content": first.model_dump_json() if first is not None else ""},
         {"role": "user", "content": f"The tools refused that: {complaints}\nAnswer again with one JSON object."},
     ]

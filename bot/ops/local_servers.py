@@ -28,7 +28,7 @@ from bot.ops.local_models import (
 from bot.ops.shared_servers import ChildServer, ServerCommand
 from engine.errors import LLMError
 from engine.llm import OpenAILLM
-from engine.prompts import PromptBook
+from engine.prompts import PromptBook, PromptError
 from engine.settings import LocalSettings, Settings
 from tools.registry import default_registry
 
@@ -51,6 +51,12 @@ def llama_command(python: Path, model: Path, local: LocalSettings) -> ServerComm
         "--port", str(local.llm_port),
         "--n_ctx", str(local.context_tokens),
         "--n_threads", str(_threads(local)),
+        # Keep the evaluated state of recent prompts, so each route's instructions are read once and a message costs
+        # only its own tokens. The cap counts the model's state only; each entry also holds a copy of the logits
+        # buffer (n_batch × vocabulary floats, 155 MB at 256), so 150 MB keeps about a dozen entries in ~2 GB.
+        "--cache", "true",
+        "--cache_size", str(150 * 10**6),
+        "--n_batch", "256",
     ]  # fmt: skip
     logs = local.data_dir / "logs"
     return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", logs / "llama.log", local.data_dir / "leases")
@@ -150,9 +156,13 @@ async def local_endpoints(settings: Settings, *, progress: Progress = print_prog
         yield ready
 
 
+# The routes families use most first: their instructions are cached before the first message of the day.
+_WARM_ROUTES = ("expense", "fact", "sum", "lookup", "reminder", "update", "forget", "reminder_change", "router", "chat")
+
+
 async def warm_up(settings: Settings) -> None:
-    """Have a freshly started chat server read the prompt every routed call begins with, once, in the background:
-    it keeps its last prompt evaluated, so the family's first message then costs only its own tokens."""
+    """Have a freshly started chat server read each route's instructions once, in the background: its prompt cache
+    keeps them, so a family's message costs only its own tokens."""
     variants = [name for name, weight in settings.engine.variants.items() if weight > 0]
     book = PromptBook.load(default_registry())
     routed = [book.get(name) for name in variants if name in book.versions and book.get(name).routed]
@@ -161,15 +171,11 @@ async def warm_up(settings: Settings) -> None:
     llm = OpenAILLM.from_settings(settings.llm.model_copy(update={"max_output_tokens": 1}))
     started = time.monotonic()
     try:
-        version = routed[0]
-        await llm.complete(
-            [
-                {"role": "system", "content": version.system},
-                {"role": "user", "content": version.route_request("chat", "Message: hello")},
-            ]
-        )
+        for route in _WARM_ROUTES:
+            system = routed[0].route_system(route)
+            await llm.complete([{"role": "system", "content": system}, {"role": "user", "content": "Message:"}])
         log.info("local_server.warmed", seconds=round(time.monotonic() - started, 1))
-    except LLMError as exc:
-        log.warning("local_server.warm_up_failed", reason=exc.reason)
+    except (LLMError, PromptError) as exc:
+        log.warning("local_server.warm_up_failed", error=type(exc).__name__)
     finally:
         await llm.close()
