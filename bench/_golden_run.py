@@ -4,6 +4,7 @@ through inbox → arq worker → engine → outbox, and after each reply what it
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 import uuid
@@ -16,6 +17,7 @@ import asyncpg
 from _golden import MEMBERS, Case, Effects, SeedReminder, Snapshot
 from _golden_numbers import Sources
 from _golden_time import TIMEZONE, ZONE, VirtualClock, local, resolve, seed_moment
+from _llama_log import LlamaLog
 
 from bot.channels import intake
 from bot.channels.live import ReplyWaiter
@@ -39,6 +41,7 @@ async def run_case(
     clock: VirtualClock,
     timeout_s: float,
     reminder_tool: bool = True,
+    llama_log: LlamaLog | None = None,
 ) -> list[Effects]:
     """A fresh household at the clock's start, its seeds, then the case's messages one after the other (each
     waits for its reply); the effects of each. A message without a reply in `timeout_s` ends the case."""
@@ -52,8 +55,11 @@ async def run_case(
     sent: list[Sent] = []
     results = []
     for text, _ in case.messages:
+        position = llama_log.position() if llama_log is not None else 0
         sent.append(await send(deps, waiter, family.principal(case.member), clock, text, timeout_s))
         effects = await collect(admin, family.household_id, sent, before, given, reminder_tool=reminder_tool)
+        if llama_log is not None and effects.tokens_evaluated is None:
+            effects = dataclasses.replace(effects, tokens_evaluated=llama_log.since(position)[0])
         results.append(effects)
         if effects.error:
             break

@@ -33,6 +33,7 @@ import _golden_run as golden_run  # noqa: E402
 import asyncpg  # noqa: E402
 from _golden_score import REMINDER_TOOL, score  # noqa: E402
 from _golden_time import VirtualClock, parse_start  # noqa: E402
+from _llama_log import LlamaLog  # noqa: E402
 from arq import create_pool  # noqa: E402
 from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
@@ -75,7 +76,7 @@ def progress_line(number: int, total: int, result: g.CaseResult) -> str:
 
 
 async def run_cases(
-    settings: Settings, cases: list[g.Case], timeout_s: float, clock: VirtualClock
+    settings: Settings, cases: list[g.Case], timeout_s: float, clock: VirtualClock, llama_log: LlamaLog | None
 ) -> list[g.CaseResult]:
     """Every case in turn through a worker in this event loop, on the virtual clock; one progress line each."""
     results = []
@@ -92,7 +93,14 @@ async def run_cases(
                     result = score(case, [], reminder_tool=False)
                 else:
                     messages = await golden_run.run_case(
-                        deps, admin, waiter, case, clock=clock, timeout_s=timeout_s, reminder_tool=reminder_tool
+                        deps,
+                        admin,
+                        waiter,
+                        case,
+                        clock=clock,
+                        timeout_s=timeout_s,
+                        reminder_tool=reminder_tool,
+                        llama_log=llama_log,
                     )
                     result = score(case, messages, reminder_tool=reminder_tool)
                 results.append(result)
@@ -113,12 +121,14 @@ async def evaluate(args: argparse.Namespace) -> dict[str, Any]:
     endpoint = "local models (no endpoint configured)" if any(needs_local(configured)) else configured.llm.base_url
     clock = VirtualClock(parse_start(args.now))
     h.progress(f"{len(cases)} cases against {endpoint}, each starting at {clock.start.isoformat()}")
+    # With the local chat server, its log tells how many prompt tokens each message made it evaluate.
+    llama_log = LlamaLog(configured.local.data_dir / "logs" / "llama.log") if needs_local(configured)[0] else None
     async with local_endpoints(configured, progress=h.progress) as configured:
         with h.postgres_cluster() as cluster:
             await migrate(cluster.admin_dsn, embedding_dim=configured.embedding.dim, app_role=h.APP_ROLE)
             async with h.redis_db(args.redis_db) as redis:
                 settings = run_settings(configured, cluster, redis, args.variant)
-                results = await run_cases(settings, cases, args.timeout, clock)
+                results = await run_cases(settings, cases, args.timeout, clock, llama_log)
     result = report.figures(results)
     result["model"] = settings.llm.model
     result["prompt_variants"] = settings.engine.variants
