@@ -61,10 +61,26 @@ class StoreArgs(BaseModel):
     visibility: Visibility = Field("household", description=_D_VISIBILITY)
     details: Details = Field({}, description=_D_DETAILS)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _normalise(cls, data: Any) -> Any:
+        """What models commonly write around the values: blank strings for absent ones, and an amount on a fact
+        that is no money ("104cm" on a child's height) — dropped, since only expense and income carry money."""
+        if not isinstance(data, dict):
+            return data
+        data = {key: None if isinstance(value, str) and not value.strip() else value for key, value in data.items()}
+        if data.get("kind") not in ("expense", "income", None):
+            data.pop("amount", None)
+            data.pop("currency", None)
+        return {key: value for key, value in data.items() if value is not None or key not in _DEFAULTED}
+
     @model_validator(mode="after")
     def _money_rules(self) -> StoreArgs:
         _check_money(self.kind, self.amount, self.currency, ValueError)
         return self
+
+
+_DEFAULTED = frozenset({"tags", "visibility", "details"})  # fields whose absence means their default, not null
 
 
 class UpdateMemoryFieldsArgs(BaseModel):
@@ -134,6 +150,7 @@ class Memory(BaseModel):
 class SearchResult(BaseModel):
     count: int
     memories: list[Memory]
+    filter_dropped: bool = Field(False, description="true: nothing matched the filter, these match the query only")
 
 
 class ForgetResult(BaseModel):
@@ -221,19 +238,22 @@ async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
 
     Use `query` for fuzzy recall ("when is Anna's dentist appointment?") and `filter` for exact criteria
     (kind, category, person, period, amount, author…). Each result has memory_id, content, its fields, the
-    author and, with a query, a similarity from 0 to 1. Do not add up amounts from results: use `aggregate`
-    for totals, counts and averages.
+    author and, with a query, a similarity from 0 to 1. When nothing matches both the query and the filter, the
+    memories nearest to the query alone come back with `filter_dropped` true. Do not add up amounts from
+    results: use `aggregate` for totals, counts and averages.
     """
+    near = None if args.query is None else await ctx.embed_one(args.query, "query")
+    condition = None if args.filter is None else functools.partial(compile_filter, args.filter, scope=ctx)
     rows = await stored.find(
-        ctx.conn,
-        ctx.household_id,
-        condition=None if args.filter is None else functools.partial(compile_filter, args.filter, scope=ctx),
-        order=args.order,
-        limit=args.limit,
-        near=None if args.query is None else await ctx.embed_one(args.query, "query"),
+        ctx.conn, ctx.household_id, condition=condition, order=args.order, limit=args.limit, near=near
     )
+    dropped = not rows and near is not None and condition is not None
+    if dropped:  # a filter the model guessed wrong (a category never used) must not hide what the question asks
+        rows = await stored.find(
+            ctx.conn, ctx.household_id, condition=None, order=args.order, limit=args.limit, near=near
+        )
     tz = ZoneInfo(ctx.timezone)
-    return SearchResult(count=len(rows), memories=[_memory(row, tz) for row in rows])
+    return SearchResult(count=len(rows), memories=[_memory(row, tz) for row in rows], filter_dropped=dropped)
 
 
 async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -> Memory:
@@ -289,7 +309,6 @@ async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
     """
     done = sorted(await stored.restore(ctx.conn, ctx.household_id, args.memory_ids))
     return RestoreResult(restored=done, not_found=sorted(set(args.memory_ids) - set(done)))
-
 
 
 async def recall(ctx: ToolContext, memory_ids: list[int]) -> list[Memory]:

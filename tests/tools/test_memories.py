@@ -88,11 +88,11 @@ async def test_store_defaults_and_bare_dates(db: Database, admin_conn: asyncpg.C
     ("args", "expected"),
     [
         ({"content": "Lunch", "kind": "expense"}, "amount (and currency) is required for kind expense"),
-        ({"content": "Lunch", "kind": "note", "amount": 5}, "currency is required when amount is set"),
+        ({"content": "Lunch", "kind": "expense", "amount": 5}, "currency is required when amount is set"),
         ({"content": "Lunch", "kind": "expense", "amount": "1.234", "currency": "EUR"}, "amount: Decimal input"),
         ({"content": "Lunch", "kind": "expense", "amount": 1e12, "currency": "EUR"}, "amount: Decimal input"),
         ({"content": "Lunch", "kind": "expense", "amount": 5, "currency": "euro"}, "'euro' is not a 3-letter"),
-        ({"content": "", "kind": "note"}, "content: String should have at least 1 character"),
+        ({"content": "", "kind": "note"}, "content: Field required"),  # blank is absent
         ({"content": "x" * 4001, "kind": "note"}, "content: String should have at most 4000"),
         ({"content": "Lunch", "kind": "gossip"}, "kind: Input should be"),
         ({"content": "Lunch", "kind": "note", "category": "food & drink"}, "category: 'food-&-drink' is not a slug"),
@@ -116,6 +116,33 @@ def test_store_arguments_are_checked_before_any_sql(args: dict[str, object], exp
 def test_currency_signs_become_codes(written: str, code: str) -> None:
     args = REGISTRY.validate("store", {"content": "Lunch", "kind": "expense", "amount": 5, "currency": written})
     assert args.currency == code  # type: ignore[attr-defined]
+
+
+def test_blank_values_are_absent_and_a_fact_carries_no_amount() -> None:
+    fact = REGISTRY.validate(
+        "store", {"content": "She is 104 cm", "kind": "health", "amount": "104cm", "currency": "", "category": " "}
+    )
+    assert (fact.amount, fact.currency, fact.category) == (None, None, None)  # type: ignore[attr-defined]
+    expense = REGISTRY.validate("store", {"content": "Pizza", "kind": "expense", "amount": "12", "currency": "EUR",
+                                          "merchant": "", "tags": None})  # fmt: skip
+    assert (expense.merchant, expense.tags) == (None, [])  # type: ignore[attr-defined]
+    with pytest.raises(ToolRetry, match="amount"):
+        REGISTRY.validate("store", {"content": "Pizza", "kind": "expense", "amount": " ", "currency": "EUR"})
+
+
+async def test_a_filter_that_hides_everything_is_dropped_for_the_query(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    await call(db, family, "Anna", "store", {"content": "The wifi password is tulip42", "kind": "fact"}, now=NOW)
+    wrong_guess = {"field": "category", "op": "eq", "value": "internet"}
+
+    found = await call(db, family, "Anna", "search", {"query": "wifi password", "filter": wrong_guess})
+    exact = await call(db, family, "Anna", "search", {"filter": wrong_guess})
+
+    assert found["filter_dropped"] is True
+    assert [m["content"] for m in found["memories"]] == ["The wifi password is tulip42"]
+    assert exact["count"] == 0 and exact["filter_dropped"] is False  # without a query the filter is the question
 
 
 async def test_search_by_meaning_and_by_filter(db: Database, admin_conn: asyncpg.Connection) -> None:
