@@ -72,15 +72,13 @@ class StoreArgs(BaseModel):
         if data.get("kind") not in ("expense", "income", None):
             data.pop("amount", None)
             data.pop("currency", None)
-        return {key: value for key, value in data.items() if value is not None or key not in _DEFAULTED}
+        return {key: value for key, value in data.items() if value is not None}  # absent: the field's default
 
     @model_validator(mode="after")
     def _money_rules(self) -> StoreArgs:
         _check_money(self.kind, self.amount, self.currency, ValueError)
         return self
 
-
-_DEFAULTED = frozenset({"tags", "visibility", "details"})  # fields whose absence means their default, not null
 
 
 class UpdateMemoryFieldsArgs(BaseModel):
