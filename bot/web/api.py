@@ -108,10 +108,11 @@ async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple
     )
 
 
-async def _status(deps: Deps, household_id: int, inbox_id: int) -> dict[str, Any] | None:
+async def _status(deps: Deps, household_id: int, user_id: int, inbox_id: int) -> dict[str, Any] | None:
+    """One of the member's own messages; another member's, even in the same household, is not theirs to read."""
     async with deps.db.household(household_id) as conn:
         row = await inbox.get(conn, inbox_id)
-        if row is None:
+        if row is None or row.user_id != user_id:
             return None
         reply = await outbox.for_inbox(conn, inbox_id)
     return _message_body(deps, row, row.status, None if reply is None else reply_message(reply))
@@ -142,7 +143,7 @@ async def post_message(request: web.Request) -> web.StreamResponse:
         if created:
             await intake.enqueue_inbound(deps, row)
         else:  # a redelivery: the first delivery may be answered already
-            status = await _status(deps, row.household_id, row.id)
+            status = await _status(deps, row.household_id, row.user_id, row.id)
         if status is None or "reply" not in status:
             reply = await asyncio.wait_for(asyncio.shield(future), wait_s)
             status = _message_body(deps, row, finished_status(reply.get("outcome")), reply)
@@ -169,7 +170,7 @@ async def get_message(request: web.Request) -> web.Response:
         inbox_id = int(request.match_info["message_id"])
     except ValueError:
         raise ApiError(404, "not_found", "no such message") from None
-    status = await _status(request.app[DEPS], principal.household_id, inbox_id)
+    status = await _status(request.app[DEPS], principal.household_id, principal.user_id, inbox_id)
     if status is None:
         raise ApiError(404, "not_found", "no such message")
     return web.json_response(status)
@@ -189,7 +190,7 @@ async def stream_message(request: web.Request) -> web.StreamResponse:
     async with follow_events(deps.redis, row.id) as events:
         if created:
             await intake.enqueue_inbound(deps, row)
-        status = await _status(deps, row.household_id, row.id)
+        status = await _status(deps, row.household_id, row.user_id, row.id)
         if status is not None and "reply" in status:
             await send({"type": "content_delta", "data": {"text": status["reply"]}})
             await send({"type": "stream_end", "data": {"message_id": row.id, "outcome": status.get("outcome")}})

@@ -120,6 +120,18 @@ async def test_a_waited_answer_is_the_message_as_polled(system: System) -> None:
     assert waited["reply"] and (await clarifying.json())["options"] == ["Lidl", "Rewe"]
 
 
+async def test_a_member_reads_only_their_own_messages(system: System) -> None:
+    family = await make_family(system.admin, "Own", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    system.llm.script(lambda request: analysis("chat", reply="Hi Anna."))
+    sent = await (await system.client.post("/v1/messages", json={"text": "hi"}, headers=family.auth("Anna"))).json()
+
+    mine = await system.client.get(f"/v1/messages/{sent['message_id']}", headers=family.auth("Anna"))
+    theirs = await system.client.get(f"/v1/messages/{sent['message_id']}", headers=family.auth("Ben"))
+
+    assert (mine.status, (await mine.json())["reply"]) == (200, "Hi Anna.")
+    assert theirs.status == 404  # the same household, but not Ben's message
+
+
 async def test_members_waiting_for_their_replies_hold_back_no_one_elses_job(system: System) -> None:
     """A message sent without waiting is answered while other members wait for their replies or read them as a
     stream."""
