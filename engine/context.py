@@ -58,8 +58,7 @@ def apply_people(run: Run, people: People) -> None:
 
 async def load_people(run: Run) -> None:
     """`read_people` in a transaction of its own, then `apply_people`."""
-    message = run.message
-    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+    async with run.transaction() as conn:
         people = await read_people(run, conn)
     apply_people(run, people)
 
@@ -138,10 +137,10 @@ async def serve_requests(run: Run, requests: list[ContextRequest]) -> str:
 async def _serve(run: Run, request: ContextRequest) -> Any:
     message = run.message
     if request.kind == "thread_summaries":
-        async with run.deps.db.household(message.household_id, message.user_id) as conn:
+        async with run.transaction() as conn:
             turns = await interactions.recent_turns(conn, message.household_id, message.user_id, request.limit)
         return [{"at": t.created_at.isoformat(), "member": t.user_text, "faa": t.reply_text} for t in turns]
     registry = run.deps.registry
     args = registry.validate("search", _SEARCH_ARGS[request.kind](request))
-    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+    async with run.transaction() as conn:
         return await registry.run(run.tool_context(conn), "search", args)

@@ -35,6 +35,7 @@ class InboundMessage:
     attachments: tuple[Attachment, ...] = ()
     stream: bool = False
     reply_to: str | None = None  # where the channel sends the answer (a chat, an address); None: the member
+    shared: bool = False  # said where others read along (a group chat): private memories stay out of it
 
     @classmethod
     def from_payload(
@@ -62,6 +63,7 @@ class InboundMessage:
             attachments=tuple(Attachment(**a) for a in payload.get("attachments", ())),
             stream=bool(payload.get("stream", False)),
             reply_to=str(payload["reply_to"]) if payload.get("reply_to") else None,
+            shared=bool(payload.get("shared", False)),
         )
 
 

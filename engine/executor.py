@@ -121,7 +121,7 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
     try:
         async with asyncio.timeout(timeout):
             await _embed_ahead(run, args)
-            async with run.deps.db.household(message.household_id, message.user_id, durable=False) as conn:
+            async with run.transaction(durable=False) as conn:
                 result = await run.deps.registry.run(run.tool_context(conn), tool_name, args)
                 await journal.record(
                     conn,
@@ -143,7 +143,7 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
         if getattr(exc, "constraint_name", None) != "journal_pkey":
             raise ToolRetry(tool_name, f"conflicts with an existing row: {exc.detail or exc}") from exc
         # A concurrent run of this message committed the same step first; ours rolled back. Use theirs.
-        async with run.deps.db.household(message.household_id, message.user_id) as conn:
+        async with run.transaction() as conn:
             entry = await journal.get(conn, message.inbox_id, seq)
         if entry is None or not entry.payload.get("ok"):
             raise ToolError(tool_name, "a concurrent run of this message failed this step") from exc

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
-from engine import metrics, planner, routed
+from engine import consent, metrics, planner, routed
 from engine.context import (
     History,
     People,
@@ -146,6 +146,12 @@ class Engine:
         if preprocessed.unheard_voice:
             return Reply(voice_not_enabled_text(run), "degraded"), None
         text = preprocessed.text
+        pending = history.pending
+        if pending is not None and "consent" in pending.state:
+            decided = await consent.resume(run, pending, text)
+            if decided is not None:
+                return decided, None
+            history = replace(history, pending=None)  # a new message: the kept plan is dropped with the question
         version = self._experiment(run)
         if version.routed:
             return await routed.answer(run, version, text, history)

@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
-from engine import metrics
+from engine import consent, metrics
 from engine.analysis import AnalysisModel, analysis_schema
 from engine.context import History, base_context, serve_requests
 from engine.domain import Reply
@@ -78,6 +78,9 @@ async def answer(
     analysis = await _analyse(run, version, messages)
     if analysis.clarification is not None:
         return _clarify(run, analysis, text, history.pending)
+    writes = frozenset(name for name in run.deps.registry.names() if run.deps.registry.get(name).writes)
+    if risky := consent.unasked(analysis.tool_plan, text, grounding, writes):
+        return consent.ask(run, analysis.tool_plan, risky, text)
     started = time.monotonic()
     results = await run_plan(run, analysis.tool_plan) if analysis.tool_plan else []
     if any(not r.ok and r.fixable for r in results):

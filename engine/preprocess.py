@@ -84,7 +84,7 @@ async def _extract(run: Run, attachment: Attachment) -> dict[str, Any]:
 
 async def _bytes(run: Run, attachment: Attachment) -> bytes:
     if attachment.media_id is not None:
-        async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
+        async with run.transaction() as conn:
             stored = await media.load(conn, attachment.media_id)
         if stored is None:
             raise AttachmentError("the stored file is gone")

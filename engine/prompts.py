@@ -28,7 +28,6 @@ class _VersionSpec(BaseModel):
     context: Literal["full", "minimal"] = "full"
 
 
-
 class _PromptFile(BaseModel):
     blocks: dict[str, str]
     routes: dict[str, str] = Field(default_factory=dict)

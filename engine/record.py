@@ -31,7 +31,7 @@ async def record(
     started = time.monotonic()
     message = run.message
     stats = run_stats(run)
-    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+    async with run.transaction() as conn:
         status = finished_status(reply.outcome)
         if not await inbox.finish(conn, message.inbox_id, status=status, error=reply.stats.get("error")):
             log.info("message.already_finished")

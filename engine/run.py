@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,6 +92,12 @@ class Run:
     def note(self, event: str, **data: Any) -> None:
         self.trace.append({"event": event, "t_ms": round((time.monotonic() - self.started) * 1000), **data})
 
+    def transaction(self, *, durable: bool = True) -> AbstractAsyncContextManager[Connection]:
+        """A transaction in the message's household, seeing the private memories of the member who wrote — unless
+        they wrote where others read along (a group chat), where nobody's private memories are seen."""
+        viewer = None if self.message.shared else self.message.user_id
+        return self.deps.db.household(self.message.household_id, viewer, durable=durable)
+
     def tool_context(self, conn: Connection) -> ToolContext:
         return ToolContext(
             conn=conn,
@@ -171,7 +178,7 @@ class Run:
                 payload=payload,
             )
         except asyncpg.UniqueViolationError:
-            async with self.deps.db.household(message.household_id, message.user_id) as conn:
+            async with self.transaction() as conn:
                 entry = await journal.get(conn, message.inbox_id, seq)
             if entry is not None:
                 return entry.payload

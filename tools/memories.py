@@ -80,7 +80,6 @@ class StoreArgs(BaseModel):
         return self
 
 
-
 class UpdateMemoryFieldsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -145,6 +144,10 @@ class Memory(BaseModel):
     similarity: float | None = None
 
 
+class UpdatedMemory(Memory):
+    previous: dict[str, Any] = Field(description="the stored values before this change, for undo")
+
+
 class SearchResult(BaseModel):
     count: int
     memories: list[Memory]
@@ -154,6 +157,7 @@ class SearchResult(BaseModel):
 class ForgetResult(BaseModel):
     forgotten: list[int]
     not_found: list[int]
+    not_allowed: list[int] = Field([], description="ids a child's account may not forget (an adult stored them)")
 
 
 class RestoreResult(BaseModel):
@@ -254,7 +258,7 @@ async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
     return SearchResult(count=len(rows), memories=[_memory(row, tz) for row in rows], filter_dropped=dropped)
 
 
-async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -> Memory:
+async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -> UpdatedMemory:
     """Correct or complete one stored memory: give its memory_id and only the fields to change.
 
     Fields you leave out keep their value; a field set to null is cleared. Changing `content` re-indexes the
@@ -263,6 +267,8 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
     row = await stored.lock(ctx.conn, ctx.household_id, args.memory_id)
     if row is None:
         raise ToolRetry("update_memory_fields", f"there is no memory {args.memory_id}; find its memory_id with search")
+    if not may_change(ctx, row["author_id"]):
+        raise ToolRetry("update_memory_fields", _CHILD_REFUSAL)
     given = args.model_fields_set
     if "visibility" in given and args.visibility != row["visibility"] and row["author_id"] != ctx.user_id:
         raise ToolRetry("update_memory_fields", "only the member who stored a memory can change its visibility")
@@ -287,7 +293,7 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
         occurred_at=_when(ctx, args.occurred_at) if args.occurred_at is not None else row["occurred_at"],
         visibility=args.visibility or row["visibility"],
     )
-    return _memory(updated, ZoneInfo(ctx.timezone))
+    return UpdatedMemory(**_memory(updated, ZoneInfo(ctx.timezone)).model_dump(), previous=stored.values(row))
 
 
 async def forget(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
@@ -296,8 +302,11 @@ async def forget(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
     They stop appearing in search and totals; `restore` brings them back if this was a mistake.
     Returns the ids forgotten and the ids that were not found.
     """
-    done = sorted(await stored.forget(ctx.conn, ctx.household_id, args.memory_ids))
-    return ForgetResult(forgotten=done, not_found=sorted(set(args.memory_ids) - set(done)))
+    authors = {row["id"]: row["author_id"] for row in await stored.by_ids(ctx.conn, ctx.household_id, args.memory_ids)}
+    allowed = [memory_id for memory_id, author in authors.items() if may_change(ctx, author)]
+    done = sorted(await stored.forget(ctx.conn, ctx.household_id, allowed))
+    refused = sorted(set(authors) - set(allowed))
+    return ForgetResult(forgotten=done, not_found=sorted(set(args.memory_ids) - set(authors)), not_allowed=refused)
 
 
 async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
@@ -307,6 +316,17 @@ async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
     """
     done = sorted(await stored.restore(ctx.conn, ctx.household_id, args.memory_ids))
     return RestoreResult(restored=done, not_found=sorted(set(args.memory_ids) - set(done)))
+
+
+_CHILD_REFUSAL = "a child's account cannot change or forget what an adult stored; ask an adult"
+
+
+def may_change(ctx: ToolContext, author_id: int | None) -> bool:
+    """A child may change their own and other children's memories; adults (and owners) any of the household's."""
+    roles = {member.id: member.role for member in ctx.members}
+    if roles.get(ctx.user_id) != "child" or author_id == ctx.user_id:
+        return True
+    return author_id is not None and roles.get(author_id) == "child"
 
 
 async def recall(ctx: ToolContext, memory_ids: list[int]) -> list[Memory]:

@@ -29,6 +29,7 @@ from tools.reminders import (
     set_quiet_hours,
     snooze_reminder,
 )
+from tools.undo import undo
 
 _FORBIDDEN_ARGS = frozenset({"household_id", "user_id"})
 _MAX_REPORTED_ERRORS = 6
@@ -257,5 +258,6 @@ def default_registry() -> ToolRegistry:
             tool(complete_reminder, writes=True),
             tool(set_quiet_hours, writes=True),
             tool(render_chart, writes=False),
+            tool(undo, writes=True),
         ]
     )

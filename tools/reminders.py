@@ -125,13 +125,18 @@ class ReminderList(BaseModel):
     reminders: list[Reminder]
 
 
+class ChangedReminder(Reminder):
+    previous: dict[str, Any] = Field(description="the reminder's state before this change, for undo")
+
+
 class QuietHours(BaseModel):
     start: str | None
     end: str | None
+    previous: dict[str, str | None] = Field({}, description="the quiet hours before this change, for undo")
 
 
 # The tools that can leave an active reminder due at a new time, which then needs its job in the queue.
-RESCHEDULING_TOOLS = frozenset({"schedule_reminder", "snooze_reminder", "complete_reminder"})
+RESCHEDULING_TOOLS = frozenset({"schedule_reminder", "snooze_reminder", "complete_reminder", "undo"})
 
 
 async def _members(ctx: ToolContext) -> dict[int, Any]:
@@ -273,15 +278,19 @@ async def _update(
     )
 
 
-async def cancel_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
+def _changed(row: Any, before: Any, members: dict[int, Any]) -> ChangedReminder:
+    return ChangedReminder(**_reminder(row, members).model_dump(), previous=stored.state(before))
+
+
+async def cancel_reminder(ctx: ToolContext, args: ReminderIdArgs) -> ChangedReminder:
     """Cancel a reminder for good (a repeating one stops repeating). Find its reminder_id with list_reminders."""
-    row = await _locked(ctx, "cancel_reminder", args.reminder_id)
+    row = before = await _locked(ctx, "cancel_reminder", args.reminder_id)
     if row["status"] != "cancelled":
         row = await _update(ctx, args.reminder_id, "cancelled", None, row["occurrence_at"])
-    return _reminder(row, await _members(ctx))
+    return _changed(row, before, await _members(ctx))
 
 
-async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> Reminder:
+async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> ChangedReminder:
     """Fire a reminder again later: `minutes` from now ("snooze 15 minutes") or `until` a time ("until 6pm").
 
     Use it for the reminder that was just sent when the member answers "snooze" (the context lists recently
@@ -302,14 +311,14 @@ async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> Reminde
     # The snooze stands for the occurrence that was last sent, so a repeating reminder resumes after it.
     last = await stored.last_sent_occurrence(ctx.conn, args.reminder_id)
     updated = await _update(ctx, args.reminder_id, "active", target, last or row["occurrence_at"] or target)
-    return _reminder(updated, await _members(ctx))
+    return _changed(updated, row, await _members(ctx))
 
 
-async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
+async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> ChangedReminder:
     """Mark a reminder done ("done", "erledigt", "I did it"): a one-off one will not fire again; for a repeating
     one this occurrence is done (a pending snooze is dropped) and the schedule goes on — to stop a repeating
     reminder for good use cancel_reminder."""
-    row = await _locked(ctx, "complete_reminder", args.reminder_id)
+    row = before = await _locked(ctx, "complete_reminder", args.reminder_id)
     if row["status"] == "cancelled":
         raise ToolRetry("complete_reminder", f"reminder {args.reminder_id} was cancelled already")
     await stored.acknowledge_firings(ctx.conn, ctx.household_id, args.reminder_id, ctx.now)
@@ -327,14 +336,18 @@ async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> Reminder:
         status = "active" if next_fire is not None else "done"
     if (status, next_fire, occurrence) != (row["status"], row["next_fire_at"], row["occurrence_at"]):
         row = await _update(ctx, args.reminder_id, status, next_fire, occurrence)
-    return _reminder(row, await _members(ctx))
+    return _changed(row, before, await _members(ctx))
 
 
 async def set_quiet_hours(ctx: ToolContext, args: SetQuietHoursArgs) -> QuietHours:
     """Set the member's own quiet hours (e.g. 22:00 to 07:00 on their clock): reminders that fall inside them are
     delivered when they end. Both null clears them."""
+    before = await stored.quiet_hours(ctx.conn, ctx.household_id, ctx.user_id)
     await stored.set_quiet_hours(ctx.conn, ctx.household_id, ctx.user_id, args.start, args.end)
     return QuietHours(
-        start=None if args.start is None else args.start.strftime("%H:%M"),
-        end=None if args.end is None else args.end.strftime("%H:%M"),
+        start=_clock(args.start), end=_clock(args.end), previous={"start": _clock(before[0]), "end": _clock(before[1])}
     )
+
+
+def _clock(value: time | None) -> str | None:
+    return None if value is None else value.strftime("%H:%M")

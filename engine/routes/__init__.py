@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.routes.changes import ForgetRoute, UpdateRoute
+from engine.routes.changes import ForgetRoute, UndoRoute, UpdateRoute
 from engine.routes.questions import LookupRoute, SumRoute
 from engine.routes.records import ExpenseRoute, FactRoute
 from engine.routes.reminders import ListRoute, ReminderChangeRoute, ReminderRoute
@@ -24,6 +24,7 @@ ROUTES: dict[str, Route] = {
         LookupRoute(),
         UpdateRoute(),
         ForgetRoute(),
+        UndoRoute(),
         ReminderChangeRoute(),
         ListRoute(),
         ChatRoute(),

@@ -33,7 +33,7 @@ async def candidate_rows(situation: Situation) -> list[dict[str, Any]]:
     run = situation.run
     message = run.message
     numbers = [str(n) for n in situation.grounding.numbers]
-    async with run.deps.db.household(message.household_id, message.user_id) as conn:
+    async with run.transaction() as conn:
         since = run.deps.clock.now() - _RECENT
         recent_ids = await stored.recent_ids(conn, message.household_id, message.user_id, since)
         ctx = run.tool_context(conn)
@@ -159,3 +159,29 @@ class ForgetRoute:
         if not rows:
             return say("not_found", situation.language)
         return say("forgotten", situation.language, what=" | ".join(quote(row) for row in rows))
+
+
+class UndoRoute:
+    """Take back the member's latest change; nothing for the model to choose."""
+
+    name = "undo"
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        return [PlannedCall(id="s1", tool="undo", args={})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        undone = results[0].result.get("undone") or []
+        if not undone:
+            return say("nothing_to_undo", situation.language)
+        return say("undone", situation.language, what="; ".join(str(line) for line in undone))

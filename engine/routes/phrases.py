@@ -74,6 +74,7 @@ _PHRASES: dict[str, dict[str, str]] = {
         "zh": "已删除：{what}。如果删错了，请说“撤销”。",
     },
     "restored": {"en": "Restored: {what}.", "de": "Wiederhergestellt: {what}.", "zh": "已恢复：{what}。"},
+    "undone": {"en": "Undone: {what}.", "de": "Rückgängig gemacht: {what}.", "zh": "已撤销：{what}。"},
     "nothing_to_undo": {
         "en": "There is nothing I can undo right now.",
         "de": "Da gibt es gerade nichts rückgängig zu machen.",
@@ -89,6 +90,18 @@ _PHRASES: dict[str, dict[str, str]] = {
         "en": "I found no matching entries{span}.",
         "de": "Ich habe keine passenden Einträge gefunden{span}.",
         "zh": "{span}没有找到相关记录。",
+    },
+    "confirm": {
+        "en": "Before I do that — {what}. Shall I go ahead?",
+        "de": "Bevor ich das mache — {what}. Soll ich?",
+        "zh": "在执行之前确认一下：{what}。要继续吗？",
+    },
+    "yes": {"en": "Yes", "de": "Ja", "zh": "是"},
+    "no": {"en": "No", "de": "Nein", "zh": "不"},
+    "left_alone": {
+        "en": "OK, I left everything as it was.",
+        "de": "Okay, ich habe nichts verändert.",
+        "zh": "好的，我什么都没有改动。",
     },
     "greeting": {"en": "Hello! How can I help?", "de": "Hallo! Wie kann ich helfen?", "zh": "您好！有什么可以帮您？"},
     "thanks": {"en": "You're welcome!", "de": "Gern geschehen!", "zh": "不客气！"},

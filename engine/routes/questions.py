@@ -84,7 +84,7 @@ class SumRoute:
 
     async def prepare(self, situation: Situation) -> Ask | None:
         run = situation.run
-        async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
+        async with run.transaction() as conn:
             categories = await stored.categories(conn, run.message.household_id)
             merchants = await stored.merchants(conn, run.message.household_id)
         situation.choices["categories"] = categories
@@ -212,7 +212,7 @@ async def search_rows(situation: Situation, query: str, *, limit: int) -> list[d
     run = situation.run
     registry = run.deps.registry
     args = registry.validate("search", {"query": query[:500], "limit": limit})
-    async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
+    async with run.transaction() as conn:
         found = await registry.run(run.tool_context(conn), "search", args)
     return list(found.get("memories", []))
 

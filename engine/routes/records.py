@@ -61,7 +61,7 @@ class ExpenseRoute:
             return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))
         if any(m.currency is None for m in money):
             run = situation.run
-            async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
+            async with run.transaction() as conn:
                 usual = await stored.usual_currency(conn, run.message.household_id)
             if usual is None:
                 first = next(m for m in money if m.currency is None)

@@ -127,7 +127,7 @@ class ReminderChangeRoute:
             run = situation.run
             registry = run.deps.registry
             args = registry.validate("list_reminders", {"limit": 20})
-            async with run.deps.db.household(run.message.household_id, run.message.user_id) as conn:
+            async with run.transaction() as conn:
                 listed = await registry.run(run.tool_context(conn), "list_reminders", args)
             rows = list(listed.get("reminders", []))
         if not rows:

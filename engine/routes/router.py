@@ -41,6 +41,14 @@ SMALL_TALK = _cues(
     r"\bwas kannst du\b",
     r"\bwer bist du\b",
 )
+UNDO = _cues(
+    r"^\W*undo\b",
+    r"\bundo (?:that|it|this|the last|my last)\b",
+    r"\btake (?:that|it) back\b",
+    r"撤销",
+    r"撤回",
+    r"\brückgängig\b",
+)
 REMIND = _cues(r"\bremind", r"\breminder", r"提醒", r"\berinner", r"\bwecke? mich")
 CANCEL = _cues(
     r"\bcancel",
@@ -255,6 +263,8 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
         return Routing("chat", "greeting")
     if SMALL_TALK.search(text):
         return Routing("chat", "small talk")
+    if UNDO.search(text):
+        return Routing("undo", "undo")
     if LIST.search(text):
         return Routing("list", "list")
     reminder_words = bool(REMIND.search(text))

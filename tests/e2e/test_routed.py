@@ -235,3 +235,36 @@ async def test_a_refused_step_goes_back_to_the_model_once_then_the_member_hears_
     assert "The tools refused" in routed.llm.requests[1].last_user_text
     assert body["outcome"] == "degraded"
     assert "past" in body["reply"]
+
+
+async def test_undo_takes_back_the_latest_change_then_the_one_before(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed undo", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "fact", "person": None, "category": "wifi"}))
+    await send(routed, family, "The wifi password is sunflower2026")
+    routed.llm.script(answers(forget=lambda r: {"memory_ids": first_ids(r)[:1]}))
+    await send(routed, family, "forget the wifi password")
+    assert await live_memories(routed, family) == []
+
+    restored = await send(routed, family, "undo")
+    assert [m["content"] for m in await live_memories(routed, family)] == ["The wifi password is sunflower2026"]
+    assert "Undone" in restored["reply"]
+
+    unstored = await send(routed, family, "undo")  # the forget is undone already: next comes the store
+    assert await live_memories(routed, family) == []
+    assert "Undone" in unstored["reply"]
+    nothing = await send(routed, family, "undo")
+    assert "nothing" in nothing["reply"]
+
+
+async def test_undo_brings_back_a_cancelled_reminder(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed undo reminder", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Put the bins out", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 7 pm to put the bins out")
+    status = "SELECT status, next_fire_at FROM reminders WHERE household_id = $1"
+    scheduled = await routed.admin.fetchrow(status, family.household_id)
+    await send(routed, family, "cancel the bins reminder")
+    assert (await routed.admin.fetchrow(status, family.household_id))["status"] == "cancelled"
+
+    await send(routed, family, "undo")
+
+    assert await routed.admin.fetchrow(status, family.household_id) == scheduled

@@ -84,6 +84,7 @@ async def tool_context(
     embedder: HashEmbedder | None = None,
     inbox_id: int | None = None,
     household_id: int | None = None,
+    roles: dict[str, str] | None = None,
 ) -> AsyncIterator[ToolContext]:
     """A ToolContext in one committed transaction scoped to the family (`household_id` overrides what the
     context claims, for tests of a lying context; the connection stays scoped to `family`)."""
@@ -97,7 +98,9 @@ async def tool_context(
             now=now or datetime.now(UTC),
             embedder=embedder or HashEmbedder(),
             inbox_id=inbox_id,
-            members=tuple(Member(uid, name, tz, "en", "adult") for name, uid in family.members.items()),
+            members=tuple(
+                Member(uid, name, tz, "en", (roles or {}).get(name, "adult")) for name, uid in family.members.items()
+            ),
         )
 
 

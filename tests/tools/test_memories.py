@@ -281,14 +281,14 @@ async def test_forget_then_restore(db: Database, admin_conn: asyncpg.Connection)
     ids = [kept["memory_id"], gone["memory_id"]]
 
     forgotten = await call(db, family, "Anna", "forget", {"memory_ids": [gone["memory_id"], 999_999_998]})
-    assert forgotten == {"forgotten": [gone["memory_id"]], "not_found": [999_999_998]}
+    assert forgotten == {"forgotten": [gone["memory_id"]], "not_found": [999_999_998], "not_allowed": []}
     assert await admin_conn.fetchval("SELECT deleted_at IS NOT NULL FROM memories WHERE id = $1", gone["memory_id"])
     listed = await call(db, family, "Anna", "search", {"query": "bakery"})
     assert [m["memory_id"] for m in listed["memories"]] == [kept["memory_id"]]
     total = await call(db, family, "Anna", "aggregate", {"op": "sum"})
     assert total["groups"] == [{"currency": "EUR", "value": "4.00", "count": 1}]
     again = await call(db, family, "Anna", "forget", {"memory_ids": [gone["memory_id"]]})
-    assert again == {"forgotten": [], "not_found": [gone["memory_id"]]}
+    assert again == {"forgotten": [], "not_found": [gone["memory_id"]], "not_allowed": []}
     with pytest.raises(ToolRetry, match="no memory"):
         await call(db, family, "Anna", "update_memory_fields", {"memory_id": gone["memory_id"], "amount": 5})
 
@@ -363,3 +363,20 @@ async def test_semantic_search_can_use_the_hnsw_index(db: Database, admin_conn: 
         await recorder.conn.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
         plan = "\n".join(r[0] for r in await recorder.conn.fetch("EXPLAIN " + sql, *params))
     assert "memories_embedding" in plan, plan
+
+
+async def test_a_child_changes_only_childrens_memories(db: Database, admin_conn: asyncpg.Connection) -> None:
+    family = await make_family(admin_conn, "Anna", "Lea")
+    roles = {"Lea": "child"}
+    adults = await add_memory(admin_conn, family, "Anna", "The wifi password is tulip42", kind="fact")
+    own = await add_memory(admin_conn, family, "Lea", "My favourite colour is green", kind="fact")
+
+    with pytest.raises(ToolRetry, match="child"):
+        await call(db, family, "Lea", "update_memory_fields", {"memory_id": adults, "content": "x"}, roles=roles)
+    changed = await call(db, family, "Lea", "update_memory_fields", {"memory_id": own, "content": "Blue"}, roles=roles)
+    forgot = await call(db, family, "Lea", "forget", {"memory_ids": [adults, own]}, roles=roles)
+
+    assert changed["previous"]["content"] == "My favourite colour is green"
+    assert (forgot["forgotten"], forgot["not_allowed"]) == ([own], [adults])
+    live = await admin_conn.fetchval("SELECT deleted_at IS NULL FROM memories WHERE id = $1", adults)
+    assert live

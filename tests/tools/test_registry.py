@@ -30,6 +30,7 @@ EXPECTED_TOOLS = [
     "complete_reminder",
     "set_quiet_hours",
     "render_chart",
+    "undo",
 ]
 
 
@@ -107,7 +108,7 @@ def test_unknown_tool_lists_the_known_ones() -> None:
         ("[1, 2]", "must be a JSON object, not list"),
         ('"store it"', "must be a JSON object, not str"),
         ('{"kind": "note"}', "content: Field required"),
-        ('{"content": "x", "kind": "note", "amount": "ten", "currency": "EUR", "tags": "a"}', "amount: "),
+        ('{"content": "x", "kind": "expense", "amount": "ten", "currency": "EUR", "tags": "a"}', "amount: "),
         ("[" * 5000 + "]" * 5000, "arguments"),
     ],
 )

@@ -187,6 +187,7 @@ async def test_quiet_hours_are_the_members_own(db: Database, admin_conn) -> None
     assert await call(db, family, "Anna", "set_quiet_hours", {"start": "22:00", "end": "07:00"}) == {
         "start": "22:00",
         "end": "07:00",
+        "previous": {"start": None, "end": None},
     }
     rows = await admin_conn.fetch(
         "SELECT name, quiet_start, quiet_end FROM users WHERE household_id = $1 ORDER BY id", family.household_id

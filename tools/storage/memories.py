@@ -173,6 +173,18 @@ async def restore(conn: Connection, household_id: int, memory_ids: list[int]) ->
     return [row["id"] for row in rows]
 
 
+def values(row: asyncpg.Record) -> dict[str, Any]:
+    """What `update` writes, as JSON-ready values: a memory's state before a change, to undo it."""
+    return {
+        "content": row["content"],
+        "ai_understanding": row["ai_understanding"] or {},
+        "amount": None if row["amount"] is None else str(row["amount"]),
+        "currency": row["currency"],
+        "occurred_at": row["occurred_at"].isoformat(),
+        "visibility": row["visibility"],
+    }
+
+
 async def by_ids(conn: Connection, household_id: int, memory_ids: list[int]) -> list[asyncpg.Record]:
     """The live memories with these ids."""
     return await conn.fetch(

@@ -126,6 +126,22 @@ async def acknowledge_firings(conn: Connection, household_id: int, reminder_id: 
     )
 
 
+def state(row: asyncpg.Record) -> dict[str, str | None]:
+    """A reminder's schedule as JSON-ready values: its state before a change, to undo it."""
+    return {
+        "status": row["status"],
+        "next_fire_at": None if row["next_fire_at"] is None else row["next_fire_at"].isoformat(),
+        "occurrence_at": None if row["occurrence_at"] is None else row["occurrence_at"].isoformat(),
+    }
+
+
+async def quiet_hours(conn: Connection, household_id: int, user_id: int) -> tuple[time | None, time | None]:
+    row = await conn.fetchrow(
+        "SELECT quiet_start, quiet_end FROM users WHERE household_id = $1 AND id = $2", household_id, user_id
+    )
+    return (None, None) if row is None else (row["quiet_start"], row["quiet_end"])
+
+
 async def set_quiet_hours(
     conn: Connection, household_id: int, user_id: int, start: time | None, end: time | None
 ) -> None:

@@ -37,7 +37,12 @@ async def on_message(
     if read is None:
         return None
     to = recipient(message)
-    payload: dict[str, Any] = {"chat_type": message.chat.type, "message_id": message.message_id}
+    # A group is a shared conversation: its replies never draw on anyone's private memories.
+    payload: dict[str, Any] = {
+        "chat_type": message.chat.type,
+        "message_id": message.message_id,
+        "shared": message.chat.type != PRIVATE,
+    }
     if read.attachments:
         payload["attachments"] = read.payload_attachments()
     if message.chat.type == PRIVATE and deps.settings.telegram.stream_drafts:
