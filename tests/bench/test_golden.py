@@ -129,8 +129,10 @@ async def test_a_careful_model_passes_and_a_careless_one_fails_by_effects(runnin
 
     assert not expense.passed and expense.reasons == ["currency USD != EUR"]
     assert not question.passed and "reply lacks 58.20" in question.reasons
-    assert "invented numbers: 50" in question.reasons  # "about 50": no message, seed, row or tool result holds it
-    assert "1 new memories, expected 0" in question.reasons  # it stored something for a question
+    # Its store in answer to a question waits for the member's yes (engine/consent.py), so nothing is stored and
+    # its made-up "about 50" never reaches the member; the scorer's own tests cover invented numbers.
+    assert question.effects is not None and question.effects.memories == []
+    assert question.effects.outcome == "clarifying" and "50" not in question.effects.reply
     assert not clarify.passed and any("expected a clarifying question" in r for r in clarify.reasons)
 
 

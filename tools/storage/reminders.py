@@ -135,13 +135,6 @@ def state(row: asyncpg.Record) -> dict[str, str | None]:
     }
 
 
-async def quiet_hours(conn: Connection, household_id: int, user_id: int) -> tuple[time | None, time | None]:
-    row = await conn.fetchrow(
-        "SELECT quiet_start, quiet_end FROM users WHERE household_id = $1 AND id = $2", household_id, user_id
-    )
-    return (None, None) if row is None else (row["quiet_start"], row["quiet_end"])
-
-
 async def set_quiet_hours(
     conn: Connection, household_id: int, user_id: int, start: time | None, end: time | None
 ) -> None:
