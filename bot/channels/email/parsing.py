@@ -3,42 +3,33 @@
 Standard library only (`email.policy.default`). Mail in the wild is often broken: charsets are missing,
 mislabelled or unknown, boundaries do not match, headers are malformed. Parsing never raises on such input;
 it recovers the best text it can and leaves the decision about a message without a sender to the caller.
+
+Messages forwarded as attachments (message/rfc822, the parts of a multipart/digest) are content the member
+means us to read: their sender, subject and body follow the member's own text, marked as forwarded, within a
+depth and a size.
 """
 
 from __future__ import annotations
 
+import base64
 import email
 import email.policy
 import hashlib
+import quopri
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from email.message import EmailMessage, Message
+from email.message import Message
 from email.utils import getaddresses
 
-from bot.channels.email.markup import html_to_text
+from bot.channels.email.bodies import ATTACHED_MESSAGES, MIME_ERRORS, body, decode
 from bot.channels.email.quotes import is_forward, new_text, tidy
 
-# Errors the email package raises on malformed headers and parts (it has no single root).
-_MIME_ERRORS = (ValueError, IndexError, AttributeError, TypeError, LookupError, UnicodeError, AssertionError)
-# A declared charset that is commonly a smaller name for what was really sent.
-_SUPERSETS = {
-    "gb2312": "gb18030",
-    "gbk": "gb18030",
-    "x-gbk": "gb18030",
-    "euc-cn": "gb18030",
-    "iso-8859-1": "cp1252",
-    "latin1": "cp1252",
-    "latin-1": "cp1252",
-    "us-ascii": "utf-8",
-    "ascii": "utf-8",
-    "ks_c_5601-1987": "cp949",
-    "big5": "big5hkscs",
-    "shift_jis": "cp932",
-}
 _JOIN = re.compile(r"^\s*join\s+([a-z0-9][a-z0-9 -]{3,40}?)\s*[.!]?\s*$", re.IGNORECASE)
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|aw|sv|antw|答复|回复|fwd?|wg)\s*(?:\[\d+\])?\s*[:：]\s*)+", re.IGNORECASE)
 _MESSAGE_ID = re.compile(r"<[^<>\s]+>")
-_MIME_NOISE = re.compile(r"^(?:--[^\s]{6,}(?:--)?|Content-[\w-]+:.*|MIME-Version:.*|\s+boundary=.*)$", re.IGNORECASE)
+_FORWARD_DEPTH = 3  # a forward of a forward of a forward; deeper ones are named, not read
+_FORWARD_CHARS = 20_000  # of all forwarded text together: a long newsletter must not crowd out the member
 
 
 @dataclass(frozen=True)
@@ -59,7 +50,7 @@ class ParsedEmail:
     has_message_id: bool  # False: message_id is our hash, not something to thread replies on
     subject: str
     references: tuple[str, ...]  # the parent's References as sent, for our reply's References
-    text: str  # only what the sender wrote now
+    text: str  # what the sender wrote now, then the messages they forwarded as attachments
     join_code: str | None
     files: tuple[MailFile, ...]
     automatic: bool  # an auto-reply, bounce or list mail: never answered (mail loops)
@@ -69,9 +60,10 @@ def parse(raw: bytes) -> ParsedEmail:
     """Parse one message; see the module docstring for what happens to broken input."""
     msg = email.message_from_bytes(raw, policy=email.policy.default)
     subject = tidy(_header(msg, "Subject").replace("\n", " "))
-    body_part, body = _body(msg)
-    text = body if is_forward(subject) else new_text(body)
+    body_part, body_text = body(msg)
+    text = body_text if is_forward(subject) else new_text(body_text)
     join_code = _join_code(subject, text)
+    text = "\n\n".join(filter(None, [text, *_forwarded(msg)]))
     if not text and not is_forward(subject):
         text = _REPLY_PREFIX.sub("", subject).strip()
     message_id, has_id = _message_id(msg, raw)
@@ -91,7 +83,7 @@ def parse(raw: bytes) -> ParsedEmail:
 def _header(msg: Message, name: str) -> str:
     try:
         value = msg.get(name)
-    except _MIME_ERRORS:
+    except MIME_ERRORS:
         value = None
     return "" if value is None else str(value)
 
@@ -99,7 +91,7 @@ def _header(msg: Message, name: str) -> str:
 def _sender(msg: Message) -> str | None:
     try:
         pairs = getaddresses([_header(msg, "From")])
-    except _MIME_ERRORS:
+    except MIME_ERRORS:
         return None
     for _, address in pairs:
         address = address.strip().lower()
@@ -136,60 +128,60 @@ def _join_code(subject: str, text: str) -> str | None:
     return None
 
 
-def decode(data: bytes, declared: str | None) -> str:
-    """Text of a part whatever its label says: the declared charset (or its common superset), UTF-8 when a
-    single-byte label hides valid UTF-8, and a replacing decode as the last resort."""
-    label = (declared or "").strip().strip('"').lower()
-    charset = _SUPERSETS.get(label, label)
-    if charset in ("cp1252", "utf-8") or not charset:
-        try:
-            return data.decode("utf-8")  # valid UTF-8 with non-ASCII bytes is almost never meant as Latin-1
-        except UnicodeDecodeError:
-            pass
-    for attempt in (charset, "utf-8"):
-        try:
-            return data.decode(attempt) if attempt else data.decode("utf-8")
-        except (LookupError, UnicodeDecodeError):
-            continue
+def _attached_messages(part: Message) -> Iterator[Message]:
+    """The messages attached to this part (message/rfc822, a multipart/digest's parts), not those inside them."""
+    if part.get_content_type() in ATTACHED_MESSAGES:
+        inner = part.get_payload()
+        if isinstance(inner, list) and inner and isinstance(inner[0], Message):
+            yield _decoded(part, inner[0])
+        return
+    payload = part.get_payload() if part.is_multipart() else None
+    for child in payload if isinstance(payload, list) else ():
+        if isinstance(child, Message):
+            yield from _attached_messages(child)
+
+
+def _decoded(part: Message, inner: Message) -> Message:
+    """The attached message itself. RFC 2046 forbids encoding message/rfc822, but some clients base64 it; the
+    parser then sees a message without headers whose body is the encoded one."""
+    encoding = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    encoded = inner.get_payload()
+    if encoding not in ("base64", "quoted-printable") or not isinstance(encoded, str):
+        return inner
     try:
-        return data.decode(charset, errors="replace")
-    except LookupError:
-        return data.decode("cp1252", errors="replace")
+        data = base64.b64decode(encoded) if encoding == "base64" else quopri.decodestring(encoded.encode("ascii"))
+    except (ValueError, UnicodeError):
+        return inner
+    return email.message_from_bytes(data, policy=email.policy.default)
 
 
-def _part_text(part: Message) -> str:
-    data = part.get_payload(decode=True)
-    if isinstance(data, bytes):
-        return decode(data, part.get_content_charset())
-    payload = part.get_payload()
-    return payload if isinstance(payload, str) else ""
+def _forwarded(msg: Message) -> list[str]:
+    """Each attached message as a block: a marker, its From, Date and Subject, then its body; what it forwarded
+    follows it, down to `_FORWARD_DEPTH`. Reading stops at `_FORWARD_CHARS`, and the last block is cut there."""
+    blocks: list[str] = []
+    _collect(msg, 1, blocks)
+    kept: list[str] = []
+    room = _FORWARD_CHARS
+    for block in blocks:
+        if len(block) > room:
+            kept.append(block[:room].rstrip() + "\n[the rest of the forwarded text was not read]")
+            break
+        kept.append(block)
+        room -= len(block)
+    return kept
 
 
-def _body(msg: Message) -> tuple[Message | None, str]:
-    """The preferred body part (text/plain over HTML) and its text."""
-    part: Message | None = None
-    if isinstance(msg, EmailMessage):
-        try:
-            part = msg.get_body(preferencelist=("plain", "html"))
-        except _MIME_ERRORS:
-            part = None
-    if part is None and not msg.is_multipart() and msg.get_content_maintype() == "text":
-        part = msg
-    if part is None:
-        return None, _salvage(msg)
-    text = _part_text(part)
-    if part.get_content_subtype() == "html":
-        text = html_to_text(text)
-    return part, tidy(text)
-
-
-def _salvage(msg: Message) -> str:
-    """Text from a multipart whose boundaries never match: the parser leaves it as one string."""
-    payload = msg.get_payload()
-    if not isinstance(payload, str):
-        return ""
-    kept = [line for line in payload.replace("\r\n", "\n").split("\n") if not _MIME_NOISE.match(line)]
-    return tidy("\n".join(kept))
+def _collect(msg: Message, depth: int, blocks: list[str]) -> None:
+    for inner in _attached_messages(msg):
+        if sum(len(block) for block in blocks) > _FORWARD_CHARS:
+            return
+        if depth > _FORWARD_DEPTH:
+            blocks.append("[a message forwarded inside the forwarded one was not read: too deeply nested]")
+            return
+        fields = [f"{name}: {value}" for name in ("From", "Date", "Subject") if (value := tidy(_header(inner, name)))]
+        _, text = body(inner)
+        blocks.append("\n".join(["---------- Forwarded message ----------", *fields, "", text]).strip())
+        _collect(inner, depth + 1, blocks)
 
 
 def _files(msg: Message, body_part: Message | None) -> list[MailFile]:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import email
 import email.policy
+import email.utils
 from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 
+from bot.channels.email.bodies import decode
 from bot.channels.email.markup import html_to_text
-from bot.channels.email.parsing import decode, parse
+from bot.channels.email.parsing import parse
 from bot.channels.email.quotes import new_text
 
 MESSAGES = Path(__file__).parent / "messages"
@@ -122,13 +125,6 @@ def test_html_to_text_keeps_blocks_and_marks_quotes() -> None:
     assert html_to_text(html) == "Hello there\n> old\na  b\nc"
 
 
-def test_decode_prefers_utf8_hidden_behind_a_latin_label_and_never_raises() -> None:
-    assert decode("Grüße".encode(), "iso-8859-1") == "Grüße"
-    assert decode("Grüße".encode("cp1252"), "iso-8859-1") == "Grüße"
-    assert decode("朱镕基".encode("gbk"), "gb2312") == "朱镕基"
-    assert decode(b"\xff\xfe\x00bad", "no-such-charset")  # something readable, no exception
-
-
 @pytest.mark.parametrize("name", ["gmail.eml", "outlook_cp1252.eml", "apple_mail.eml"])
 def test_the_html_twin_of_each_client_body_gives_the_same_new_text(name: str) -> None:
     message = email.message_from_bytes((MESSAGES / name).read_bytes(), policy=email.policy.default)
@@ -138,3 +134,86 @@ def test_the_html_twin_of_each_client_body_gives_the_same_new_text(name: str) ->
     charset = html.get_content_charset()
     text = html_to_text(decode(html.get_payload(decode=True), charset))
     assert new_text(text) == EXPECTED[name][1]
+
+
+def forwarded(sender: str, subject: str, text: str, *, inner: EmailMessage | None = None) -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = "anna.miller@gmail.com"
+    msg["Subject"] = subject
+    msg["Date"] = "Mon, 03 Mar 2025 10:00:00 +0100"
+    msg["Message-ID"] = email.utils.make_msgid(domain="shop.example")
+    msg.set_content(text)
+    msg.add_alternative(f"<p>{text}</p>", subtype="html")
+    if inner is not None:
+        msg.add_attachment(inner)  # message/rfc822
+    return msg
+
+
+def outlook_forward_as_attachment(*attached: EmailMessage, note: str = "") -> bytes:
+    """Outlook's "Forward as Attachment": FW: subject, an empty body (or a note), the message as message/rfc822."""
+    msg = EmailMessage()
+    msg["From"] = "Anna Miller <anna.miller@gmail.com>"
+    msg["To"] = "faa@family.example"
+    msg["Subject"] = "FW: Your invoice"
+    msg["Message-ID"] = "<fw-1@client.example>"
+    msg["X-Mailer"] = "Microsoft Outlook 16.0"
+    msg.set_content(note)
+    for inner in attached:
+        msg.add_attachment(inner)
+    return msg.as_bytes()
+
+
+def test_a_message_forwarded_as_attachment_reaches_the_engine_with_its_text() -> None:
+    invoice = forwarded("Stadtwerke <billing@stadtwerke.example>", "Your invoice", "Total due: 89.90 EUR by 15 March")
+    parsed = parse(outlook_forward_as_attachment(invoice, note="Please file this."))
+    assert parsed.text == (
+        "Please file this.\n\n"
+        "---------- Forwarded message ----------\n"
+        "From: Stadtwerke <billing@stadtwerke.example>\n"
+        "Date: Mon, 03 Mar 2025 10:00:00 +0100\n"
+        "Subject: Your invoice\n\n"
+        "Total due: 89.90 EUR by 15 March"
+    )
+    assert parse(outlook_forward_as_attachment(invoice)).text.startswith("---------- Forwarded message ----------")
+
+
+def test_a_digest_gives_each_of_its_messages() -> None:
+    raw = (
+        b"From: Anna <anna.miller@gmail.com>\r\nSubject: School letters\r\nMessage-ID: <dg-1@client.example>\r\n"
+        b'MIME-Version: 1.0\r\nContent-Type: multipart/digest; boundary="d"\r\n\r\n'
+        b"--d\r\n\r\nFrom: school@school.example\r\nSubject: Trip\r\n\r\nThe trip costs 25 EUR.\r\n"
+        b"--d\r\n\r\nFrom: school@school.example\r\nSubject: Photos\r\n\r\nPhotos are on 12 May.\r\n--d--\r\n"
+    )
+    text = parse(raw).text
+    assert text.count("---------- Forwarded message ----------") == 2
+    assert "Subject: Trip\n\nThe trip costs 25 EUR." in text and "Subject: Photos\n\nPhotos are on 12 May." in text
+
+
+def test_nested_forwards_are_read_to_a_depth_and_a_size() -> None:
+    nested = forwarded("level4@x.example", "Level 4", "four")
+    for level in (3, 2, 1):
+        nested = forwarded(f"level{level}@x.example", f"Level {level}", f"level {level} text", inner=nested)
+    text = parse(outlook_forward_as_attachment(nested)).text
+    assert [line for line in text.split("\n") if line.startswith("Subject:")] == [
+        "Subject: Level 1",
+        "Subject: Level 2",
+        "Subject: Level 3",
+    ]
+    assert "four" not in text and "too deeply nested" in text
+
+    huge = forwarded("news@shop.example", "Newsletter", "offer " * 10_000)
+    text = parse(outlook_forward_as_attachment(huge, huge)).text
+    assert len(text) < 20_500 and text.endswith("[the rest of the forwarded text was not read]")
+
+
+def test_a_base64_encoded_forward_is_still_read() -> None:
+    inner = b"From: shop@shop.example\r\nSubject: Receipt\r\n\r\nPaid 12.00 EUR\r\n"
+    raw = (
+        b"From: anna.miller@gmail.com\r\nSubject: Fwd: Receipt\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/mixed; boundary="m"\r\n\r\n'
+        b"--m\r\nContent-Type: message/rfc822\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        + base64.encodebytes(inner)
+        + b"--m--\r\n"
+    )
+    assert parse(raw).text.endswith("From: shop@shop.example\nSubject: Receipt\n\nPaid 12.00 EUR")
