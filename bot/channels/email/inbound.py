@@ -45,6 +45,16 @@ class Taken:
     received: Received | None = None
 
 
+def thread_of(parsed: ParsedEmail) -> dict[str, Any]:
+    """The parent's threading headers, as a reply to it needs them (`sender.compose`)."""
+    return {
+        "message_id": parsed.message_id if parsed.has_message_id else None,
+        "references": list(parsed.references),
+        "in_reply_to": parsed.in_reply_to,
+        "subject": parsed.subject,
+    }
+
+
 class Notices:
     """Short direct emails to a sender, sent in the background; `drain` waits for those under way."""
 
@@ -57,9 +67,7 @@ class Notices:
         if not self.settings.sending_enabled:
             log.warning("email.notice.unsent", reason="EMAIL_RELAY_HOST is not set")
             return
-        thread = {"message_id": parsed.message_id if parsed.has_message_id else None, "subject": parsed.subject}
-        thread["references"] = list(parsed.references)
-        msg = compose(self.settings, to=to, text=text, thread=thread)
+        msg = compose(self.settings, to=to, text=text, thread=thread_of(parsed))
         task = asyncio.create_task(self._send(msg))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -110,11 +118,7 @@ class EmailInbound:
             join_code=parsed.join_code,
             join_hint="JOIN <code> (as the subject or the first line of an email)",
             payload={
-                "thread": {
-                    "message_id": parsed.message_id if parsed.has_message_id else None,
-                    "references": list(parsed.references),
-                    "subject": parsed.subject,
-                },
+                "thread": thread_of(parsed),
                 "attachments": [dataclasses.asdict(a) for a in attachments],
                 **choice,
             },

@@ -49,7 +49,8 @@ class ParsedEmail:
     message_id: str  # the Message-ID with its brackets, or a hash of the raw bytes
     has_message_id: bool  # False: message_id is our hash, not something to thread replies on
     subject: str
-    references: tuple[str, ...]  # the parent's References as sent, for our reply's References
+    references: tuple[str, ...]  # the thread's ids up to the parent, for our reply's References (RFC 5322 3.6.4)
+    in_reply_to: str | None  # the Message-ID this message answers
     text: str  # what the sender wrote now, then the messages they forwarded as attachments
     join_code: str | None
     files: tuple[MailFile, ...]
@@ -67,12 +68,14 @@ def parse(raw: bytes) -> ParsedEmail:
     if not text and not is_forward(subject):
         text = _REPLY_PREFIX.sub("", subject).strip()
     message_id, has_id = _message_id(msg, raw)
+    references, in_reply_to = _thread(msg)
     return ParsedEmail(
         sender=_sender(msg),
         message_id=message_id,
         has_message_id=has_id,
         subject=subject,
-        references=tuple(_MESSAGE_ID.findall(_header(msg, "References"))),
+        references=references,
+        in_reply_to=in_reply_to,
         text=text,
         join_code=join_code,
         files=tuple(_files(msg, body_part)),
@@ -105,6 +108,15 @@ def _message_id(msg: Message, raw: bytes) -> tuple[str, bool]:
     if found and len(found.group()) <= 250:
         return found.group(), True
     return f"<sha256.{hashlib.sha256(raw).hexdigest()}@faa.invalid>", False
+
+
+def _thread(msg: Message) -> tuple[tuple[str, ...], str | None]:
+    """(References, In-Reply-To). A parent without References but answering one message has that message as
+    its References (RFC 5322 3.6.4): clients that send only In-Reply-To still keep their thread."""
+    in_reply_to = _MESSAGE_ID.findall(_header(msg, "In-Reply-To"))
+    parent = in_reply_to[0] if len(in_reply_to) == 1 else None
+    references = tuple(_MESSAGE_ID.findall(_header(msg, "References")))
+    return (references or ((parent,) if parent else ())), parent
 
 
 def _automatic(msg: Message) -> bool:

@@ -43,6 +43,15 @@ def reply_subject(parent: str | None, kind: str = "reply") -> str:
     return f"Re: {stripped}" if stripped else "Re:"
 
 
+def references(thread: Mapping[str, Any]) -> list[str]:
+    """Our reply's References: the parent's References and its Message-ID (RFC 5322 3.6.4). A parent without
+    References that answered one message stands for that message's thread: its In-Reply-To comes first."""
+    parent_references = list(thread.get("references") or [])
+    if not parent_references and thread.get("in_reply_to"):
+        parent_references = [str(thread["in_reply_to"])]
+    return [*parent_references, str(thread["message_id"])][-20:]
+
+
 def compose(
     settings: EmailSettings,
     *,
@@ -64,7 +73,7 @@ def compose(
     parent = thread.get("message_id")
     if parent:
         msg["In-Reply-To"] = parent
-        msg["References"] = " ".join([*thread.get("references", []), parent][-20:])
+        msg["References"] = " ".join(references(thread))
     # RFC 3834: vacation responders and other robots must not answer an automatic message (no mail loops).
     msg["Auto-Submitted"] = "auto-replied"
     msg.set_content(numbered.render(text, options))

@@ -217,3 +217,16 @@ def test_a_base64_encoded_forward_is_still_read() -> None:
         + b"--m--\r\n"
     )
     assert parse(raw).text.endswith("From: shop@shop.example\nSubject: Receipt\n\nPaid 12.00 EUR")
+
+
+def test_in_reply_to_without_references_becomes_the_references() -> None:
+    raw = (
+        b"From: a@client.example\r\nSubject: Re: Bins\r\nMessage-ID: <r-2@client.example>\r\n"
+        b"In-Reply-To: <q-7.faa@family.example>\r\n\r\ndone\r\n"
+    )
+    parsed = parse(raw)
+    assert parsed.references == ("<q-7.faa@family.example>",) and parsed.in_reply_to == "<q-7.faa@family.example>"
+    both = raw.replace(b"\r\n\r\n", b"\r\nReferences: <root@x> <q-7.faa@family.example>\r\n\r\n", 1)
+    assert parse(both).references == ("<root@x>", "<q-7.faa@family.example>")
+    several = raw.replace(b"<q-7.faa@family.example>", b"<a@x> <b@x>")
+    assert parse(several).references == () and parse(several).in_reply_to is None

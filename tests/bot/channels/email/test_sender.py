@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot.channels.email.sender import EmailSender, reply_subject
+from bot.channels.email.sender import EmailSender, references, reply_subject
 from engine.deps import DeliveryError
 from tests.bot.channels.email.conftest import SmtpPeer, _free_port, email_settings
 from tests.fakes.outbox_rows import outbox_row
@@ -85,3 +85,33 @@ async def test_an_unreachable_relay_is_retryable(smtp_peer: SmtpPeer) -> None:
 )
 def test_reply_subject_has_exactly_one_re(parent: str, expected: str) -> None:
     assert reply_subject(parent) == expected
+
+
+async def test_a_parent_with_in_reply_to_but_no_references_keeps_the_thread(smtp_peer: SmtpPeer) -> None:
+    parent = {"message_id": "<child@client.example>", "in_reply_to": "<q-1.faa@family.example>", "references": []}
+
+    async def load_thread(household_id: int, inbox_id: int) -> dict[str, Any]:
+        return {**parent, "subject": "Re: Bins"}
+
+    async def load_media(household_id: int, media_id: int) -> tuple[str, bytes]:
+        raise AssertionError("no media")
+
+    await EmailSender(email_settings(smtp_peer), load_media=load_media, load_thread=load_thread).send(row())
+    [received] = await smtp_peer.wait_for(1)
+    assert received.message["In-Reply-To"] == "<child@client.example>"
+    assert received.message["References"].split() == ["<q-1.faa@family.example>", "<child@client.example>"]
+
+
+@pytest.mark.parametrize(
+    ("thread", "expected"),
+    [
+        ({"message_id": "<p@x>"}, ["<p@x>"]),
+        (
+            {"message_id": "<p@x>", "references": ["<r@x>", "<s@x>"], "in_reply_to": "<s@x>"},
+            ["<r@x>", "<s@x>", "<p@x>"],
+        ),
+        ({"message_id": "<p@x>", "references": [], "in_reply_to": "<s@x>"}, ["<s@x>", "<p@x>"]),
+    ],
+)
+def test_references_are_the_parents_references_and_its_message_id(thread: dict, expected: list[str]) -> None:
+    assert references(thread) == expected

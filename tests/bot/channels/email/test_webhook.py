@@ -189,3 +189,28 @@ async def test_a_numbered_answer_picks_the_option_of_the_last_email_sent(
     [row] = await rows(mail_system.admin, "anna@client.example")
     assert row["text"] == "Done"
     assert json.loads(row["payload"])["answers"] == {"kind": "reminder", "reminder_id": 77}  # owner conn: JSON text
+
+
+async def test_a_reply_below_the_quote_with_only_in_reply_to_is_read_and_answered_in_its_thread(
+    mail_system: System, smtp_peer: SmtpPeer
+) -> None:
+    family = await make_family(mail_system.admin, "Mail", {"Klaus": "Europe/Berlin"})
+    await link(mail_system, smtp_peer, family, "Klaus", "klaus@web.de")
+    # Thunderbird, German, written below the quote; the client sent In-Reply-To but no References.
+    raw = (
+        "From: Klaus Becker <klaus@web.de>\r\nTo: FAA <faa@family.example>\r\nSubject: Re: Bäcker\r\n"
+        "Message-ID: <tb-5@web.de>\r\nIn-Reply-To: <q-5.faa@family.example>\r\nUser-Agent: Mozilla Thunderbird\r\n"
+        "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=UTF-8; format=flowed\r\n"
+        "Content-Transfer-Encoding: 8bit\r\n\r\n"
+        "Am 03.04.24 um 10:15 schrieb FAA:\r\n> Wie viel hast du beim Bäcker ausgegeben?\r\n\r\n"
+        "12 Euro für Brot und Brötchen.\r\n"
+    ).encode()
+    response = await post(mail_system, signed(raw))
+    assert response.status == 200 and (await response.json())["status"] == "accepted"
+
+    reply = (await smtp_peer.wait_for(2))[-1]
+    assert reply.message.get_content().strip() == "You wrote: 12 Euro für Brot und Brötchen."
+    assert reply.message["In-Reply-To"] == "<tb-5@web.de>"
+    assert reply.message["References"].split() == ["<q-5.faa@family.example>", "<tb-5@web.de>"]
+    [row] = await rows(mail_system.admin, "klaus@web.de")
+    assert row["text"] == "12 Euro für Brot und Brötchen."
