@@ -4,6 +4,10 @@ aiosmtpd's `Controller` runs the server in a thread with its own event loop; our
 database pool and Redis client, which belong to the main loop, so the same `SMTP` protocol is served with
 `loop.create_server` in the main loop instead. RCPT accepts only EMAIL_ADDRESS and EMAIL_ALIASES (we are no
 open relay); DATA takes the raw bytes through `EmailInbound.take`.
+
+Lines may be as long as a whole message may be: RFC 5321 caps them at 1,000 bytes and aiosmtpd answers a longer
+one with a permanent 500, but real mail has them (HTML on one line, unwrapped text from web forms), and a
+refused family message is lost for good.
 """
 
 from __future__ import annotations
@@ -50,6 +54,14 @@ class InboundHandler:
         return "250 Message accepted for delivery"
 
 
+class LongLineSMTP(SMTP):
+    """aiosmtpd's `SMTP` with its documented `line_length_limit` (read when the server is built) set per server."""
+
+    def __init__(self, handler: Any, *, line_length_limit: int, **kwargs: Any) -> None:
+        self.line_length_limit = line_length_limit
+        super().__init__(handler, **kwargs)
+
+
 class SmtpReceiver:
     """The listening server; `start` binds (port 0 picks a free one, see `port`), `stop` closes it."""
 
@@ -63,8 +75,9 @@ class SmtpReceiver:
         handler = InboundHandler(self.inbound)
 
         def protocol() -> Any:
-            return SMTP(
+            return LongLineSMTP(
                 handler,
+                line_length_limit=settings.smtp_max_bytes,
                 data_size_limit=settings.smtp_max_bytes,
                 hostname=settings.message_domain,
                 ident="FAA",

@@ -8,11 +8,13 @@ from pathlib import Path
 import aiosmtplib
 import asyncpg
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import SMTP, Envelope, Session
 
 from bot.channels.email.inbound import EmailInbound, Notices
-from bot.channels.email.smtp_server import SmtpReceiver
+from bot.channels.email.smtp_server import LongLineSMTP, SmtpReceiver
 from engine.settings import Settings
-from tests.bot.channels.email.conftest import FAA_ADDRESS, SmtpPeer, mime
+from tests.bot.channels.email.conftest import FAA_ADDRESS, SmtpPeer, _free_port, mime
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, make_family, running_system
 from tools.storage import identities
@@ -77,3 +79,63 @@ async def test_a_message_without_sender_is_refused_permanently(receiver: tuple[S
     with pytest.raises(aiosmtplib.SMTPDataError) as caught:
         await send(smtp, (MESSAGES / "malformed_no_from.eml").read_bytes(), "x@client.example", [FAA_ADDRESS])
     assert caught.value.code == 550
+
+
+def long_line_mime(sender: str) -> bytes:
+    """A message whose body is one line of about 3,000 bytes, sent unwrapped (web forms, some HTML)."""
+    items = ", ".join(f"item {n} 1.50 EUR" for n in range(200))
+    text = f"Bought for the school party: {items}"
+    raw = mime(sender, "placeholder").replace(b"placeholder", text.encode())
+    assert max(len(line) for line in raw.split(b"\n")) > 3000
+    return raw
+
+
+class _Recording:
+    def __init__(self) -> None:
+        self.received: list[bytes] = []
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:  # noqa: N802
+        self.received.append(envelope.original_content or b"")
+        return "250 OK"
+
+
+class _LongLineController(Controller):
+    def factory(self) -> LongLineSMTP:
+        return LongLineSMTP(self.handler, line_length_limit=1024 * 1024, **self.SMTP_kwargs)
+
+
+@pytest.mark.parametrize("lenient", [False, True], ids=["aiosmtpd-default", "long-line-smtp"])
+async def test_aiosmtpd_refuses_long_lines_unless_its_line_length_limit_is_raised(lenient: bool) -> None:
+    """The library behaviour the receiver relies on: a real Controller, a real aiosmtplib client."""
+    handler = _Recording()
+    port = _free_port()
+    controller = (_LongLineController if lenient else Controller)(handler, hostname="127.0.0.1", port=port)
+    controller.start()
+    try:
+        raw = long_line_mime("a@client.example")
+        if lenient:
+            await aiosmtplib.send(
+                raw, sender="a@client.example", recipients=[FAA_ADDRESS], port=port, hostname="127.0.0.1"
+            )
+            [content] = handler.received
+            assert b"item 199 1.50 EUR" in content
+        else:
+            with pytest.raises(aiosmtplib.SMTPDataError) as caught:
+                await aiosmtplib.send(
+                    raw, sender="a@client.example", recipients=[FAA_ADDRESS], port=port, hostname="127.0.0.1"
+                )
+            assert caught.value.code == 500 and handler.received == []
+    finally:
+        controller.stop()
+
+
+async def test_a_message_with_a_long_line_reaches_the_inbox(receiver: tuple[System, SmtpReceiver]) -> None:
+    system, smtp = receiver
+    family = await make_family(system.admin, "Smtp", {"Ben": "Europe/Berlin"})
+    code = await identities.create_invite(system.admin, family.household_id, family.user_ids["Ben"])
+    assert await identities.redeem_invite(system.admin, code, "email", "ben.longline@client.example") is not None
+    await send(smtp, long_line_mime("ben.longline@client.example"), "ben.longline@client.example", [FAA_ADDRESS])
+    text = await system.admin.fetchval(
+        "SELECT text FROM inbox WHERE channel = 'email' AND user_id = $1", family.user_ids["Ben"]
+    )
+    assert text.startswith("Bought for the school party: item 0 1.50 EUR") and text.endswith("item 199 1.50 EUR")
