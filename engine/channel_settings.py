@@ -22,6 +22,12 @@ class ChannelSettings(BaseSettings):
     unknown_notice_every_s: int = Field(
         default=86400, ge=60, description="An unknown sender gets one short notice per this many seconds."
     )
+    hash_key: SecretStr | None = Field(
+        default=None,
+        min_length=32,
+        description="Key of the keyed hash that stands for senders (addresses, chat ids) in Redis key names; "
+        "32+ random characters, the same for every process. Unset: derived from the other secrets set here.",
+    )
 
 
 class EmailSettings(BaseSettings):

@@ -17,6 +17,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from bot.channels import intake
+from bot.channels.pseudonyms import pseudonym
 from engine.deps import Deps
 from tools.storage import households, identities
 from tools.storage.households import Principal
@@ -131,8 +132,9 @@ async def _member_name(deps: Deps, principal: Principal) -> str:
         return await households.member_name(conn, principal.user_id)
 
 
-def _key(incoming: Incoming, kind: str) -> str:
-    return f"faa:channel:{kind}:{incoming.channel}:{incoming.sender}"
+def _key(deps: Deps, incoming: Incoming, kind: str) -> str:
+    """The Redis key of one sender's counter or notice flag; the sender appears only as a keyed hash."""
+    return f"faa:channel:{kind}:{incoming.channel}:{pseudonym(deps.settings, incoming.channel, incoming.sender)}"
 
 
 async def _within_rate(
@@ -141,7 +143,7 @@ async def _within_rate(
     """A fixed-window counter per sender in Redis. If Redis is unreachable the message is let through: losing a
     family member's message is worse than a burst."""
     limit = deps.settings.channel.messages_per_minute if limit is None else limit
-    key = f"{_key(incoming, kind)}:{int(time.time() // window_s)}"
+    key = f"{_key(deps, incoming, kind)}:{int(time.time() // window_s)}"
     try:
         count = await deps.redis.incr(key)
         if count == 1:
@@ -155,7 +157,7 @@ async def _within_rate(
 async def _once_per_window(deps: Deps, incoming: Incoming, kind: str, text: str, *, window_s: int = 60) -> str | None:
     """`text` the first time in the window, `None` after that: a notice is never repeated into a flood."""
     try:
-        first = await deps.redis.set(_key(incoming, f"notice:{kind}"), 1, nx=True, ex=window_s)
+        first = await deps.redis.set(_key(deps, incoming, f"notice:{kind}"), 1, nx=True, ex=window_s)
     except (RedisError, OSError):
         return text
     return text if first else None

@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 
 from bot.channels import numbered
 from bot.channels.gate import Incoming, receive
+from bot.channels.pseudonyms import pseudonym
 from bot.channels.threema import CHANNEL, crypto, messages
 from bot.channels.threema.errors import GatewayError, MalformedMessage
 from bot.channels.threema.fetcher import ref_for
@@ -144,7 +145,8 @@ class ThreemaCallback:
         )
 
     def _seen_key(self, form: CallbackForm) -> str:
-        return f"faa:threema:seen:{form.sender}:{form.message_id.lower()}"
+        seen = pseudonym(self._deps.settings, CHANNEL, f"{form.sender}:{form.message_id.lower()}")
+        return f"faa:threema:seen:{seen}"  # no Threema ID in a key name
 
     async def _seen(self, form: CallbackForm) -> bool:
         """A redelivery of a callback we already handled (the inbox dedupes too; this also spares the notices)."""

@@ -9,6 +9,7 @@ import asyncpg
 import pytest
 
 from bot.channels.gate import Incoming, Verdict, receive
+from bot.channels.pseudonyms import pseudonym
 from engine.channel_settings import ChannelSettings
 from engine.settings import Settings
 from tests.fakes.openai_server import FakeOpenAI
@@ -103,3 +104,21 @@ async def test_a_member_writing_too_fast_is_told_once_and_the_extra_messages_are
     assert [v.verdict for v in verdicts] == [Verdict.ACCEPTED] * 3 + [Verdict.RATE_LIMITED] * 2
     assert verdicts[3].notice is not None and verdicts[4].notice is None
     assert await inbox_count(gate.admin, "chat-tg-tom") == 3
+
+
+async def test_rate_limit_and_notice_keys_name_no_sender(gate: System) -> None:
+    family = await make_family(gate.admin, "Gate", {"Ida": "Europe/Berlin"})
+    await receive(gate.deps, message("tg-ida-4711", code=await invite(gate.admin, family, "Ida")))
+    for n in range(5):  # past the limit: a counter and a "slow down" flag
+        await receive(gate.deps, message("tg-ida-4711", f"note {n}"))
+    await receive(gate.deps, message("stranger-8128", "hi"))  # the once-a-day notice flag
+    for _ in range(3):  # join attempts, past their limit
+        await receive(gate.deps, message("guesser-2024@mail.example", code="AAAAA-AAAAA"))
+
+    keys = [key.decode() for key in await gate.redis.keys("faa:channel:*")]
+    kinds = {key.split(":")[2] for key in keys}
+    assert {"rate", "notice", "join"} <= kinds
+    for sender in ("tg-ida-4711", "chat-tg-ida-4711", "stranger-8128", "guesser-2024@mail.example"):
+        assert not [key for key in keys if sender in key or sender.split("@")[0] in key]
+    for sender in ("tg-ida-4711", "stranger-8128", "guesser-2024@mail.example"):
+        assert any(pseudonym(gate.deps.settings, "telegram", sender) in key for key in keys)

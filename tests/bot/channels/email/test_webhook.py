@@ -214,3 +214,12 @@ async def test_a_reply_below_the_quote_with_only_in_reply_to_is_read_and_answere
     assert reply.message["References"].split() == ["<q-5.faa@family.example>", "<tb-5@web.de>"]
     [row] = await rows(mail_system.admin, "klaus@web.de")
     assert row["text"] == "12 Euro für Brot und Brötchen."
+
+
+async def test_no_redis_key_names_a_senders_address(mail_system: System, smtp_peer: SmtpPeer) -> None:
+    for text in ("hello?", "anyone?"):
+        await post(mail_system, signed(mime("curious.neighbour@client.example", text)))
+    await smtp_peer.wait_for(1)
+    keys = [key.decode() for key in await mail_system.redis.keys("*")]
+    assert any(key.startswith("faa:channel:notice:") for key in keys)
+    assert not [key for key in keys if "curious.neighbour" in key or "client.example" in key]

@@ -145,6 +145,8 @@ async def test_a_redelivered_callback_is_stored_and_answered_once(
     assert await post(threema_system, form) == 200
     await gateway.wait_sent(2)
     assert await post(threema_system, form) == 200
+    seen = [key.decode() for key in await threema_system.redis.keys("faa:threema:seen:*")]
+    assert seen and not [key for key in seen if anna.identity in key]  # the Threema ID only as a keyed hash
     await threema_system.redis.flushdb()  # even with Redis' memory of it gone, the inbox dedupes
     assert await post(threema_system, form) == 200
     assert len(await rows(threema_system, anna)) == 1
