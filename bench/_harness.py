@@ -99,7 +99,7 @@ def run_benchmark(
 
 def interpreter() -> str:
     """The Python the figures were measured on: version and the real path of the build, which moves the figures by
-    more than the machine's noise (README, "Running it": an optimised CPython against pyenv's default build)."""
+    more than the machine's noise (an optimised CPython against pyenv's default build: docs/operations.md)."""
     return f"{platform.python_version()} ({os.path.realpath(sys.executable)})"
 
 

@@ -1,24 +1,31 @@
-"""Time to acknowledge: 200 concurrent `POST /v1/messages` with `"wait": false`, answered `202` by the web API.
-
-The web API runs as `faa serve` runs it with WEB_PROCESSES=2 (one per core of the benchmark machine): a
-supervisor and two web processes sharing a port on 127.0.0.1 (`bench/_web_process.py serve`); this process is
-only the load generator (`bench/_load.py`: prepared requests on kept connections, as a webhook provider sends;
-a burst runs on epoll, outside this process's event loop).
-Each request has its own client_message_id and a valid member token; no worker runs, so the jobs just queue
-(Redis is flushed after).
+"""Acknowledgement cost: 200 concurrent `POST /v1/messages` with `"wait": false`, answered `202` by the web API,
+as a ratio to plain aiohttp servers that only answer 202, measured in the same run on the same load.
 
     .venv/bin/python bench/webhook_ack.py [--concurrency 200] [--rounds 5] [--processes 2] [--no-profile]
 
-Measured client-side: from just before the request is written until the 202 body is read. The figure pools the
-`rounds` bursts on kept connections; beside it are the fresh server's first burst (empty caches, new pool
-connections) and a burst on new connections. After each burst the same burst goes to as many aiohttp processes
-that only answer 202, started beside FAA's (`noop_server_ack_p99_ms`, and per round: the floor of this machine in
-that second), and a fixed loop of Python is timed just before and after each burst (`cpu_probe_ms_per_round`, the
-slower of the two): the speed of the machine, which changes within seconds, while the burst ran. The web
-processes log at INFO, as `faa serve` does by default, into the file the benchmark names at start. After the clean
-run one instrumented server process repeats a burst and reports where its time went (token lookup, inbox group
-commit and its statements, enqueue, event loop lag, GC pauses). The last stdout line is the JSON of the figures;
-target (reported, never asserted): ack p99 <= 25 ms, 0 errors.
+The web API runs as `faa serve` runs it with WEB_PROCESSES=2: a supervisor and two web processes sharing a port
+on 127.0.0.1 (`bench/_web_process.py serve`), logging at INFO as deployed, into the file the benchmark names at
+start. A request is what a webhook's is: token lookup, the inbox row committed (group commit), the arq job
+enqueued, then 202. Beside it run as many aiohttp processes whose handler reads the body and answers 202
+(`noop`): the floor of this machine for the same HTTP exchange. This process is only the load generator
+(`bench/_load.py`: prepared requests on kept connections, a burst on epoll outside any event loop). No worker
+runs, so the jobs just queue (Redis database 15, flushed after).
+
+Each of `rounds` rounds sends one burst to FAA and one to the no-op servers, in alternating order, so both meet
+the machine in the same second. Per burst: every request's time client-side (written → 202 body read) and the CPU
+time of each server's whole process tree (per-thread `schedstat`, `bench/_cpu.py`), plus PostgreSQL's during
+FAA's bursts. The figures are ratios, which a shared or throttled machine moves far less than absolute times:
+
+- `ack_p99_ratio_to_noop`: the median over rounds of FAA's burst p99 / the no-op servers' burst p99;
+- `ack_cpu_ratio_to_noop`: the median over rounds of FAA's web-process CPU / the no-op servers' CPU for the same
+  burst (a round in which a web process runs a full garbage collection is far off in both);
+- `sequential_p50_ratio_to_noop`: FAA's p50 / theirs for 50 requests one at a time (service time, no queueing).
+
+The absolute times and CPU microseconds are printed beside them (`ack_p99_ms`, `web_cpu_us_per_ack`,
+`postgres_cpu_us_per_ack`, ...), with FAA's fresh first burst and a burst on new connections; none is a target.
+Unless `--no-profile`, one instrumented FAA process then repeats a burst and reports where its time went (token
+lookup, inbox group commit and its statements, enqueue, event loop lag, GC pauses, a cProfile by package). The
+last stdout line is the JSON of the figures (reported, never asserted).
 """
 
 from __future__ import annotations
@@ -28,14 +35,16 @@ import asyncio
 import contextlib
 import json
 import math
+import statistics
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _cpu  # noqa: E402
 import _harness as h  # noqa: E402  (also puts the repo root on sys.path)
 import _load  # noqa: E402
 import aiohttp  # noqa: E402
@@ -45,7 +54,7 @@ from bot.ops import lifecycle  # noqa: E402
 
 REDIS_DB = 15
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")
-SEQUENTIAL = 50  # one at a time first: the service time of one request without queueing
+SEQUENTIAL = 50  # requests one at a time to each server: the service time without queueing
 TEXTS = (
     "I spent 12.50 euros on groceries at Lidl",
     "Tom has football practice on Thursday at 5",
@@ -54,11 +63,17 @@ TEXTS = (
 )
 
 
+@dataclass(frozen=True)
+class Server:
+    base_url: str
+    pid: int  # the process `bench/_web_process.py serve` runs in; its web processes are its children
+
+
 @contextlib.asynccontextmanager
 async def server_process(
     cluster: h.Cluster, redis: str, *, profile: bool, pool_max: int, processes: int = 1, noop: bool = False
-) -> AsyncIterator[str]:
-    """Start `python bench/_web_process.py serve` and yield its base URL; stop it by closing its stdin."""
+) -> AsyncIterator[Server]:
+    """Start `python bench/_web_process.py serve` and yield it; stop it by closing its stdin."""
     config = {
         "admin_dsn": cluster.admin_dsn,
         "app_dsn": cluster.app_dsn,
@@ -89,8 +104,9 @@ async def server_process(
                 f"the web server process did not start (said {line!r}, exit code {proc.poll()}; see {h.log_file()})"
             )
         base_url = f"http://127.0.0.1:{int(line.split()[1])}"
-        h.progress(f"web API process {proc.pid} listening on {base_url}{' (instrumented)' if profile else ''}")
-        yield base_url
+        kind = " (instrumented)" if profile else " (no-op)" if noop else ""
+        h.progress(f"web server process {proc.pid} listening on {base_url}{kind}")
+        yield Server(base_url, proc.pid)
     finally:
         with contextlib.suppress(OSError):
             proc.stdin.close()
@@ -99,7 +115,7 @@ async def server_process(
         except TimeoutError:
             proc.terminate()  # only the process this benchmark started
             await asyncio.to_thread(proc.wait)
-        h.progress(f"web API process {proc.pid} stopped (exit code {proc.returncode})")
+        h.progress(f"web server process {proc.pid} stopped (exit code {proc.returncode})")
 
 
 class Requests:
@@ -118,17 +134,6 @@ class Requests:
         return out
 
 
-def cpu_probe() -> float:
-    """Milliseconds this process takes for a fixed loop of Python: how fast the machine runs right now. Timed just
-    before and just after each burst, it tells a burst slowed by the machine from one slowed by the server (the
-    VM's speed changes; seen here: ~1.3 ms at its usual speed, ~2.3 ms for seconds at a time, now and then ~6)."""
-    started = time.perf_counter()
-    total = 0
-    for number in range(60_000):
-        total += number
-    return round((time.perf_counter() - started) * 1000, 2)
-
-
 def _errors(results: list[_load.Result]) -> list[str]:
     return [error for _, error in results if error is not None]
 
@@ -142,81 +147,125 @@ def _load_for(base_url: str) -> _load.Load:
     return _load.Load(host, int(port))
 
 
-async def measure(base_url: str, floor_url: str, family: h.Family, concurrency: int, rounds: int) -> dict[str, Any]:
-    """The server's first burst (cold: empty caches, new pool connections), one request at a time, `rounds`
-    bursts on kept connections (the figure), each followed by the same burst against the no-op servers (the
-    machine's floor in that second), then one more burst on new connections."""
-    load, floor_load, requests = _load_for(base_url), _load_for(floor_url), Requests(family)
+@dataclass
+class Side:
+    """One server under the benchmark's load: its connections, its acks and the CPU its process tree spent."""
+
+    name: str
+    load: _load.Load
+    cpu: _cpu.TreeCPU
+    acks: list[_load.Result] = field(default_factory=list)
+    p99_per_round: list[float] = field(default_factory=list)
+    cpu_per_round: list[float] = field(default_factory=list)  # seconds
+
+    async def burst(self, requests: list[bytes], postgres: _cpu.TreeCPU | None = None) -> list[_load.Result]:
+        """One burst on the kept connections, with the CPU the server spent on it (read 0.1 s after the last ack,
+        so that what a server does after answering counts too)."""
+        self.cpu.start()
+        if postgres is not None:
+            postgres.start()
+        got = self.load.burst(requests, expect=202)
+        await asyncio.sleep(0.1)
+        self.cpu_per_round.append(self.cpu.stop())
+        if postgres is not None:
+            postgres.stop()
+        self.acks += got
+        self.p99_per_round.append(round(h.percentile(_ok(got), 99), 2))
+        return got
+
+
+async def measure(
+    faa_server: Server, noop_server: Server, postgres_pid: int | None, family: h.Family, concurrency: int, rounds: int
+) -> dict[str, Any]:
+    """FAA's first burst (cold: empty caches, new pool connections); requests one at a time to each server in
+    turn; `rounds` rounds of one burst to each on kept connections, in alternating order (the figures); then one
+    more burst to FAA on new connections."""
+    requests = Requests(family)
+    faa = Side("FAA", _load_for(faa_server.base_url), _cpu.TreeCPU(faa_server.pid))
+    noop = Side("no-op", _load_for(noop_server.base_url), _cpu.TreeCPU(noop_server.pid))
+    postgres = _cpu.TreeCPU(postgres_pid) if postgres_pid is not None else None
     _load.settle_heap()
-    cold = load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
-    h.progress(f"first burst of the fresh server, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
-    load.open(concurrency)
-    floor_load.open(concurrency)
+    cold = faa.load.burst_on_new_connections(requests.make("cold", concurrency), expect=202)
+    h.progress(f"FAA's first burst, each on a new connection: p99 {h.percentile(_ok(cold), 99):.1f} ms")
+    faa.load.open(concurrency)
+    noop.load.open(concurrency)
     try:
-        seq: list[float] = []
+        sequential: dict[str, list[float]] = {"FAA": [], "no-op": []}
         for _ in range(SEQUENTIAL):
-            seq += _ok(load.burst(requests.make("seq", 1), expect=202))
-        h.progress(f"sequential: {SEQUENTIAL} requests one at a time, p50 {h.percentile(seq, 50):.2f} ms")
-        floor_load.burst(requests.make("floor-warmup", concurrency), expect=202)
-        pooled: list[_load.Result] = []
-        floor: list[_load.Result] = []
-        probes: list[float] = []
+            for side in (faa, noop):
+                sequential[side.name] += _ok(side.load.burst(requests.make("seq", 1), expect=202))
+        seq_p50 = {name: h.percentile(ms, 50) for name, ms in sequential.items()}
+        h.progress(
+            f"one at a time, {SEQUENTIAL} each: p50 FAA {seq_p50['FAA']:.2f} ms, no-op {seq_p50['no-op']:.2f} ms"
+        )
+        noop.load.burst(requests.make("noop-warmup", concurrency), expect=202)
         for number in range(rounds):
-            await asyncio.sleep(0.5)  # let the previous burst's jobs and Postgres settle
-            burst = requests.make(f"burst{number}", concurrency)
-            before = cpu_probe()
-            got = load.burst(burst, expect=202)
-            probes.append(max(before, cpu_probe()))
-            await asyncio.sleep(0.1)
-            floor_got = floor_load.burst(requests.make(f"floor{number}", concurrency), expect=202)
-            pooled += got
-            floor += floor_got
-            ok_ms = _ok(got)
+            for side in (faa, noop) if number % 2 == 0 else (noop, faa):
+                await asyncio.sleep(0.4)  # let the previous burst's work settle
+                await side.burst(requests.make(f"{side.name}-{number}", concurrency), postgres if side is faa else None)
             h.progress(
-                f"burst {number + 1}/{rounds}: {concurrency} at once, p50 {h.percentile(ok_ms, 50):.1f} ms, "
-                f"p99 {h.percentile(ok_ms, 99):.1f} ms, max {max(ok_ms, default=math.nan):.1f} ms, "
-                f"{len(_errors(got))} errors; the no-op servers right after: "
-                f"p99 {h.percentile(_ok(floor_got), 99):.1f} ms; CPU probe {probes[-1]} ms"
+                f"round {number + 1}/{rounds} ({'FAA' if number % 2 == 0 else 'no-op'} first): {concurrency} at once, "
+                f"p99 FAA {faa.p99_per_round[-1]:.1f} ms / no-op {noop.p99_per_round[-1]:.1f} ms, "
+                f"CPU FAA {_us(faa.cpu_per_round[-1], concurrency)} / no-op {_us(noop.cpu_per_round[-1], concurrency)}"
+                f" µs per ack, {len(_errors(faa.acks[-concurrency:]))} errors"
             )
     finally:
-        load.close()
-        floor_load.close()
+        faa.load.close()
+        noop.load.close()
     await asyncio.sleep(0.5)
-    fresh = load.burst_on_new_connections(requests.make("fresh", concurrency), expect=202)
-    h.progress(f"a burst each on a new connection: p99 {h.percentile(_ok(fresh), 99):.1f} ms")
-    errors = _errors(pooled) + _errors(cold) + _errors(fresh)
+    fresh = faa.load.burst_on_new_connections(requests.make("fresh", concurrency), expect=202)
+    h.progress(f"FAA, a burst each on a new connection: p99 {h.percentile(_ok(fresh), 99):.1f} ms")
+    errors = _errors(faa.acks) + _errors(cold) + _errors(fresh)
     for error in sorted(set(errors))[:5]:
         h.progress(f"error: {error}")
-    ok_ms, floor_ms = _ok(pooled), _ok(floor)
-    stats, seq_stats = h.summary(ok_ms), h.summary(seq)
+    acks = len(faa.acks)
+    faa_stats, noop_stats = h.summary(_ok(faa.acks)), h.summary(_ok(noop.acks))
+    measured_cpu = _cpu.available()
     return {
-        "ack_p50_ms": stats.get("p50"),
-        "ack_p99_ms": stats.get("p99"),
+        "ack_p99_ratio_to_noop": _median_ratio(faa.p99_per_round, noop.p99_per_round),
+        "ack_cpu_ratio_to_noop": _median_ratio(faa.cpu_per_round, noop.cpu_per_round) if measured_cpu else None,
+        "sequential_p50_ratio_to_noop": _ratio(seq_p50["FAA"], seq_p50["no-op"]),
+        "ack_p99_ratio_per_round": [_ratio(a, b) for a, b in zip(faa.p99_per_round, noop.p99_per_round, strict=True)],
+        "ack_cpu_ratio_per_round": [_ratio(a, b) for a, b in zip(faa.cpu_per_round, noop.cpu_per_round, strict=True)]
+        if measured_cpu
+        else None,
+        "ack_p50_ms": faa_stats.get("p50"),
+        "ack_p99_ms": faa_stats.get("p99"),
+        "noop_ack_p50_ms": noop_stats.get("p50"),
+        "noop_ack_p99_ms": noop_stats.get("p99"),
+        "web_cpu_us_per_ack": _us(faa.cpu.total, acks) if measured_cpu else None,
+        "noop_cpu_us_per_ack": _us(noop.cpu.total, len(noop.acks)) if measured_cpu else None,
+        "postgres_cpu_us_per_ack": _us(postgres.total, acks) if measured_cpu and postgres is not None else None,
         "errors": len(errors),
-        "requests": len(pooled),
+        "noop_errors": len(_errors(noop.acks)),
+        "requests": acks,
         "concurrency": concurrency,
         "rounds": rounds,
-        "ack_p95_ms": stats.get("p95"),
-        "ack_max_ms": stats.get("max"),
-        "ack_p99_per_round_ms": _per_round_p99(ok_ms, concurrency),
-        "noop_server_ack_p99_ms": h.summary(floor_ms).get("p99"),
-        "noop_server_ack_p99_per_round_ms": _per_round_p99(floor_ms, concurrency),
-        "noop_server_errors": len(_errors(floor)),
-        "cpu_probe_ms_per_round": probes,
-        "new_connections_burst_p99_ms": round(h.percentile(_ok(fresh), 99), 2),
+        "ack_p99_per_round_ms": faa.p99_per_round,
+        "noop_ack_p99_per_round_ms": noop.p99_per_round,
+        "sequential_ack_p50_ms": round(seq_p50["FAA"], 2),
+        "noop_sequential_ack_p50_ms": round(seq_p50["no-op"], 2),
         "cold_start_burst_p99_ms": round(h.percentile(_ok(cold), 99), 2),
-        "sequential_ack_p50_ms": seq_stats.get("p50"),
-        "sequential_ack_p99_ms": seq_stats.get("p99"),
-        "burst_acks_per_s": _acks_per_s(ok_ms, concurrency),
+        "new_connections_burst_p99_ms": round(h.percentile(_ok(fresh), 99), 2),
+        "burst_acks_per_s": _acks_per_s(_ok(faa.acks), concurrency),
     }
+
+
+def _ratio(ours: float, floor: float) -> float | None:
+    return round(ours / floor, 2) if floor > 0 and not math.isnan(ours) and not math.isnan(floor) else None
+
+
+def _median_ratio(ours: list[float], floor: list[float]) -> float | None:
+    ratios = [r for r in (_ratio(a, b) for a, b in zip(ours, floor, strict=True)) if r is not None]
+    return round(statistics.median(ratios), 2) if ratios else None
+
+
+def _us(cpu_seconds: float, requests: int) -> float | None:
+    return round(cpu_seconds / requests * 1e6, 1) if requests else None
 
 
 def _rounds(ms: list[float], concurrency: int) -> list[list[float]]:
     return [ms[i : i + concurrency] for i in range(0, len(ms), concurrency)]
-
-
-def _per_round_p99(ms: list[float], concurrency: int) -> list[float]:
-    return [round(h.percentile(r, 99), 2) for r in _rounds(ms, concurrency)]
 
 
 def _acks_per_s(ms: list[float], concurrency: int) -> float | None:
@@ -225,14 +274,13 @@ def _acks_per_s(ms: list[float], concurrency: int) -> float | None:
     return round(sum(len(r) / (max(r) / 1000) for r in per_round) / len(per_round), 1) if per_round else None
 
 
-async def profile(base_url: str, family: h.Family, concurrency: int) -> dict[str, Any]:
+async def profile(server: Server, family: h.Family, concurrency: int) -> dict[str, Any]:
     """One burst against the instrumented server for the phase timings, another under cProfile for its CPU."""
-    load, requests = _load_for(base_url), Requests(family)
+    base_url, load, requests = server.base_url, _load_for(server.base_url), Requests(family)
     load.open(concurrency)
     try:
         async with aiohttp.ClientSession() as session:  # the control route only; bursts go through `load`
-            # The handlers enqueue after their 202: wait for them before each read, or their samples land in the
-            # next burst's report.
+            # Let each burst's last handlers finish before reading, or their samples land in the next report.
             load.burst(requests.make("pwarmup", concurrency), expect=202)
             await asyncio.sleep(0.3)
             async with session.get(f"{base_url}/_bench/phases?reset=1") as response:
@@ -271,6 +319,14 @@ def show_profile(phases: dict[str, Any]) -> None:
         h.progress(f"    {row['ms']:7.1f} ms  {row['calls']:6d} calls  {row['function']}")
 
 
+def postmaster(cluster: h.Cluster) -> int | None:
+    """The PostgreSQL server's pid (its backends are its children), from the data folder's postmaster.pid."""
+    try:
+        return int((cluster.data_dir / "postmaster.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     with h.postgres_cluster() as cluster:
         await h.migrate_cluster(cluster)
@@ -281,18 +337,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             await admin.close()
         async with h.redis_db(REDIS_DB) as redis:
             servers = {"cluster": cluster, "redis": redis, "pool_max": args.pool_max, "processes": args.processes}
-            # Beside FAA, as many servers that only answer 202: how much of each burst's figure is the machine's floor.
+            # Beside FAA, as many servers that only answer 202: the same exchange with nothing of FAA's in it.
             async with (
-                server_process(**servers, profile=False) as base_url,
-                server_process(**servers, profile=False, noop=True) as floor_url,
+                server_process(**servers, profile=False) as faa,
+                server_process(**servers, profile=False, noop=True) as noop,
             ):
-                result = await measure(base_url, floor_url, family, args.concurrency, args.rounds)
+                result = await measure(faa, noop, postmaster(cluster), family, args.concurrency, args.rounds)
             result["web_processes"] = args.processes
             result["web_db_pool_max"] = args.pool_max
             result["web_event_loop"] = "asyncio" if lifecycle.uvloop is None else "uvloop"
             if args.profile:
-                async with server_process(cluster, redis, profile=True, pool_max=args.pool_max) as base_url:
-                    result["profile"] = await profile(base_url, family, args.concurrency)
+                async with server_process(cluster, redis, profile=True, pool_max=args.pool_max) as server:
+                    result["profile"] = await profile(server, family, args.concurrency)
                 show_profile(result["profile"])
         admin = await asyncpg.connect(cluster.admin_dsn)
         try:
@@ -306,7 +362,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, default=200, help="requests released at once per burst")
-    parser.add_argument("--rounds", type=int, default=5, help="bursts measured (their samples are pooled)")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="rounds measured: one burst to FAA and one to the no-op servers each"
+    )
     parser.add_argument("--pool-max", type=int, default=10, help="the web process's DATABASE_POOL_MAX (default 10)")
     parser.add_argument(
         "--processes", type=int, default=2, help="WEB_PROCESSES of the measured server (default 2: one per core)"
@@ -320,8 +378,10 @@ def main() -> int:
     return h.run_benchmark(
         run(args),
         lambda r: (
-            f"ack p50 {r['ack_p50_ms']} ms, p99 {r['ack_p99_ms']} ms (target <= 25), "
-            f"{r['errors']} errors of {r['requests']}"
+            f"median round: ack p99 {r['ack_p99_ratio_to_noop']}x the no-op servers', web CPU per ack "
+            f"{r['ack_cpu_ratio_to_noop']}x theirs (all rounds: {r['web_cpu_us_per_ack']} against "
+            f"{r['noop_cpu_us_per_ack']} µs); "
+            f"p99 {r['ack_p99_ms']} against {r['noop_ack_p99_ms']} ms; {r['errors']} errors of {r['requests']}"
         ),
     )
 
