@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from engine import metrics
 from engine.deps import AttachmentFetcher, Deps, ReplySender
-from engine.errors import FAAError
+from engine.errors import ConfigurationError
 from engine.llm import OpenAILLM, openai_client
 from engine.ocr import RapidOCRReader
 from engine.prompts import PromptBook
@@ -21,10 +21,6 @@ from tools.infra.embeddings import EmbeddingCache, OpenAIEmbedder
 from tools.registry import default_registry
 from tools.storage.database import Database
 from tools.storage.inbox import InboxWriter
-
-
-class ConfigurationError(FAAError):
-    """A setting is missing or inconsistent; the message says which variable to set."""
 
 
 def _client(settings: Settings, base_url: str | None, key: SecretStr | None, timeout_s: float) -> openai.AsyncOpenAI:

@@ -10,23 +10,12 @@ from engine.domain import Attachment
 from engine.llm_types import LLM
 from engine.prompts import PromptBook
 from engine.settings import Settings
-from tools.errors import FAAError
 from tools.infra.clock import Clock, SystemClock
 from tools.infra.embeddings import Embedder
 from tools.registry import ToolRegistry
 from tools.storage.database import Database
 from tools.storage.inbox import InboxWriter
 from tools.storage.outbox import OutboxRow
-
-
-class DeliveryError(FAAError):
-    """A reply could not be delivered. `permanent` means retrying will not help (blocked bot, bad address)."""
-
-    def __init__(self, reason: str, *, permanent: bool = False, retry_after_s: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.permanent = permanent
-        self.retry_after_s = retry_after_s
 
 
 class ReplySender(Protocol):

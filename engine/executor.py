@@ -1,4 +1,10 @@
-"""Step 5's first half: run a tool plan — validated, journaled, independent steps concurrently."""
+"""Step 5's first half: run a tool plan — validated, journaled, independent steps concurrently.
+
+A step that fails for a reason the model can fix goes back to it (`fixable`); one that fails for a reason nobody can
+fix (a bug, data the database refuses) is reported as failed, and the reply says what could not be done. A transient
+failure (the database or the embedding endpoint stalled or dropped the connection) propagates, so the job runs again
+and the journal replays what already committed — except on the job's last try, where it too is a failed step.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ import structlog
 
 from engine import metrics
 from engine.analysis import PlannedCall
-from engine.errors import PlanningError, ToolError, ToolRetry, ToolTimeoutError
+from engine.errors import FAAError, PlanningError, ToolError, ToolRetry, ToolTimeoutError
 from engine.run import Run
 from tools.storage import journal
 
@@ -72,8 +78,14 @@ async def run_plan(run: Run, plan: list[PlannedCall]) -> list[StepResult]:
                 results[step.id] = StepResult(step.id, step.tool, False, error=f"skipped: {failed} failed")
             else:
                 runnable.append(step)
-        outcomes = await asyncio.gather(*(run_step(run, seqs[s.id], s.id, s.tool, s.args) for s in runnable))
-        results.update((r.id, r) for r in outcomes)
+        # Every step of the group finishes (none is left running behind a failure) before one's error propagates.
+        outcomes = await asyncio.gather(
+            *(run_step(run, seqs[s.id], s.id, s.tool, s.args) for s in runnable), return_exceptions=True
+        )
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+            results[outcome.id] = outcome
     return [results[step.id] for step in plan]
 
 
@@ -94,8 +106,12 @@ async def run_step(run: Run, seq: int, step_id: str, tool_name: str, raw_args: s
         result = await _execute(run, seq, tool_name, args)
     except ToolRetry as exc:
         outcome = StepResult(step_id, tool_name, False, error=exc.message, fixable=True, writes=tool.writes)
-    except ToolError as exc:
-        outcome = StepResult(step_id, tool_name, False, error=exc.reason, writes=tool.writes)
+    except FAAError as exc:
+        if exc.transient and not run.final_attempt:
+            log.warning("tool.call.interrupted", tool=tool_name, error=type(exc).__name__)
+            raise
+        reason = exc.reason if isinstance(exc, ToolError) else f"{type(exc).__name__}: {str(exc)[:200]}"
+        outcome = StepResult(step_id, tool_name, False, error=reason, writes=tool.writes)
     else:
         outcome = StepResult(step_id, tool_name, True, result=result, writes=tool.writes)
     return await _finish(run, outcome)
@@ -148,7 +164,7 @@ async def _execute(run: Run, seq: int, tool_name: str, args: Any) -> dict[str, A
         if entry is None or not entry.payload.get("ok"):
             raise ToolError(tool_name, "a concurrent run of this message failed this step") from exc
         return dict(entry.payload["result"])
-    except (asyncpg.PostgresError, OSError) as exc:
+    except asyncpg.PostgresError as exc:  # data the database refuses; what time can fix is a StorageError already
         raise ToolError(tool_name, type(exc).__name__) from exc
 
 

@@ -31,6 +31,7 @@ from engine.errors import LLMError
 from engine.llm_types import EventSink, LLMResponse, Message, StreamEvent, ToolCallRequest, Usage
 from engine.settings import LLMSettings
 from tools.errors import root_cause
+from tools.infra.api_errors import is_transient
 
 __all__ = ["OpenAILLM", "openai_client"]
 
@@ -288,13 +289,13 @@ def _from_completion(completion: object) -> LLMResponse:
     it (and hands back the text of an answer that is not JSON), so anything not shaped like a completion is a
     malformed response here."""
     if not isinstance(completion, ChatCompletion) or not isinstance(completion.choices, list):
-        raise LLMError("malformed response", retryable=True)
+        raise LLMError("malformed response", transient=True)
     if not completion.choices:
-        raise LLMError("response without choices", retryable=True)
+        raise LLMError("response without choices", transient=True)
     choice = completion.choices[0]
     message = choice.message if isinstance(choice, Choice) else None
     if not isinstance(message, ChatCompletionMessage) or not isinstance(message.content, str | None):
-        raise LLMError("malformed response", retryable=True)
+        raise LLMError("malformed response", transient=True)
     calls = tuple(
         _tool_call(call, index)
         for index, call in enumerate(message.tool_calls or ())
@@ -312,7 +313,7 @@ def _from_completion(completion: object) -> LLMResponse:
 def _tool_call(call: object, index: int) -> ToolCallRequest:
     function = call.function if isinstance(call, ChatCompletionMessageFunctionToolCall) else None
     if not isinstance(function, Function) or not isinstance(function.name, str):
-        raise LLMError("malformed tool call", retryable=True)
+        raise LLMError("malformed tool call", transient=True)
     arguments: object = function.arguments
     if not isinstance(arguments, str):  # some servers (Ollama) send the arguments as an object
         arguments = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
@@ -337,16 +338,14 @@ def _llm_error(exc: Exception) -> LLMError:
     cause = root_cause(exc)
     refused = isinstance(cause, OSError) and not isinstance(cause, TimeoutError)
     if isinstance(exc, openai.APITimeoutError) and not refused:  # before APIConnectionError, its base class
-        return LLMError("timeout", retryable=True)
+        return LLMError("timeout", transient=True)
     if isinstance(exc, openai.APIConnectionError):
-        return LLMError("connection error", retryable=True)
+        return LLMError("connection error", transient=True)
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
         code = f" ({exc.code})" if exc.code else ""
-        # 408 is the server's own timeout; other 4xx mean the request itself is wrong and will fail again.
-        return LLMError(f"HTTP {status}{code}", retryable=status in (408, 429) or status >= 500)
+        return LLMError(f"HTTP {exc.status_code}{code}", transient=is_transient(exc))
     if isinstance(exc, openai.APIError):  # an error event inside a stream
-        return LLMError("error event from the server", retryable=True)
+        return LLMError("error event from the server", transient=True)
     if isinstance(exc, ValueError):
-        return LLMError("malformed response", retryable=True)
-    return LLMError(type(exc).__name__, retryable=False)
+        return LLMError("malformed response", transient=True)
+    return LLMError(type(exc).__name__, transient=False)

@@ -18,7 +18,7 @@ from engine.context import (
 )
 from engine.deps import Deps
 from engine.domain import InboundMessage, Reply
-from engine.errors import AnalysisError, BudgetExceeded, FAAError, LLMError
+from engine.errors import AnalysisError, BudgetExceeded, FAAError
 from engine.llm_types import EventSink
 from engine.preprocess import preprocess
 from engine.prompts import PromptVersion, assign_variant
@@ -75,8 +75,9 @@ class Engine:
     ) -> Finished | None:
         """Run the steps for a claimed message and record its reply; `None` if another run recorded one first.
 
-        Retryable failures (the LLM endpoint is down, the database hiccuped) propagate so the job runs again —
-        the journal makes that cheap. On the final attempt the member gets a friendly reply instead.
+        A transient failure (the LLM endpoint is down, the database stalled) propagates so the job runs again — the
+        journal makes that cheap. Any other failure, and a transient one on the final attempt, gets the member a
+        friendly reply at once: retrying would meet the same model and the same data.
         """
         run = claimed.run
         run.stream_to(sink)
@@ -91,9 +92,8 @@ class Engine:
         except AnalysisError as exc:
             log.warning("step3.analysis.failed", reason=exc.reason[:200])
             reply = Reply(failure_text(run), "failed", stats={"error": f"analysis: {exc.reason[:300]}"})
-        except (LLMError, FAAError, OSError) as exc:
-            retryable = not isinstance(exc, LLMError) or exc.retryable
-            if retryable and not final_attempt:
+        except FAAError as exc:
+            if exc.transient and not final_attempt:
                 await run.emit("error", message=type(exc).__name__, retrying=True)
                 raise
             log.error("message.failed", error=type(exc).__name__)

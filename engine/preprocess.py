@@ -73,7 +73,7 @@ async def _extract(run: Run, attachment: Attachment) -> dict[str, Any]:
         else:
             raise AttachmentError(f"{attachment.mime or 'this kind of file'} cannot be read yet")
     except AttachmentError as exc:
-        if exc.retryable and not run.final_attempt:
+        if exc.transient and not run.final_attempt:
             raise  # the job runs again later; nothing is journaled for this attachment yet
         log.warning("step1.attachment.unreadable", kind=attachment.kind, mime=attachment.mime, reason=exc.reason)
         run.note("attachment.unreadable", kind=attachment.kind, reason=exc.reason)

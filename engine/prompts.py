@@ -11,14 +11,10 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, Field, ValidationError
 
-from engine.errors import FAAError
+from engine.errors import PromptError
 from tools.registry import ToolRegistry
 
 DEFAULT_PROMPTS = Path(__file__).with_name("prompts.yaml")
-
-
-class PromptError(FAAError):
-    """The prompts file is missing, malformed or refers to blocks it lacks."""
 
 
 class _VersionSpec(BaseModel):

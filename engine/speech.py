@@ -6,6 +6,7 @@ import openai
 
 from engine.errors import AttachmentError
 from tools.errors import root_cause
+from tools.infra.api_errors import is_transient
 
 
 class OpenAITranscriber:
@@ -17,9 +18,10 @@ class OpenAITranscriber:
         try:
             result = await self._client.audio.transcriptions.create(model=self._model, file=(name, audio, mime))
         except openai.APIStatusError as exc:
-            raise AttachmentError(f"speech-to-text answered {exc.status_code}") from exc
+            raise AttachmentError(f"speech-to-text answered {exc.status_code}", transient=is_transient(exc)) from exc
         except openai.APIError as exc:
-            raise AttachmentError(f"speech-to-text failed: {type(root_cause(exc)).__name__}") from exc
+            reason = f"speech-to-text failed: {type(root_cause(exc)).__name__}"
+            raise AttachmentError(reason, transient=is_transient(exc)) from exc
         return result.text.strip()
 
     async def close(self) -> None:

@@ -1,17 +1,33 @@
-"""The root of FAA's errors and the ones the tool layer raises.
+"""The root of FAA's errors and the ones the tool layer raises (tools, storage, embeddings, recurrences).
 
-The root lives here because `tools` is the innermost package: everything else may import it.
+The root lives here because `tools` is the innermost package: everything else may import it. Each layer keeps its
+own in one module: `engine.errors`, `bot.channels.errors`, `bot.web.errors`, `bot.ops.errors`.
 """
 
 from __future__ import annotations
 
 
 class FAAError(Exception):
-    """Root of every error FAA raises on purpose."""
+    """Root of every error FAA raises on purpose.
+
+    `transient` says whether time can fix it (a peer that is down or slow, a dropped connection): only a transient
+    error is retried. Any other is answered at once by whoever must act on it: the model (`ToolRetry`), the member
+    (a polite reply), the operator (a log line). A class that is always one or the other says so here; one whose
+    instances differ takes `transient` as an argument.
+    """
+
+    transient: bool = False
 
 
 class StorageError(FAAError):
-    """The database refused or failed an operation."""
+    """The database failed an operation or refused one. Transient when time can fix it: the connection was lost,
+    a statement timed out or was cancelled, the server is restarting or has no connection to spare."""
+
+    def __init__(self, reason: str, *, transient: bool = False, sqlstate: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient
+        self.sqlstate = sqlstate
 
 
 class ToolRetry(FAAError):
@@ -27,7 +43,8 @@ class ToolRetry(FAAError):
 
 
 class ToolError(FAAError):
-    """A tool failed for a reason the model cannot fix."""
+    """A tool failed for a reason neither the model nor time can fix (a bug, data the database refuses); the
+    reply says what could not be done."""
 
     def __init__(self, tool: str, reason: str) -> None:
         super().__init__(f"{tool} failed: {reason}")
@@ -36,13 +53,40 @@ class ToolError(FAAError):
 
 
 class ToolTimeoutError(ToolError):
+    """A tool outlived its time limit. A tool's own work is bounded (validated arguments, CPU work off the event
+    loop), so the time went waiting on a peer — the database or the embedding endpoint — and a later try can pass."""
+
+    transient = True
+
     def __init__(self, tool: str, seconds: float) -> None:
         super().__init__(tool, f"timed out after {seconds:g} s")
         self.seconds = seconds
 
 
 class EmbeddingError(FAAError):
-    """The embedding endpoint failed or answered with vectors of the wrong size."""
+    """The embedding endpoint failed or answered with vectors of the wrong size. Transient when the endpoint was
+    unreachable, slow, overloaded (429) or failing (5xx)."""
+
+    def __init__(self, reason: str, *, transient: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient
+
+
+class HouseholdError(FAAError):
+    """A household or member setting that cannot be used (a name, a timezone, a role); the message says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RecurrenceError(FAAError):
+    """An RRULE that cannot be used; the message says why, for the model."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def root_cause(exc: BaseException) -> BaseException:

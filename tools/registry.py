@@ -29,6 +29,7 @@ from tools.reminders import (
     set_quiet_hours,
     snooze_reminder,
 )
+from tools.storage.database import is_transient, transient_error
 from tools.undo import undo
 
 _FORBIDDEN_ARGS = frozenset({"household_id", "user_id"})
@@ -145,6 +146,8 @@ class ToolRegistry:
                 raise
             raise ToolRetry(name, exc.message) from exc  # e.g. raised by the filter compiler
         except asyncpg.PostgresError as exc:
+            if is_transient(exc):  # a statement cancelled or timed out, a lost connection: the job retries
+                raise transient_error(exc) from exc
             raise ToolError(name, f"database error {type(exc).__name__}") from exc
         if isinstance(result, BaseModel):
             dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)

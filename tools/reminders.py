@@ -14,8 +14,8 @@ from zoneinfo import ZoneInfo
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
 
 from tools.context import ToolContext
-from tools.errors import ToolRetry
-from tools.infra.recurrence import RecurrenceError, next_occurrence, parse_rule, resolve_wall_time, upcoming, wall_time
+from tools.errors import RecurrenceError, ToolRetry
+from tools.infra.recurrence import next_occurrence, parse_rule, resolve_wall_time, upcoming, wall_time
 from tools.storage import reminders as stored
 
 # A time the model resolved a moment ago may have slipped into the past while the message was processed.

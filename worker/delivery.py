@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import structlog
 
-from engine.deps import DeliveryError, Deps
+from engine.deps import Deps
+from engine.errors import DeliveryError
 from tools.infra.queue import DELIVER_OUTBOUND, outbox_job_id
 from tools.storage import outbox
 
@@ -32,10 +33,10 @@ async def deliver(deps: Deps, outbox_id: int, household_id: int) -> str:
         sender = deps.senders.get(row.channel)
         try:
             if sender is None:
-                raise DeliveryError(f"no sender for channel {row.channel!r}", permanent=True)
+                raise DeliveryError(f"no sender for channel {row.channel!r}", transient=False)
             await sender.send(row)
         except DeliveryError as exc:
-            final = exc.permanent or row.attempts + 1 >= max_attempts
+            final = not exc.transient or row.attempts + 1 >= max_attempts
             retry_in = None if final else (exc.retry_after_s or backoff(row.attempts + 1))
             await outbox.mark_attempt_failed(
                 conn, outbox_id, exc.reason, retry_in=None if retry_in is None else timedelta(seconds=retry_in)

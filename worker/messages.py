@@ -12,6 +12,7 @@ from arq import Retry
 
 from bot.channels.live import RedisEventSink
 from engine.deps import Deps
+from engine.errors import FAAError
 from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from engine.record import Finished
@@ -46,8 +47,8 @@ async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, j
 
 
 async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> Finished | None:
-    """The engine's run of the message. A failure raises `Retry` until the job's last try, which answers the
-    member with a friendly failure instead."""
+    """The engine's run of the message. A transient failure raises `Retry` (with backoff) until the job's last try;
+    any other failure, and a transient one on the last try, answers the member with a friendly failure at once."""
     final = job_try >= deps.settings.worker.max_tries
     sink: EventSink | None = None
     try:
@@ -59,10 +60,11 @@ async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: i
         async with _typing(deps, claimed.row):
             return await engine.answer(claimed, sink=sink, final_attempt=final)
     except Exception as exc:
-        if not final:
+        transient = isinstance(exc, FAAError) and exc.transient  # anything not FAA's own is a bug: not transient
+        if transient and not final:
             log.warning("message.retrying", error=type(exc).__name__, defer_s=delivery.backoff(job_try))
             raise Retry(defer=delivery.backoff(job_try)) from exc
-        log.error("message.failed", error=type(exc).__name__)
+        log.error("message.failed", error=type(exc).__name__, transient=transient)
         return await engine.fail(inbox_id, household_id, f"{type(exc).__name__}: {exc}", sink=sink)
 
 

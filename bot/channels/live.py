@@ -18,7 +18,10 @@ from typing import Any
 import structlog
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
+from bot.channels.errors import EventStreamError
+from engine.errors import DeliveryError
 from engine.llm_types import StreamEvent
 from tools.infra.queue import channel_name
 from tools.storage.outbox import OutboxRow
@@ -44,9 +47,13 @@ class LiveReplySender:
 
     async def send(self, row: OutboxRow) -> None:
         if row.inbox_id is None:
-            await self._redis.publish(channel_name(self._redis, "notify", row.user_id), json.dumps(notification(row)))
-            return
-        await self._redis.publish(channel_name(self._redis, "reply", row.inbox_id), json.dumps(reply_message(row)))
+            channel, message = channel_name(self._redis, "notify", row.user_id), notification(row)
+        else:
+            channel, message = channel_name(self._redis, "reply", row.inbox_id), reply_message(row)
+        try:
+            await self._redis.publish(channel, json.dumps(message))
+        except (RedisError, OSError) as exc:
+            raise DeliveryError(f"redis unreachable: {type(exc).__name__}", transient=True) from exc
 
 
 class RedisEventSink:
@@ -57,7 +64,10 @@ class RedisEventSink:
         self._channel = channel_name(redis, "events", inbox_id)
 
     async def __call__(self, event: StreamEvent) -> None:
-        await self._redis.publish(self._channel, json.dumps(asdict(event), default=str))
+        try:
+            await self._redis.publish(self._channel, json.dumps(asdict(event), default=str))
+        except (RedisError, OSError) as exc:
+            raise EventStreamError(type(exc).__name__) from exc
 
 
 class ReplyWaiter:

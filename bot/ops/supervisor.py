@@ -16,7 +16,7 @@ import structlog
 
 from bot.ops import lifecycle
 from bot.web.server import serve
-from engine.composition import ConfigurationError
+from engine.errors import ConfigurationError
 from engine.metrics import MULTIPROCESS_DIR
 from engine.observability import configure_logging
 from engine.settings import Settings

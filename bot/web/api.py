@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.channels import intake
 from bot.channels.live import ReplyWaiter, follow_events, notification, reply_message
 from bot.channels.web import CHANNEL
+from bot.web.errors import ApiError
 from bot.web.media import media_links
 from engine.deps import Deps
 from engine.domain import finished_status
@@ -46,14 +47,6 @@ class MessageIn(BaseModel):
         description="Your id for this message; sending it again never creates a second message.",
     )
     wait: bool = Field(default=True, description="Wait for the reply (up to the server's limit) instead of 202.")
-
-
-class ApiError(web.HTTPException):
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
-        self.status_code = status
-        super().__init__(
-            text=json.dumps({"error": {"code": code, "message": message, **extra}}), content_type="application/json"
-        )
 
 
 async def _principal(request: web.Request) -> Principal:

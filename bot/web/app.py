@@ -14,7 +14,8 @@ from aiohttp import web
 from bot.channels.live import ReplyWaiter
 from bot.channels.registry import enabled_channels
 from bot.web import api
-from bot.web.api import DEPS, TOKEN_LOOKUPS, TOKENS, TRACE_ID, WAITER, ApiError, MessageIn
+from bot.web.api import DEPS, TOKEN_LOOKUPS, TOKENS, TRACE_ID, WAITER, MessageIn
+from bot.web.errors import ApiError
 from bot.web.media import media_route
 from bot.web.metrics import metrics_handler
 from bot.web.openapi import document

@@ -13,7 +13,7 @@ import asyncpg
 import pytest
 
 from bot.ops.supervisor import serve_processes
-from engine.composition import ConfigurationError
+from engine.errors import ConfigurationError
 from engine.metrics import MULTIPROCESS_DIR
 from engine.settings import Settings
 from tests.e2e.test_metrics import Scrape

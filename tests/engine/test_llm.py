@@ -165,7 +165,7 @@ async def test_tool_call_arguments_sent_as_an_object_arrive_as_json(fake: FakeOp
         ({"choices": ["hello"]}, "malformed response"),
     ],
 )
-async def test_an_answer_not_shaped_like_a_completion_is_a_retryable_error(
+async def test_an_answer_not_shaped_like_a_completion_is_a_transient_error(
     fake: FakeOpenAI, llm: OpenAILLM, answer: Any, reason: str
 ) -> None:
     fake.script(lambda req: Scripted(raw=answer))
@@ -173,7 +173,7 @@ async def test_an_answer_not_shaped_like_a_completion_is_a_retryable_error(
     with pytest.raises(LLMError) as caught:
         await llm.complete(MESSAGES)
 
-    assert (caught.value.reason, caught.value.retryable) == (reason, True)
+    assert (caught.value.reason, caught.value.transient) == (reason, True)
 
 
 async def test_stream_emits_content_deltas_in_order(fake: FakeOpenAI, llm: OpenAILLM) -> None:
@@ -297,20 +297,20 @@ async def test_stream_fails_with_llm_error_when_the_fallback_fails_too(fake: Fak
     with pytest.raises(LLMError) as caught:
         await llm.stream(MESSAGES, emit=Events())
 
-    assert caught.value.retryable
+    assert caught.value.transient
     assert len(fake.requests) == 2
 
 
 @pytest.mark.parametrize(
-    ("status", "retryable"), [(500, True), (503, True), (429, True), (400, False), (401, False), (404, False)]
+    ("status", "transient"), [(500, True), (503, True), (429, True), (400, False), (401, False), (404, False)]
 )
-async def test_http_errors_map_to_llm_error(fake: FakeOpenAI, llm: OpenAILLM, status: int, retryable: bool) -> None:
+async def test_http_errors_map_to_llm_error(fake: FakeOpenAI, llm: OpenAILLM, status: int, transient: bool) -> None:
     fake.script(lambda req: Scripted(status=status))
 
     with pytest.raises(LLMError) as caught:
         await llm.complete(MESSAGES)
 
-    assert caught.value.retryable is retryable
+    assert caught.value.transient is transient
     assert caught.value.reason.startswith(f"HTTP {status}")
     assert len(fake.requests) == 1  # max_retries=0: the client itself did not retry
 
@@ -324,7 +324,7 @@ async def test_timeout_is_a_retryable_llm_error(fake: FakeOpenAI) -> None:
         await llm.complete(MESSAGES)
     await llm.close()
 
-    assert caught.value.reason == "timeout" and caught.value.retryable
+    assert caught.value.reason == "timeout" and caught.value.transient
 
 
 async def test_connection_refused_is_a_retryable_llm_error() -> None:
@@ -337,7 +337,7 @@ async def test_connection_refused_is_a_retryable_llm_error() -> None:
         await llm.complete(MESSAGES)
     await llm.close()
 
-    assert caught.value.reason == "connection error" and caught.value.retryable
+    assert caught.value.reason == "connection error" and caught.value.transient
 
 
 async def test_from_settings_sends_a_placeholder_key_without_one(fake: FakeOpenAI, llm: OpenAILLM) -> None:
@@ -387,7 +387,7 @@ async def test_fake_without_a_script_answers_500() -> None:
     finally:
         await llm.close()
         await server.stop()
-    assert caught.value.reason == "HTTP 500" and caught.value.retryable
+    assert caught.value.reason == "HTTP 500" and caught.value.transient
 
 
 async def test_fake_rejects_invalid_json(fake: FakeOpenAI) -> None:

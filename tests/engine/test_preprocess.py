@@ -98,7 +98,7 @@ class ChannelFiles:
         assert attachment.ref is not None
         self.fetched.append(attachment.ref)
         if attachment.ref == "flaky":
-            raise AttachmentError("the channel's server did not answer", retryable=True)
+            raise AttachmentError("the channel's server did not answer", transient=True)
         if attachment.ref not in self.files:
             raise AttachmentError("the file has expired on the channel's server")
         return self.files[attachment.ref]

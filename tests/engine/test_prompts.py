@@ -3,7 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.prompts import PromptBook, PromptError, assign_variant, tool_signatures
+from engine.errors import PromptError
+from engine.prompts import PromptBook, assign_variant, tool_signatures
 from tools.registry import default_registry
 
 

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 
 from bot.channels import intake
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from engine.settings import Settings
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import FakeOpenAI
@@ -83,7 +83,9 @@ async def _reply_row(system: System, family_name: str) -> tuple[int, int]:
 
 async def test_delivery_retries_then_sends_once(system: System) -> None:
     outbox_id, household_id = await _reply_row(system, "Flaky")
-    sender = FlakySender([DeliveryError("timeout"), DeliveryError("429", retry_after_s=1)])
+    sender = FlakySender(
+        [DeliveryError("timeout", transient=True), DeliveryError("429", transient=True, retry_after_s=1)]
+    )
     ctx = {"deps": dataclasses.replace(system.deps, senders={"flaky": sender})}
 
     results = [await deliver_outbound(ctx, outbox_id, household_id) for _ in range(4)]
@@ -96,7 +98,7 @@ async def test_delivery_retries_then_sends_once(system: System) -> None:
 
 async def test_permanent_delivery_failure_is_recorded_not_dropped(system: System) -> None:
     outbox_id, household_id = await _reply_row(system, "Blocked")
-    sender = FlakySender([DeliveryError("bot was blocked by the user", permanent=True)])
+    sender = FlakySender([DeliveryError("bot was blocked by the user", transient=False)])
     ctx = {"deps": dataclasses.replace(system.deps, senders={"flaky": sender})}
 
     assert await deliver_outbound(ctx, outbox_id, household_id) == "failed"

@@ -18,13 +18,11 @@ from zoneinfo import ZoneInfo
 
 from dateutil.rrule import MINUTELY, SECONDLY, rrule, rrulestr
 
+from tools.errors import RecurrenceError
+
 _MAX_SCAN = 100_000  # occurrences looked at before a rule is taken to have no more
 _MIN_MINUTELY_INTERVAL = 15
 _UNTIL_UTC = re.compile(r"UNTIL=(\d{8}T\d{6})Z", re.I)
-
-
-class RecurrenceError(ValueError):
-    """An RRULE that cannot be used; the message says why, for the model."""
 
 
 def resolve_wall_time(local: datetime, tz: ZoneInfo) -> datetime:

@@ -1,4 +1,8 @@
-"""The connection pool and the one way into the data: a transaction with the household set inside it."""
+"""The connection pool and the one way into the data: a transaction with the household set inside it.
+
+A failure that time can fix leaves a transaction as a transient `StorageError`; any other driver error (a
+constraint, data the database refuses, a privilege) stays the driver's, for the code that ran the query.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,37 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import asyncpg
 from pgvector.asyncpg import register_vector
 
+from tools.errors import StorageError
+
 Connection = asyncpg.Connection
+
+# What time can fix: the connection failed or was lost (08, and the socket's own errors), the server has no
+# connection, memory or disk to spare (53), a statement was cancelled or timed out, or the server is shutting down
+# or starting (57), a serialization failure or deadlock (40), a lock or an idle transaction timed out, a timeout
+# of the driver's own.
+_TRANSIENT = (
+    asyncpg.PostgresConnectionError,
+    asyncpg.InsufficientResourcesError,
+    asyncpg.OperatorInterventionError,
+    asyncpg.TransactionRollbackError,
+    asyncpg.LockNotAvailableError,
+    asyncpg.IdleInTransactionSessionTimeoutError,
+    OSError,
+    TimeoutError,
+)
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a driver error is one a later try can get past."""
+    return isinstance(exc, _TRANSIENT)
+
+
+def transient_error(exc: BaseException) -> StorageError:
+    """A transient driver error as FAA's own. Its message names the failure, never the data (these errors quote
+    no row)."""
+    return StorageError(
+        f"{type(exc).__name__}: {str(exc)[:200]}", transient=True, sqlstate=getattr(exc, "sqlstate", None)
+    )
 
 
 async def _init_connection(conn: asyncpg.Connection) -> None:
@@ -68,14 +102,20 @@ class Database:
         settings += f"set_config('app.user_id', '{'' if user_id is None else int(user_id)}', true)"
         if not durable:
             settings += ", set_config('synchronous_commit', 'off', true)"
-        async with self.pool.acquire() as conn, _transaction(conn, f"BEGIN; SELECT {settings}"):
-            yield conn
+        try:
+            async with self.pool.acquire() as conn, _transaction(conn, f"BEGIN; SELECT {settings}"):
+                yield conn
+        except _TRANSIENT as exc:
+            raise transient_error(exc) from exc
 
     @asynccontextmanager
     async def unscoped(self) -> AsyncIterator[Connection]:
         """A transaction with no household: it sees no household rows, only the narrow SECURITY DEFINER doors."""
-        async with self.pool.acquire() as conn, _transaction(conn, "BEGIN"):
-            yield conn
+        try:
+            async with self.pool.acquire() as conn, _transaction(conn, "BEGIN"):
+                yield conn
+        except _TRANSIENT as exc:
+            raise transient_error(exc) from exc
 
 
 @asynccontextmanager
@@ -87,9 +127,10 @@ async def _transaction(conn: Connection, begin: str) -> AsyncIterator[None]:
     try:
         yield
     except BaseException:
-        if not conn.is_closed() and conn.is_in_transaction():
-            # A failed rollback must not hide why we got here; the pool rolls back or drops the connection.
-            with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+        # A failed rollback must not hide why we got here; the pool rolls back or drops the connection. A connection
+        # the server dropped is detached from its pool proxy, which then refuses even `is_closed()`.
+        with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+            if not conn.is_closed() and conn.is_in_transaction():
                 await conn.execute("ROLLBACK")
         raise
     await conn.execute("COMMIT")

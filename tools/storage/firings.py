@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from tools.infra.recurrence import RecurrenceError, next_occurrence, parse_rule, quiet_until, wall_time
+from tools.errors import RecurrenceError
+from tools.infra.recurrence import next_occurrence, parse_rule, quiet_until, wall_time
 from tools.storage import outbox
 from tools.storage.database import Connection
 from tools.storage.identities import delivery_address

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import asyncpg
 
-from tools.errors import FAAError
+from tools.errors import HouseholdError
 from tools.storage.database import Connection
 
 ROLES = ("owner", "adult", "child")
@@ -22,10 +22,6 @@ class Member:
     timezone: str
     locale: str
     role: str
-
-
-class HouseholdError(FAAError):
-    """An administrative request that cannot be done as asked (unknown timezone, duplicate member…)."""
 
 
 @dataclass(frozen=True)

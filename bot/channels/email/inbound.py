@@ -21,8 +21,9 @@ from bot.channels.email import CHANNEL
 from bot.channels.email.parsing import ParsedEmail, parse
 from bot.channels.email.sender import SmtpRelay, compose
 from bot.channels.gate import Incoming, Received, Verdict, receive
-from engine.deps import DeliveryError, Deps
+from engine.deps import Deps
 from engine.domain import Attachment
+from engine.errors import DeliveryError
 from tools.storage import identities, media
 from tools.storage.households import Principal
 

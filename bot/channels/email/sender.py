@@ -19,7 +19,7 @@ import structlog
 from bot.channels import numbered
 from bot.channels.media import LoadMedia
 from engine.channel_settings import EmailSettings
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from tools.storage import inbox
 from tools.storage.database import Database
 from tools.storage.outbox import OutboxRow
@@ -111,14 +111,16 @@ class SmtpRelay:
                 timeout=s.relay_timeout_s,
             )
         except aiosmtplib.SMTPAuthenticationError as exc:
-            raise DeliveryError(f"relay refused our login: {exc.code}", retry_after_s=_AUTH_RETRY_S) from exc
+            raise DeliveryError(
+                f"relay refused our login: {exc.code}", transient=True, retry_after_s=_AUTH_RETRY_S
+            ) from exc
         except aiosmtplib.SMTPRecipientsRefused as exc:
             codes = [refused.code for refused in exc.recipients]
-            raise DeliveryError(f"recipient refused: {codes}", permanent=all(c >= 500 for c in codes)) from exc
+            raise DeliveryError(f"recipient refused: {codes}", transient=any(c < 500 for c in codes)) from exc
         except aiosmtplib.SMTPResponseException as exc:
-            raise DeliveryError(f"relay answered {exc.code}", permanent=exc.code >= 500) from exc
+            raise DeliveryError(f"relay answered {exc.code}", transient=exc.code < 500) from exc
         except (aiosmtplib.SMTPException, OSError) as exc:
-            raise DeliveryError(f"relay unreachable: {type(exc).__name__}") from exc
+            raise DeliveryError(f"relay unreachable: {type(exc).__name__}", transient=True) from exc
 
 
 class EmailSender:

@@ -6,14 +6,10 @@ from aiogram import Bot
 from aiogram.client.session.aiohttp import AiohttpSession
 from aiogram.client.telegram import TelegramAPIServer
 
+from bot.channels.errors import TelegramConfigError
 from engine.channel_settings import TelegramSettings
-from engine.errors import FAAError
 
 ALLOWED_UPDATES = ("message", "callback_query")  # everything else is never sent to us
-
-
-class TelegramConfigError(FAAError):
-    """A Telegram setting is missing; the message names the variable."""
 
 
 def make_bot(settings: TelegramSettings) -> Bot:

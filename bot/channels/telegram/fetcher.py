@@ -8,18 +8,10 @@ import aiohttp
 from aiogram import Bot
 from aiogram.exceptions import TelegramAPIError
 
+from bot.channels.errors import TelegramFetchError
 from engine.domain import Attachment
-from engine.errors import AttachmentError
 
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's own limit for getFile
-
-
-class TelegramFetchError(AttachmentError):
-    """An attachment could not be downloaded; `permanent` when retrying cannot help (too big, gone)."""
-
-    def __init__(self, reason: str, *, permanent: bool = False) -> None:
-        super().__init__(reason, retryable=not permanent)
-        self.permanent = permanent
 
 
 class TelegramFetcher:
@@ -30,19 +22,19 @@ class TelegramFetcher:
 
     async def fetch(self, attachment: Attachment) -> bytes:
         if not attachment.ref:
-            raise TelegramFetchError("the attachment has no Telegram file_id", permanent=True)
+            raise TelegramFetchError("the attachment has no Telegram file_id")
         try:
             file = await self._bot.get_file(attachment.ref)
             if file.file_size is not None and file.file_size > MAX_DOWNLOAD_BYTES:
-                raise TelegramFetchError(f"the file is larger than {MAX_DOWNLOAD_BYTES} bytes", permanent=True)
+                raise TelegramFetchError(f"the file is larger than {MAX_DOWNLOAD_BYTES} bytes")
             if not file.file_path:
-                raise TelegramFetchError("Telegram gave no path for the file", permanent=True)
+                raise TelegramFetchError("Telegram gave no path for the file")
             buffer = io.BytesIO()
             await self._bot.download_file(file.file_path, destination=buffer)
         except TelegramAPIError as exc:
-            raise TelegramFetchError(f"telegram: {type(exc).__name__}: {exc.message}") from exc
+            raise TelegramFetchError(f"telegram: {type(exc).__name__}: {exc.message}", transient=True) from exc
         except aiohttp.ClientResponseError as exc:
-            raise TelegramFetchError(f"telegram file download: HTTP {exc.status}", permanent=exc.status == 404) from exc
+            raise TelegramFetchError(f"telegram file download: HTTP {exc.status}", transient=exc.status != 404) from exc
         except (aiohttp.ClientError, TimeoutError) as exc:
-            raise TelegramFetchError(f"telegram file download: {type(exc).__name__}") from exc
+            raise TelegramFetchError(f"telegram file download: {type(exc).__name__}", transient=True) from exc
         return buffer.getvalue()

@@ -24,7 +24,7 @@ from bot.channels.media import LoadMedia
 from bot.channels.telegram.drafts import DraftSink
 from bot.channels.telegram.formatting import ButtonAnswer, Recipient, split_text, to_html
 from engine.channel_settings import TelegramSettings
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from engine.llm_types import EventSink
 from tools.storage.outbox import OutboxRow
 
@@ -50,7 +50,7 @@ class TelegramSender:
         try:
             to = Recipient.decode(row.recipient)
         except ValueError:
-            raise DeliveryError(f"not a Telegram chat: {row.recipient!r}", permanent=True) from None
+            raise DeliveryError(f"not a Telegram chat: {row.recipient!r}", transient=False) from None
         pieces = split_text(row.text)
         keyboard = _keyboard(row.payload)
         steps: list[Callable[[], Awaitable[None]]] = [
@@ -135,11 +135,13 @@ def _keyboard(payload: Mapping[str, Any]) -> InlineKeyboardMarkup | None:
 
 def _delivery_error(exc: TelegramAPIError) -> DeliveryError:
     if isinstance(exc, TelegramRetryAfter):
-        return DeliveryError(f"telegram flood control: retry after {exc.retry_after}s", retry_after_s=exc.retry_after)
+        return DeliveryError(
+            f"telegram flood control: retry after {exc.retry_after}s", transient=True, retry_after_s=exc.retry_after
+        )
     if isinstance(exc, TelegramForbiddenError):
-        return DeliveryError(f"telegram refused: {exc.message}", permanent=True)  # blocked, kicked, deactivated
+        return DeliveryError(f"telegram refused: {exc.message}", transient=False)  # blocked, kicked, deactivated
     if isinstance(exc, TelegramMigrateToChat):
-        return DeliveryError(f"the group moved to chat {exc.migrate_to_chat_id}", permanent=True)
+        return DeliveryError(f"the group moved to chat {exc.migrate_to_chat_id}", transient=False)
     if isinstance(exc, TelegramBadRequest | TelegramNotFound):
-        return DeliveryError(f"telegram rejected the message: {exc.message}", permanent=True)  # chat not found…
-    return DeliveryError(f"telegram unreachable: {type(exc).__name__}: {exc.message}")  # network, 5xx: retry
+        return DeliveryError(f"telegram rejected the message: {exc.message}", transient=False)  # chat not found…
+    return DeliveryError(f"telegram unreachable: {type(exc).__name__}: {exc.message}", transient=True)  # network, 5xx

@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
 from bot.channels import numbered
+from bot.channels.errors import GatewayError, MalformedMessage
 from bot.channels.gate import Incoming, receive
 from bot.channels.pseudonyms import pseudonym
 from bot.channels.threema import CHANNEL, crypto, messages
-from bot.channels.threema.errors import GatewayError, MalformedMessage
 from bot.channels.threema.fetcher import ref_for
 from bot.channels.threema.gateway import GatewayClient
 from bot.channels.threema.sender import send_text
@@ -93,7 +93,7 @@ class ThreemaCallback:
         try:
             public_key = await self._client.public_key(form.sender)
         except GatewayError as exc:
-            if exc.permanent:
+            if not exc.transient:
                 raise web.HTTPBadRequest(text="unknown sender") from None
             log.warning("threema.pubkey.unavailable", error=exc.reason)
             raise web.HTTPServiceUnavailable(text="sender's key unavailable, try again") from None

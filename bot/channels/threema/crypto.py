@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import libnacl
 
-from bot.channels.threema.errors import MalformedMessage
+from bot.channels.errors import MalformedMessage
 
 NONCE_BYTES = libnacl.crypto_box_NONCEBYTES  # 24
 KEY_BYTES = libnacl.crypto_box_PUBLICKEYBYTES  # 32

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.channels.errors import GatewayError, MalformedMessage
 from bot.channels.threema import crypto
-from bot.channels.threema.errors import GatewayError, MalformedMessage
 from bot.channels.threema.gateway import GatewayClient
 from bot.channels.threema.messages import File, Image
 from engine.domain import Attachment
@@ -50,11 +50,11 @@ class ThreemaFetcher:
         self._client = client
 
     async def fetch(self, attachment: Attachment) -> bytes:
-        """The decrypted bytes; an `AttachmentError` (retryable when the Gateway may answer later) otherwise."""
+        """The decrypted bytes; an `AttachmentError` (transient when the Gateway may answer later) otherwise."""
         try:
             return await self._fetch(attachment)
         except GatewayError as exc:
-            raise AttachmentError(f"Threema blob: {exc.reason}", retryable=not exc.permanent) from exc
+            raise AttachmentError(f"Threema blob: {exc.reason}", transient=exc.transient) from exc
         except MalformedMessage as exc:
             raise AttachmentError(f"Threema blob: {exc.reason}") from exc
 

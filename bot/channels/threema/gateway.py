@@ -10,8 +10,8 @@ import aiohttp
 import structlog
 from redis.exceptions import RedisError
 
+from bot.channels.errors import GatewayError
 from bot.channels.threema.crypto import KEY_BYTES, public_key_of
-from bot.channels.threema.errors import GatewayError
 from engine.channel_settings import ThreemaSettings
 
 log = structlog.get_logger()

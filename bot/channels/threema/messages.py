@@ -8,8 +8,8 @@ import re
 import struct
 from dataclasses import dataclass
 
+from bot.channels.errors import MalformedMessage
 from bot.channels.threema.crypto import KEY_BYTES, NONCE_BYTES
-from bot.channels.threema.errors import MalformedMessage
 
 BLOB_ID_BYTES = 16
 _IMAGE = struct.Struct(f"<{BLOB_ID_BYTES}sI{NONCE_BYTES}s")  # blob id, size, nonce

@@ -7,11 +7,11 @@ import mimetypes
 import re
 
 from bot.channels import numbered
+from bot.channels.errors import GatewayError
 from bot.channels.media import LoadMedia
 from bot.channels.threema import crypto, messages
-from bot.channels.threema.errors import GatewayError
 from bot.channels.threema.gateway import GatewayClient
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from tools.storage.outbox import OutboxRow
 
 MAX_TEXT_BYTES = 3500  # the Gateway's limit for one text message
@@ -27,7 +27,7 @@ class ThreemaSender:
 
     async def send(self, row: OutboxRow) -> None:
         if _THREEMA_ID.fullmatch(row.recipient) is None:
-            raise DeliveryError(f"not a Threema ID: {row.recipient!r}", permanent=True)
+            raise DeliveryError(f"not a Threema ID: {row.recipient!r}", transient=False)
         try:
             public_key = await self._client.public_key(row.recipient)
             text = numbered.render(row.text, row.payload.get("options") or [])
@@ -37,7 +37,7 @@ class ThreemaSender:
                 mime, data = await self._load_media(row.household_id, int(media_id))
                 await self._send_file(row.recipient, public_key, data, mime, int(media_id))
         except GatewayError as exc:
-            raise DeliveryError(exc.reason, permanent=exc.permanent, retry_after_s=exc.retry_after_s) from exc
+            raise DeliveryError(exc.reason, transient=exc.transient, retry_after_s=exc.retry_after_s) from exc
 
     async def _send_file(self, to: str, public_key: bytes, data: bytes, mime: str, media_id: int) -> None:
         key, blob = crypto.seal_file(data)

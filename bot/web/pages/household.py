@@ -14,9 +14,9 @@ from bot.web.pages.i18n import LANGUAGES
 from bot.web.pages.onboarding import timezones
 from bot.web.pages.render import VIEWER, html, redirect
 from bot.web.pages.security import DEPS
+from tools.errors import HouseholdError
 from tools.storage import digests, households, identities
 from tools.storage.database import Connection
-from tools.storage.households import HouseholdError
 from tools.storage.web_sessions import SessionMember
 
 _LOCALES = {code for code, _ in LANGUAGES}

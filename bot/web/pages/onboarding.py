@@ -11,8 +11,8 @@ from aiohttp import web
 from bot.web.pages.i18n import LANGUAGES
 from bot.web.pages.render import VIEWER, html, redirect, texts
 from bot.web.pages.security import DEPS, SESSION_TOKEN, clear_session, set_session
+from tools.errors import HouseholdError
 from tools.storage import web_sessions
-from tools.storage.households import HouseholdError
 
 _LOCALES = {code for code, _ in LANGUAGES}
 

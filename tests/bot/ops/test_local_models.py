@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.ops.errors import LocalModelError
 from bot.ops.local_models import (
-    LocalModelError,
     ModelSpec,
     assemble_model,
     ensure_runtime,

@@ -15,11 +15,11 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from bot.ops.errors import LocalModelError
 from bot.ops.leases import Lease, alive
 from bot.ops.local_models import CHAT_MODEL, RUNTIME_REQUIREMENTS
 from bot.ops.local_servers import (
     ChildServer,
-    LocalModelError,
     ServerCommand,
     llama_command,
     local_endpoints,

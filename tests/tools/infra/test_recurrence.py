@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from tools.errors import RecurrenceError
 from tools.infra.recurrence import (
-    RecurrenceError,
     is_wall_time_real,
     parse_rule,
     quiet_until,

@@ -9,6 +9,7 @@ import asyncpg
 import pytest
 
 from tests.tools import make_family
+from tools.errors import StorageError
 from tools.storage.database import Database
 
 
@@ -64,3 +65,40 @@ async def test_an_error_or_a_cancellation_rolls_back(
     for _ in range(db.pool.get_size()):
         async with db.household(family.household_id) as conn:
             assert await conn.fetchval("SELECT count(*) FROM memories") == 0
+
+
+async def test_a_statement_timeout_leaves_as_a_transient_storage_error(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    with pytest.raises(StorageError) as caught:
+        async with db.household(family.household_id) as conn:
+            await conn.execute("SET LOCAL statement_timeout = '50ms'")
+            await conn.execute("SELECT pg_sleep(5)")
+    assert caught.value.transient and caught.value.sqlstate == "57014"
+    assert isinstance(caught.value.__cause__, asyncpg.QueryCanceledError)
+
+
+async def test_a_dropped_connection_leaves_as_a_transient_storage_error_and_the_pool_recovers(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    with pytest.raises(StorageError) as caught:
+        async with db.household(family.household_id, family.id("Anna")) as conn:
+            await _add_note(conn, family.household_id, family.id("Anna"))
+            pid = await conn.fetchval("SELECT pg_backend_pid()")
+            assert await admin_conn.fetchval("SELECT pg_terminate_backend($1)", pid)
+            await conn.fetchval("SELECT 1")
+    assert caught.value.transient
+    assert await _note_count(admin_conn, family.household_id) == 0
+    for _ in range(db.pool.get_size()):
+        async with db.household(family.household_id) as conn:
+            assert await conn.fetchval("SELECT 1") == 1
+
+
+async def test_what_time_cannot_fix_stays_the_drivers(db: Database, admin_conn: asyncpg.Connection) -> None:
+    """Data the database refuses is a fact about the query, for the code that ran it to handle."""
+    family = await make_family(admin_conn, "Anna")
+    with pytest.raises(asyncpg.DivisionByZeroError):
+        async with db.household(family.household_id) as conn:
+            await conn.fetchval("SELECT 1 / $1::int", 0)

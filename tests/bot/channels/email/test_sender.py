@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from bot.channels.email.sender import EmailSender, references, reply_subject
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from tests.bot.channels.email.conftest import SmtpPeer, _free_port, email_settings
 from tests.fakes.outbox_rows import outbox_row
 from tools.storage.outbox import OutboxRow
@@ -69,14 +69,14 @@ async def test_relay_refusals_are_permanent_for_5xx_and_retryable_for_4xx(
     smtp_peer.answer = answer
     with pytest.raises(DeliveryError) as caught:
         await sender(smtp_peer).send(row())
-    assert caught.value.permanent is permanent
+    assert caught.value.transient is not permanent
     assert smtp_peer.messages == []
 
 
 async def test_an_unreachable_relay_is_retryable(smtp_peer: SmtpPeer) -> None:
     with pytest.raises(DeliveryError) as caught:
         await sender(smtp_peer, relay_port=_free_port()).send(row())
-    assert not caught.value.permanent
+    assert caught.value.transient
 
 
 @pytest.mark.parametrize(

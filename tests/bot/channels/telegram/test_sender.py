@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 from aiogram import Bot
 
+from bot.channels.errors import TelegramFetchError
 from bot.channels.telegram.drafts import DraftSink
-from bot.channels.telegram.fetcher import TelegramFetcher, TelegramFetchError
+from bot.channels.telegram.fetcher import TelegramFetcher
 from bot.channels.telegram.formatting import MESSAGE_LIMIT, ButtonAnswer, split_text, to_html
 from bot.channels.telegram.sender import TelegramSender
-from engine.deps import DeliveryError
 from engine.domain import Attachment
+from engine.errors import DeliveryError
 from engine.llm_types import StreamEvent
 from tests.bot.channels.telegram.conftest import telegram_settings
 from tests.fakes.outbox_rows import outbox_row
@@ -104,21 +105,21 @@ async def test_flood_control_refusals_and_outages_become_delivery_errors(
     fake_telegram.fail("sendMessage", 429, "Too Many Requests: retry after 17", retry_after=17)
     with pytest.raises(DeliveryError) as flood:
         await sender.send(row("hi"))
-    assert flood.value.retry_after_s == 17 and not flood.value.permanent
+    assert flood.value.retry_after_s == 17 and flood.value.transient
 
     fake_telegram.fail("sendMessage", 403, "Forbidden: bot was blocked by the user")
     with pytest.raises(DeliveryError) as blocked:
         await sender.send(row("hi"))
-    assert blocked.value.permanent and "blocked" in blocked.value.reason
+    assert not blocked.value.transient and "blocked" in blocked.value.reason
 
     fake_telegram.fail("sendMessage", 502, "Bad Gateway")
     with pytest.raises(DeliveryError) as outage:
         await sender.send(row("hi"))
-    assert not outage.value.permanent and outage.value.retry_after_s is None
+    assert outage.value.transient and outage.value.retry_after_s is None
 
     with pytest.raises(DeliveryError) as nonsense:
         await sender.send(row("hi", recipient="someone@example.org"))
-    assert nonsense.value.permanent
+    assert not nonsense.value.transient
 
 
 async def test_a_retry_does_not_repeat_what_was_already_delivered(
@@ -183,8 +184,8 @@ async def test_attachments_are_downloaded_by_file_id(bot: Bot, fake_telegram: Fa
     assert [c.method for c in fake_telegram.calls] == ["getFile"]
     with pytest.raises(TelegramFetchError) as gone:
         await fetcher.fetch(Attachment(kind="image", ref="AgAC-unknown"))
-    assert gone.value.permanent
+    assert not gone.value.transient
     fake_telegram.fail("getFile", 502, "Bad Gateway")
     with pytest.raises(TelegramFetchError) as outage:
         await fetcher.fetch(Attachment(kind="image", ref="AgACAgQ-large-1"))
-    assert not outage.value.permanent
+    assert outage.value.transient

@@ -19,7 +19,7 @@ from tests.conftest import PostgresInfo
 from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family, make_settings
-from tools.storage.households import HouseholdError
+from tools.errors import HouseholdError
 from tools.storage.outbox import OutboxRow
 from worker.main import background_worker
 

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
+from bot.channels.errors import MalformedMessage
 from bot.channels.threema import crypto, messages
-from bot.channels.threema.errors import MalformedMessage
 from tests.bot.channels.threema.conftest import GATEWAY_ID, PRIVATE_KEY
 from tests.bot.channels.threema.gateway_fake import FakeGateway, Peer
 

@@ -11,7 +11,7 @@ import pytest
 from bot.channels.threema.gateway import GatewayClient
 from bot.channels.threema.sender import MAX_TEXT_BYTES, ThreemaSender, chunks
 from engine.channel_settings import ThreemaSettings
-from engine.deps import DeliveryError
+from engine.errors import DeliveryError
 from tests.bot.channels.threema.conftest import GATEWAY_ID
 from tests.bot.channels.threema.gateway_fake import FakeGateway, Peer
 from tests.fakes.outbox_rows import outbox_row
@@ -130,7 +130,7 @@ async def test_gateway_errors_become_delivery_errors(
     gateway.fail_next[route] = [status]
     with pytest.raises(DeliveryError) as raised:
         await sender.send(row(anna.identity, "hi", media_ids=[1]))
-    assert raised.value.permanent is permanent and raised.value.retry_after_s == retry_after
+    assert raised.value.transient is not permanent and raised.value.retry_after_s == retry_after
     assert str(status) in raised.value.reason
 
 
@@ -142,13 +142,13 @@ async def test_an_unreachable_gateway_is_retryable(threema_settings: ThreemaSett
             await ThreemaSender(client, _no_media).send(row("ANNA1234", "hi"))
     finally:
         await client.close()
-    assert raised.value.permanent is False and "unreachable" in raised.value.reason
+    assert raised.value.transient is True and "unreachable" in raised.value.reason
 
 
 async def test_a_recipient_that_is_no_threema_id_fails_for_good(sender: ThreemaSender, gateway: FakeGateway) -> None:
     with pytest.raises(DeliveryError) as raised:
         await sender.send(row("anna@example.com", "hi"))
-    assert raised.value.permanent and gateway.requests == []
+    assert not raised.value.transient and gateway.requests == []
 
 
 async def _no_media(household_id: int, media_id: int) -> tuple[str, bytes]:

@@ -1,0 +1,13 @@
+"""The errors of the process operations: the command line, the supervisor, the local model servers."""
+
+from __future__ import annotations
+
+from tools.errors import FAAError
+
+
+class LocalModelError(FAAError):
+    """The local model or its runtime could not be prepared or started; the message says what failed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
