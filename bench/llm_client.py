@@ -88,7 +88,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         "chat_typed_httpx_us": lambda: typed.chat.completions.create(**BODY),
         "chat_faa_us": lambda: faa.chat.completions.create(**BODY),
         "embed_typed_httpx_us": lambda: typed.embeddings.create(**EMBED_BODY),
-        "embed_faa_us": lambda: faa.post("/embeddings", body=EMBED_BODY, cast_to=object),
+        "embed_faa_us": lambda: faa.embeddings.create(**EMBED_BODY),
     }
     rounds: dict[str, list[float]] = {name: [] for name in ways}
     try:

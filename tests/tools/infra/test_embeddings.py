@@ -127,20 +127,23 @@ async def test_prefixes_for_e5_models(fake_openai: FakeOpenAI, client: openai.As
 async def test_wrong_dimension_is_an_embedding_error(fake_openai: FakeOpenAI, client: openai.AsyncOpenAI) -> None:
     cache = EmbeddingCache()
     embedder = OpenAIEmbedder(client, "big-model", 128, cache)
-    with pytest.raises(EmbeddingError, match=r"\[64\]-dimensional vectors but the schema stores 128"):
+    with pytest.raises(EmbeddingError, match=r"\[64\]-dimensional vectors but the schema stores 128") as caught:
         await embedder.embed(["hello"], "query")
     assert len(cache) == 0  # nothing wrong is cached
+    assert not caught.value.transient  # a configuration to fix, not a moment to wait
 
 
-async def test_api_failures_are_embedding_errors(fake_openai: FakeOpenAI) -> None:
+async def test_api_failures_are_embedding_errors_transient_when_time_can_fix_them(fake_openai: FakeOpenAI) -> None:
     wrong_path = fake_openai.base_url.removesuffix("/v1") + "/nowhere"
-    async with openai.AsyncOpenAI(api_key="k", base_url=wrong_path, max_retries=0) as client:
-        with pytest.raises(EmbeddingError, match="failed"):
+    async with openai_client(wrong_path, None, timeout_s=5.0, max_retries=0) as client:
+        with pytest.raises(EmbeddingError, match="failed") as not_found:
             await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["hello"], "query")
+    assert not not_found.value.transient  # a 404 stays one
     await fake_openai.stop()
-    async with openai.AsyncOpenAI(api_key="k", base_url=fake_openai.base_url, max_retries=0) as client:
-        with pytest.raises(EmbeddingError, match="failed"):
+    async with openai_client(fake_openai.base_url, None, timeout_s=5.0, max_retries=0) as client:
+        with pytest.raises(EmbeddingError, match="failed") as refused:
             await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["hello"], "query")
+    assert refused.value.transient  # the server may be back soon
 
 
 async def test_input_type_tells_the_server_the_kind_instead_of_a_prefix(
@@ -159,17 +162,26 @@ def test_prefixes_and_input_type_exclude_each_other(client: openai.AsyncOpenAI) 
         OpenAIEmbedder(client, "e5", DIM, EmbeddingCache(), prefixes=True, input_type=True)
 
 
-async def test_vectors_come_back_in_index_order_and_base64_is_read(
-    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
-) -> None:
+async def test_vectors_come_back_in_index_order(fake_openai: FakeOpenAI, client: openai.AsyncOpenAI) -> None:
     a, b = fake_embedding("a", DIM), fake_embedding("b", DIM)
-    b64 = base64.b64encode(array.array("f", b).tobytes()).decode()  # a server that ignores encoding_format
-    fake_openai.embedding_answer = {"data": [{"index": 1, "embedding": b64}, {"index": 0, "embedding": a}]}
+    fake_openai.embedding_answer = {"data": [{"index": 1, "embedding": b}, {"index": 0, "embedding": a}]}
 
     vectors = await OpenAIEmbedder(client, "m", DIM, EmbeddingCache()).embed(["a", "b"], "passage")
 
-    assert vectors[0] == pytest.approx(a) and vectors[1] == pytest.approx(b, rel=1e-6)
+    assert vectors == [pytest.approx(a), pytest.approx(b)]
     assert fake_openai.embedding_bodies[0]["encoding_format"] == "float"
+
+
+async def test_dimensions_are_asked_for_only_when_the_endpoint_can_shorten_vectors(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
+    await OpenAIEmbedder(client, "text-embedding-3-small", DIM, EmbeddingCache(), send_dimensions=True).embed(
+        ["a"], "query"
+    )
+    await OpenAIEmbedder(client, "e5-small", DIM, EmbeddingCache()).embed(["a"], "query")
+
+    assert [body.get("dimensions") for body in fake_openai.embedding_bodies] == [DIM, None]
+    assert ["input_type" in body for body in fake_openai.embedding_bodies] == [False, False]
 
 
 @pytest.mark.parametrize(
@@ -180,6 +192,10 @@ async def test_vectors_come_back_in_index_order_and_base64_is_read(
         ({"data": [{"index": 0, "embedding": {"x": 1}}]}, "not a list of numbers"),
         ({"data": [{"index": 0, "embedding": ["one", "two"]}]}, "not a list of numbers"),
         ({"data": [{"index": 0}]}, "not a list of numbers"),
+        (
+            {"data": [{"index": 0, "embedding": base64.b64encode(array.array("f", [0.5] * DIM).tobytes()).decode()}]},
+            "not a list of numbers",
+        ),  # base64 where floats were asked for
         ({"data": []}, "returned 0 embeddings for 1 texts"),
     ],
 )
@@ -188,6 +204,7 @@ async def test_an_answer_without_vectors_is_an_embedding_error(
 ) -> None:
     fake_openai.embedding_answer = answer
     cache = EmbeddingCache()
-    with pytest.raises(EmbeddingError, match=problem):
+    with pytest.raises(EmbeddingError, match=problem) as caught:
         await OpenAIEmbedder(client, "m", DIM, cache).embed(["hello"], "query")
     assert len(cache) == 0
+    assert caught.value.transient  # what a restarting server or a proxy in its way would answer

@@ -79,15 +79,19 @@ async def test_a_statement_timeout_leaves_as_a_transient_storage_error(
     assert isinstance(caught.value.__cause__, asyncpg.QueryCanceledError)
 
 
+@pytest.mark.parametrize("pause_s", [0, 0.001, 0.1])
 async def test_a_dropped_connection_leaves_as_a_transient_storage_error_and_the_pool_recovers(
-    db: Database, admin_conn: asyncpg.Connection
+    db: Database, admin_conn: asyncpg.Connection, pause_s: float
 ) -> None:
+    """The server drops the connection between two statements; the next one fails however far the client got in
+    noticing (its error differs with the pause)."""
     family = await make_family(admin_conn, "Anna")
     with pytest.raises(StorageError) as caught:
         async with db.household(family.household_id, family.id("Anna")) as conn:
             await _add_note(conn, family.household_id, family.id("Anna"))
             pid = await conn.fetchval("SELECT pg_backend_pid()")
             assert await admin_conn.fetchval("SELECT pg_terminate_backend($1)", pid)
+            await asyncio.sleep(pause_s)
             await conn.fetchval("SELECT 1")
     assert caught.value.transient
     assert await _note_count(admin_conn, family.household_id) == 0
