@@ -20,6 +20,7 @@ from engine import metrics
 from engine.analysis import PlannedCall
 from engine.errors import FAAError, PlanningError, ToolError, ToolRetry, ToolTimeoutError
 from engine.run import Run
+from tools.infra.embeddings import EmbeddingKind
 from tools.storage import journal
 
 log = structlog.get_logger()
@@ -120,7 +121,7 @@ async def run_step(run: Run, seq: int, step_id: str, tool_name: str, raw_args: s
 # Tools embed `content` as a passage (store, update) and `query` as a query (search). Embedding before the
 # transaction opens keeps a pooled connection from waiting on the embedding endpoint; the tool then finds the
 # vector in the message's cache.
-_EMBEDDED_FIELDS = (("content", "passage"), ("query", "query"))
+_EMBEDDED_FIELDS: tuple[tuple[str, EmbeddingKind], ...] = (("content", "passage"), ("query", "query"))
 
 
 async def _embed_ahead(run: Run, args: Any) -> None:

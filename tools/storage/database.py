@@ -11,14 +11,17 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TypeAlias
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import asyncpg
+from asyncpg.pool import PoolConnectionProxy
 from pgvector.asyncpg import register_vector
 
 from tools.errors import StorageError
 
-Connection = asyncpg.Connection
+# A connection of its own (the command line's, the tests') or one the pool lends: the proxy has the same methods.
+Connection: TypeAlias = asyncpg.Connection | PoolConnectionProxy
 
 # What time can fix: the connection failed or was lost (08, and the socket's own errors), the server has no
 # connection, memory or disk to spare (53), a statement was cancelled or timed out, or the server is shutting down
@@ -150,6 +153,15 @@ def _lost(conn: Connection) -> bool:
         return conn.is_closed()
     except asyncpg.InterfaceError:
         return True
+
+
+async def fetch_one(conn: Connection, query: str, *args: object) -> asyncpg.Record:
+    """The row of a statement that returns exactly one: an INSERT … RETURNING, an UPDATE of a row the transaction
+    holds locked."""
+    row = await conn.fetchrow(query, *args)
+    if row is None:
+        raise StorageError("a statement that returns one row returned none")
+    return row
 
 
 async def scope(conn: Connection, household_id: int) -> None:

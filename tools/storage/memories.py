@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import asyncpg
 
-from tools.storage.database import Connection
+from tools.storage.database import Connection, fetch_one
 
 Order = Literal["relevance", "newest", "oldest", "amount_desc"]
 Condition = Callable[[list[Any]], str]  # appends its parameters to the list and returns its SQL
@@ -51,7 +51,8 @@ async def insert(
     source_inbox_id: int | None,
 ) -> asyncpg.Record:
     """The new row, with its author's name."""
-    return await conn.fetchrow(
+    return await fetch_one(
+        conn,
         f"""WITH m AS (
                 INSERT INTO memories (household_id, author_id, content, ai_understanding, embedding, amount,
                                       currency, occurred_at, visibility, source_inbox_id)
@@ -133,7 +134,8 @@ async def update(
     visibility: str,
 ) -> asyncpg.Record:
     """The row as now stored; `embedding=None` keeps the old vector."""
-    return await conn.fetchrow(
+    return await fetch_one(
+        conn,
         f"""WITH m AS (
                 UPDATE memories SET content = $3, ai_understanding = $4, embedding = coalesce($5::vector, embedding),
                        amount = $6, currency = $7, occurred_at = $8, visibility = $9, updated_at = now()

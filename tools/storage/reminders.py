@@ -10,7 +10,7 @@ from typing import Any
 
 import asyncpg
 
-from tools.storage.database import Connection
+from tools.storage.database import Connection, fetch_one
 
 _COLUMNS = (
     "r.id, r.text, r.status, r.next_fire_at, r.timezone, r.rrule, r.recipient_ids, r.for_household, r.created_by, "
@@ -38,7 +38,8 @@ async def insert(
     for_household: bool,
     source_inbox_id: int | None,
 ) -> asyncpg.Record:
-    return await conn.fetchrow(
+    return await fetch_one(
+        conn,
         f"""WITH r AS (
                 INSERT INTO reminders (household_id, created_by, recipient_ids, text, timezone, rrule, next_fire_at,
                                        occurrence_at, dtstart_local, for_household, source_inbox_id,
@@ -93,7 +94,8 @@ async def update(
     occurrence_at: Any,
     changed_by_inbox_id: int | None,
 ) -> asyncpg.Record:
-    return await conn.fetchrow(
+    return await fetch_one(
+        conn,
         f"""WITH r AS (
                 UPDATE reminders SET status = $3, next_fire_at = $4, occurrence_at = $5, changed_by_inbox_id = $6,
                        updated_at = now()
@@ -110,10 +112,11 @@ async def update(
 
 async def last_sent_occurrence(conn: Connection, reminder_id: int) -> datetime | None:
     """The occurrence the reminder's latest firing stood for."""
-    return await conn.fetchval(
+    occurrence: datetime | None = await conn.fetchval(
         "SELECT occurrence_at FROM reminder_firings WHERE reminder_id = $1 ORDER BY fire_at DESC LIMIT 1",
         reminder_id,
     )
+    return occurrence
 
 
 async def acknowledge_firings(conn: Connection, household_id: int, reminder_id: int, at: datetime) -> None:
