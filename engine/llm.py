@@ -27,7 +27,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaTool
 from openai.types.chat.chat_completion_message_function_tool_call import Function
 from pydantic import SecretStr
 
-from engine.errors import LLMError
+from engine.errors import FAAError, LLMError
 from engine.llm_types import EventSink, LLMResponse, Message, StreamEvent, ToolCallRequest, Usage
 from engine.settings import LLMSettings
 from tools.errors import root_cause
@@ -208,8 +208,11 @@ class OpenAILLM:
         )
 
 
-class _StreamFailed(Exception):
-    """The stream broke or ended unfinished; the argument is the short reason."""
+class _StreamFailed(FAAError):
+    """The stream broke or ended unfinished; the argument is the short reason. Caught here: the plain call is
+    tried at once."""
+
+    transient = True
 
 
 @dataclass

@@ -21,7 +21,9 @@ class UndoArgs(BaseModel):
 
 
 class UndoResult(BaseModel):
-    undid_message: int | None = Field(None, description="the message whose changes were undone; null: nothing to undo")
+    undid_message: int | None = Field(
+        default=None, description="the message whose changes were undone; null: nothing to undo"
+    )
     undone: list[str] = Field(default_factory=list, description="what was taken back, one line per change")
 
 

@@ -27,9 +27,9 @@ from bot.ops.local_models import (
     print_progress,
 )
 from bot.ops.shared_servers import ChildServer, ServerCommand
-from engine.errors import LLMError
+from engine.errors import LLMError, PromptError
 from engine.llm import OpenAILLM
-from engine.prompts import PromptBook, PromptError
+from engine.prompts import PromptBook
 from engine.settings import LocalSettings, Settings
 from tools.registry import default_registry
 
