@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from engine.grounding.language import language_of
 from engine.grounding.moments import find_minutes, find_moments
-from engine.grounding.money import Money, find_money
+from engine.grounding.money import Money, find_currencies, find_money
 from engine.grounding.periods import find_period
 from engine.grounding.repeats import find_repeat
 
@@ -48,6 +48,7 @@ class Grounding:
     moments: tuple[Moment, ...] = ()
     repeats: tuple[Repeat, ...] = ()
     minutes: tuple[int, ...] = ()  # durations ("30 minutes", "2 hours"), for snoozing
+    currencies: tuple[str, ...] = ()  # currencies named, with or without an amount
     period: str | None = None  # a named period ("this_month"), for questions
     people: tuple[str, ...] = ()  # household members named in the message
     numbers: tuple[Decimal, ...] = field(default=())  # every number written, money or not
@@ -70,6 +71,7 @@ class Grounding:
                 for r in data.get("repeats", ())
             ),
             minutes=tuple(data.get("minutes", ())),
+            currencies=tuple(data.get("currencies", ())),
             period=data.get("period"),
             people=tuple(data.get("people", ())),
             numbers=tuple(Decimal(n) for n in data.get("numbers", ())),
@@ -114,6 +116,7 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
         moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time) for n, m in enumerate(moments, 1)),
         repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first),),
         minutes=tuple(find_minutes(text)),
+        currencies=tuple(find_currencies(text)),
         period=find_period(text),
         people=tuple(name for name in members if _names(text, name)),
         numbers=tuple(_numbers(text)),

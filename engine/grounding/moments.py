@@ -88,6 +88,13 @@ _REWRITES = tuple(
         (r"\bletzte woche\b", "vor 7 tagen"),
     )
 )
+# Rules that fix the day from words ctparse matches exactly (today, tomorrow, dates written in digits).
+_DAY_RULES = frozenset({
+    "ruleToday", "ruleTomorrow", "ruleAfterTomorrow", "ruleYesterday", "ruleBeforeYesterday", "ruleDDMM", "ruleMMDD",
+    "ruleDDMMYYYY", "ruleYYYYMMDD", "ruleDOMMonth", "ruleDOMMonth2", "ruleMonthDOM",
+})  # fmt: skip
+_PART_OF_DAY = {"morning": 8, "forenoon": 10, "noon": 12, "afternoon": 15, "evening": 19, "night": 21}
+_CLOCK_WRITTEN = re.compile(r"\d:\d\d|\d\s*[ap]m\b|\buhr\b", re.IGNORECASE)
 _CLOCK_ONLY_RULES = frozenset({"ruleHHMM", "ruleHHMMmilitary", "ruleAbsorbOnTime"})
 _ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
 # Durations: a number (or "half") and a unit, for snoozing.
@@ -171,10 +178,17 @@ def _english_german(text: str, now: datetime) -> list[Found]:
         return _duration(resolution, lowered, now, written)
     if isinstance(resolution, Interval):
         resolution = resolution.t_from or resolution.t_to
+    if isinstance(resolution, Time) and resolution.hour is not None and not resolution.day:
+        resolution = Time(
+            year=wall.year, month=wall.month, day=wall.day, hour=resolution.hour, minute=resolution.minute
+        )
     if not isinstance(resolution, Time) or not (resolution.year and resolution.month and resolution.day):
         return []  # a bare year or month is no moment worth grounding
     has_time = resolution.hour is not None
-    at = datetime(resolution.year, resolution.month, resolution.day, resolution.hour or 9, resolution.minute or 0)
+    part = _PART_OF_DAY.get(str(resolution.POD or "")) if not has_time else None
+    hour = resolution.hour if has_time else (part if part is not None else 9)
+    has_time = has_time or part is not None  # "Friday evening": 19:00
+    at = datetime(resolution.year, resolution.month, resolution.day, hour, resolution.minute or 0)
     if _LAST.search(lowered) and at > wall:
         at -= timedelta(days=7)  # ctparse resolves "last Friday" forward
     if _TODAY.search(lowered):
@@ -186,6 +200,21 @@ def _english_german(text: str, now: datetime) -> list[Found]:
     return [Found(at, has_time, written)]
 
 
+def _day_evidence(rules: frozenset[str], text: str) -> bool:
+    """Whether the day comes from words read exactly: today/tomorrow…, a date in digits, a real day or month name."""
+    named = ("ruleNamedDOW" in rules and _NAMED_DAY.search(text)) or (
+        "ruleNamedMonth" in rules and _NAMED_MONTH.search(text)
+    )
+    return bool(rules & _DAY_RULES or named)
+
+
+def _end_of_period(resolution: Any) -> bool:
+    if not isinstance(resolution, Time) or not (resolution.month and resolution.day):
+        return False
+    day = datetime(resolution.year or 2000, resolution.month, resolution.day)
+    return (day + timedelta(days=1)).day == 1
+
+
 def _next_on_the_clock(at: datetime, wall: datetime) -> datetime:
     """A time of day without a day is the next time the clock shows it."""
     today = at.replace(year=wall.year, month=wall.month, day=wall.day)
@@ -193,16 +222,26 @@ def _next_on_the_clock(at: datetime, wall: datetime) -> datetime:
 
 
 def _ctparse(text: str, wall: datetime) -> tuple[Any, frozenset[str]] | None:
-    """ctparse's reading and the rules it used, unless it read a bare number as a date."""
+    """ctparse's reading and the rules it used, unless it read a bare number as a date or a word that only looks
+    like a day or month name ("salary" as Saturday, "money" as Monday) decided the date."""
     parsed = ctparse.ctparse(text, ts=wall, timeout=0.5)
     if parsed is None:
         return None
     rules = frozenset(part for part in parsed.production if isinstance(part, str))
-    if rules <= _BARE_NUMBER_RULES:
-        return None  # "took 2 pills", "room 305"
-    if any(rule in rules and not words.search(text) for rule, words in _RULE_WORDS.items()):
-        return None  # "salary" read as Saturday, "money" as Monday
-    return parsed.resolution, rules
+    written = text[parsed.resolution.mstart : parsed.resolution.mend] or text  # no span: the whole text
+    if rules <= _BARE_NUMBER_RULES and not _CLOCK_WRITTEN.search(written):
+        return None  # "took 2 pills", "room 305"; but "till 3:00pm" is a time
+    unverified = {rule for rule, words in _RULE_WORDS.items() if rule in rules and not words.search(text)}
+    if not unverified:
+        return parsed.resolution, rules
+    resolution = parsed.resolution
+    if _day_evidence(rules, text) or (isinstance(resolution, Time) and _end_of_period(resolution)):
+        # Other words fixed the day ("heute um 18 Uhr, die …"): the look-alike did not decide it. A date at the end
+        # of a year or month with no "end of" in the text is the look-alike's.
+        return None if _end_of_period(resolution) else (resolution, rules - unverified)
+    if "ruleHHMM" in rules and isinstance(resolution, Time) and resolution.hour is not None:
+        return Time(hour=resolution.hour, minute=resolution.minute or 0), frozenset({"ruleHHMM"})  # the clock alone
+    return None
 
 
 def _duration(resolution: Duration, text: str, now: datetime, written: str) -> list[Found]:

@@ -12,9 +12,13 @@ import re
 import unicodedata
 import warnings
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal, InvalidOperation
 
 import cn2an
+from babel import Locale, UnknownLocaleError
+from babel.core import get_global
+from babel.numbers import get_territory_currencies
 
 # Written forms of currencies, longest first where one is a prefix of another. ¥ is the yuan here: families writing
 # in yen are rare and can write JPY.
@@ -113,6 +117,16 @@ def find_money(text: str) -> list[Money]:
     return found
 
 
+def find_currencies(text: str) -> list[str]:
+    """The currencies a text names, with or without amounts ("it was dollars, not euros"), in order, each once."""
+    found: list[str] = []
+    for match in re.finditer(_CURRENCY, unicodedata.normalize("NFKC", text), re.IGNORECASE):
+        code = _CODES[match.group(0).lower()]
+        if code not in found:
+            found.append(code)
+    return found
+
+
 def _bare_amount(text: str, match: re.Match[str]) -> bool:
     """A number without a currency counts as money when nothing around it says what else it is."""
     after = text[match.end() :]
@@ -155,3 +169,18 @@ def _with_arabic_numerals(text: str) -> str:
 
     text = _CN_NUMERAL.sub(convert, text)
     return _CN_JIAO.sub(lambda m: str(cn2an.cn2an(m.group(1), "smart")), text)
+
+
+def home_currency(locale: str, timezone: str, today: date) -> str | None:
+    """The currency of where the member lives: their timezone's country ("Europe/Berlin" is Germany's), else their
+    locale's ("de-DE"); None when neither says (UTC and a bare "en")."""
+    territory = get_global("zone_territories").get(timezone)
+    if not territory:
+        try:
+            territory = Locale.parse(locale.replace("-", "_")).territory
+        except (ValueError, UnknownLocaleError):
+            territory = None
+    if not territory:
+        return None
+    currencies = get_territory_currencies(territory, today)
+    return str(currencies[0]) if currencies else None

@@ -4,7 +4,6 @@ ago, rows with the amounts it names, rows like its words — and offers them wit
 
 from __future__ import annotations
 
-from datetime import timedelta
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -19,7 +18,6 @@ from engine.routes.route import Ask, Reroute, Said, Situation, pick
 from tools.memories import recall
 from tools.storage import memories as stored
 
-_RECENT = timedelta(hours=2)
 _MAX_ROWS = 6
 
 
@@ -28,16 +26,14 @@ def _choice(value: Any, info: ValidationInfo) -> Any:
 
 
 async def candidate_rows(situation: Situation) -> list[dict[str, Any]]:
-    """The memories the message may point at, likeliest first: those the member stored in the last two hours, those
-    with an amount the message names, then those nearest to its words."""
+    """The memories the message may point at, likeliest first: those with an amount it names, those the member's
+    last messages stored, then those nearest to its words."""
     run = situation.run
     message = run.message
     numbers = [str(n) for n in situation.grounding.numbers]
+    rows: list[dict[str, Any]] = []
     async with run.transaction() as conn:
-        since = run.deps.clock.now() - _RECENT
-        recent_ids = await stored.recent_ids(conn, message.household_id, message.user_id, since)
         ctx = run.tool_context(conn)
-        rows = [m.model_dump(mode="json", exclude_none=True) for m in await recall(ctx, recent_ids[:3])]
         if numbers:
             registry = run.deps.registry
             args = registry.validate(
@@ -45,6 +41,9 @@ async def candidate_rows(situation: Situation) -> list[dict[str, Any]]:
             )
             found = await registry.run(ctx, "search", args)
             rows += found.get("memories", [])
+        last = await stored.last_stored_ids(conn, message.household_id, message.user_id, message.inbox_id)
+        situation.recent = last
+        rows += [m.model_dump(mode="json", exclude_none=True) for m in await recall(ctx, last[:3])]
     rows += await search_rows(situation, situation.text, limit=_MAX_ROWS)
     unique: dict[int, dict[str, Any]] = {}
     for row in rows:
@@ -75,18 +74,20 @@ class UpdateRoute:
         situation.choices["memory_id"] = [int(row["memory_id"]) for row in situation.rows]
         situation.choices["amount"] = [str(n) for n in situation.grounding.numbers]
         situation.choices["time"] = [m.key for m in situation.grounding.moments]
+        situation.decided = _plain_correction(situation)
         return None
 
-    def answer_model(self, situation: Situation) -> type[BaseModel]:
-        return UpdateAnswer
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None if situation.decided is not None else UpdateAnswer
 
     def prompt(self, situation: Situation) -> str:
         numbers = ", ".join(situation.choices["amount"]) or "-"
-        times = situation.grounding.describe() if situation.grounding.moments else ""
-        found = f"\n{times}" if times else ""
-        return f"Entries: {notes_text(situation.rows)}\nNumbers: {numbers}{found} | Message: {situation.text}"
+        moments = situation.grounding.moments
+        times = " | times: " + "; ".join(f"{m.key}={m.at:%a %Y-%m-%d} ({m.text})" for m in moments) if moments else ""
+        return f"Entries: {notes_text(situation.rows)}\nNumbers: {numbers}{times} | Message: {situation.text}"
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        answer = answer or situation.decided
         assert isinstance(answer, UpdateAnswer)
         row = next(r for r in situation.rows if int(r["memory_id"]) == answer.memory_id)
         args: dict[str, Any] = {"memory_id": answer.memory_id}
@@ -96,13 +97,16 @@ class UpdateRoute:
             money = next((m for m in situation.grounding.money if str(m.amount) == amount and m.currency), None)
             if money is not None and money.currency != row.get("currency"):
                 args["currency"] = money.currency
+        named = [code for code in situation.grounding.currencies if code != row.get("currency")]
+        if "currency" not in args and row.get("currency") and len(named) == 1:
+            args["currency"] = named[0]  # "it was dollars, not euros"
         if answer.category and answer.category != row.get("category"):
             args["category"] = answer.category
         if answer.time:
             moment = next(m for m in situation.grounding.moments if m.key == answer.time)
             args["occurred_at"] = moment.at.isoformat(timespec="minutes") if moment.has_time else str(moment.at.date())
-        if answer.content and answer.content != row.get("content"):
-            args["content"] = answer.content
+        if answer.content and answer.content != row.get("content") and len(args) == 1:
+            args["content"] = answer.content  # only when nothing more exact changes: a rewrite loses the original
         if len(args) == 1:
             return Ask(say("ask_what", situation.language))
         return [PlannedCall(id="s1", tool="update_memory_fields", args=args)]
@@ -111,6 +115,26 @@ class UpdateRoute:
         if not results or not results[0].ok or not results[0].result:
             return ""
         return say("updated", situation.language, what=quote(results[0].result))
+
+
+def _plain_correction(situation: Situation) -> UpdateAnswer | None:
+    """A correction of an amount the engine can settle alone: one stored row has one of the numbers the message
+    names and one other number is named ("24.80, not 42.80"), or the member's last message stored one amount and
+    this one names one new number ("不对，是54块")."""
+    numbers = list(situation.grounding.numbers)
+    matching = [row for row in situation.rows if _amount(row) in numbers]
+    if len(matching) == 1:
+        others = [n for n in numbers if n != _amount(matching[0])]
+        if len(others) == 1:
+            return UpdateAnswer(memory_id=int(matching[0]["memory_id"]), amount=str(others[0]))
+    recent = [row for row in situation.rows if int(row["memory_id"]) in situation.recent[:1] and _amount(row)]
+    if not matching and len(recent) == 1 and len(numbers) == 1:
+        return UpdateAnswer(memory_id=int(recent[0]["memory_id"]), amount=str(numbers[0]))
+    return None
+
+
+def _amount(row: dict[str, Any]) -> Decimal | None:
+    return Decimal(str(row["amount"])) if row.get("amount") is not None else None
 
 
 def _new_amount(chosen: str | None, row: dict[str, Any], numbers: list[str]) -> str | None:

@@ -16,7 +16,36 @@ from engine.routes.route import Ask, Situation, pick
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
 
-_INCOME = re.compile(r"\bearn|\bincome|\bsalary|\breceived|收入|工资|奖金|进账|\beinnahm|\bgehalt|\bverdient", re.I)
+_INCOME = re.compile(
+    r"\bearn|\bincome|\bsalary|\breceived|\bcame in\b|\bgot paid\b|收入|工资|奖金|进账|\beinnahm|\bgehalt|\bverdient"
+    r"|\bbekommen\b",
+    re.I,
+)
+# What the question asks for, where its words say it plainly; otherwise the model reads it.
+_MOST_ON = re.compile(
+    r"\bspen[dt]? (?:the )?most\b|\bmost (?:money )?(?:on|for)\b|\bwhere did (?:the|our) money go\b|\bbreakdown\b"
+    r"|花(?:得|的)?最多|最多的是|哪.{0,4}最多|\bam meisten\b|\bwofür\b",
+    re.I,
+)
+_OPS_BY_CUE = (
+    (
+        "max",
+        re.compile(
+            r"\bbiggest\b|\blargest\b|\bmost expensive\b|\bhighest\b|最大|最贵|最高|\bteuerste|\bgrößte|\bhöchste", re.I
+        ),
+    ),
+    (
+        "min",
+        re.compile(r"\bsmallest\b|\bcheapest\b|\blowest\b|最小|最便宜|最低|\bbilligste|\bkleinste|\bniedrigste", re.I),
+    ),
+    ("avg", re.compile(r"\baverage\b|\bavg\b|\bmean\b|平均|\bdurchschnitt", re.I)),
+    (
+        "count",
+        re.compile(
+            r"\bhow many\b|\bhow often\b|\bnumber of\b|几次|多少次|几笔|多少笔|\bwie oft\b|\bwie viele\b|\banzahl", re.I
+        ),
+    ),
+)
 _SPAN = {
     "en": {
         "today": "today",
@@ -72,10 +101,10 @@ def _choice(value: Any, info: ValidationInfo) -> Any:
 class SumAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Literal["sum", "count", "avg", "max", "min"]
+    op: Annotated[Literal["sum", "count", "avg", "max", "min"], AfterValidator(_choice)]
     categories: Annotated[list[str], AfterValidator(_choice)] = Field(default_factory=list, max_length=6)
     whose: Annotated[str, AfterValidator(_choice)] = "household"
-    group_by: Literal["none", "category", "month", "merchant", "author"] = "none"
+    group_by: Annotated[Literal["none", "category", "month", "merchant", "author"], AfterValidator(_choice)] = "none"
     period: Annotated[str | None, AfterValidator(_choice)] = None
 
 
@@ -84,10 +113,15 @@ class SumRoute:
 
     async def prepare(self, situation: Situation) -> Ask | None:
         run = situation.run
+        kind = "income" if _INCOME.search(situation.text) else "expense"
         async with run.transaction() as conn:
-            categories = await stored.categories(conn, run.message.household_id)
+            categories = await stored.categories(conn, run.message.household_id, kind=kind)
             merchants = await stored.merchants(conn, run.message.household_id)
         situation.choices["categories"] = categories
+        if _MOST_ON.search(situation.text):
+            situation.choices["op"], situation.choices["group_by"] = ["sum"], ["category"]
+        elif op := next((op for op, cue in _OPS_BY_CUE if cue.search(situation.text)), None):
+            situation.choices["op"] = [op]
         situation.choices["whose"] = ["household", *(m.name for m in run.members), "other"]
         situation.choices["period"] = ["all", *PERIODS]
         lowered = situation.text.lower()
@@ -107,6 +141,8 @@ class SumRoute:
         assert isinstance(answer, SumAnswer)
         if answer.whose == "other":
             return []
+        if "group_by" in situation.choices:  # a breakdown was asked for, whatever categories the model named
+            answer.categories = []
         conditions: list[dict[str, Any]] = [
             {"field": "kind", "op": "eq", "value": "income" if _INCOME.search(situation.text) else "expense"}
         ]
@@ -119,11 +155,12 @@ class SumRoute:
             conditions.append({"field": "author", "op": "eq", "value": answer.whose})
         if situation.choices.get("merchant"):
             conditions.append({"field": "merchant", "op": "eq", "value": situation.choices["merchant"][0]})
-        args: dict[str, Any] = {
-            "op": answer.op,
-            "filter": {"all": conditions},
-            "group_by": answer.group_by,
-        }
+        if answer.op in ("max", "min") and answer.group_by == "none":
+            # The biggest expense is a memory, not only a number: find it, so the reply can say what it was.
+            order = "amount_desc" if answer.op == "max" else "amount_asc"
+            found: dict[str, Any] = {"filter": {"all": conditions}, "order": order, "limit": 1}
+            return [PlannedCall(id="s1", tool="search", args=found)]
+        args: dict[str, Any] = {"op": answer.op, "filter": {"all": conditions}, "group_by": answer.group_by}
         if answer.op != "count":
             args["field"] = "amount"
         return [PlannedCall(id="s1", tool="aggregate", args=args)]
@@ -141,6 +178,12 @@ class SumRoute:
             return ""
         period = situation.grounding.period or answer.period
         span = _SPAN.get(language, _SPAN["en"]).get(period or "", "")
+        if results[0].tool == "search":
+            found = results[0].result.get("memories", [])
+            if not found:
+                return say("no_records", language, span=f" {span}" if language != "zh" else span)
+            label = _OPS[answer.op].get(language, _OPS[answer.op]["en"])
+            return f"{label} {span}: {quote(found[0])}".replace("  ", " ")
         return describe_aggregate(results[0].result, answer, language, span)
 
 

@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.grounding import Money
+from engine.grounding.money import home_currency
 from engine.routes.phrases import say
 from engine.routes.route import Ask, Situation
 from tools.storage import memories as stored
@@ -67,6 +68,9 @@ class ExpenseRoute:
             run = situation.run
             async with run.transaction() as conn:
                 usual = await stored.usual_currency(conn, run.message.household_id)
+            me = next((m for m in run.members if m.id == run.message.user_id), None)
+            if usual is None and me is not None:
+                usual = home_currency(me.locale, run.timezone, run.deps.clock.now().date())
             if usual is None:
                 first = next(m for m in money if m.currency is None)
                 return Ask(say("ask_currency", situation.language, amount=first.amount), ("EUR", "USD", "GBP", "CNY"))

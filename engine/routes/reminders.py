@@ -15,8 +15,10 @@ from engine.routes.phrases import say, when_text
 from engine.routes.route import Ask, Said, Situation, pick
 from engine.routes.router import CANCEL, DONE, SNOOZE
 
+# "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
-    r"\b(?:everyone|everybody|all of us|the whole family|the family|us all)\b|大家|全家|所有人|\balle\b|\bjeden\b",
+    r"\b(?:everyone|everybody|all of us|the whole family|the family|us all)\b|大家|全家|所有人|\balle(?:n| zusammen)\b"
+    r"|\b(?:uns|euch) alle\b|\bdie ganze familie\b|\bjeden von uns\b",
     re.I,
 )
 _SNOOZE_MINUTES = 10
@@ -97,7 +99,11 @@ def recipient(situation: Situation) -> str:
         if member.id == me:
             continue
         name = re.escape(member.name)
-        if re.search(rf"(?:remind|提醒|erinnere?|tell)\s*(?:@)?{name}\b|{name}\s*(?:needs to be reminded)", text, re.I):
+        # Not \b after the name: "提醒Ben带伞" has no word boundary between "Ben" and "带".
+        after = r"(?![A-Za-z0-9])"
+        if re.search(
+            rf"(?:remind|提醒|erinnere?|tell)\s*@?{name}{after}|{name}{after}\s*needs to be reminded", text, re.I
+        ):
             return member.name
     if _HOUSEHOLD.search(text):
         return "household"

@@ -50,6 +50,8 @@ class Situation:
     history: History
     rows: list[dict[str, Any]] = field(default_factory=list)  # memories or reminders the message may point at
     choices: dict[str, list[Any]] = field(default_factory=dict)  # what the model may pick, by answer field
+    recent: list[int] = field(default_factory=list)  # memories the member's last messages stored, newest first
+    decided: BaseModel | None = None  # an answer the engine settled without the model
 
     @property
     def language(self) -> str:

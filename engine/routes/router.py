@@ -49,7 +49,9 @@ UNDO = _cues(
     r"撤回",
     r"\brückgängig\b",
 )
-REMIND = _cues(r"\bremind", r"\breminder", r"提醒", r"\berinner", r"\bwecke? mich")
+REMIND = _cues(
+    r"\bremind", r"\breminder", r"\bremnd", r"\bremid\b", r"\brmnd\b", r"提醒", r"\berinner", r"\bwecke? mich"
+)
 CANCEL = _cues(
     r"\bcancel",
     r"\bcall off",
@@ -67,7 +69,7 @@ CANCEL = _cues(
 )
 SNOOZE = _cues(
     r"\bsnooze",
-    r"\bremind me (?:again )?(?:later|in)\b",
+    r"\bremind me again\b",
     r"\blater\b",
     r"\bpostpone",
     r"\bpush (?:it|that) ",
@@ -80,6 +82,33 @@ SNOOZE = _cues(
     r"\bspäter",
     r"\bverschieb",
     r"\bschlummer",
+)
+# Said of a reminder: it is no longer wanted.
+UNWANTED = _cues(
+    r"\b(?:dont|don't|do not|no longer) need\b",
+    r"\bnot needed\b",
+    r"\banymore\b",
+    r"\bany more\b",
+    r"\bnicht mehr\b",
+    r"\bbrauch\w* (?:ich|wir) nicht\b",
+    r"不需要",
+    r"不用了",
+    r"不要了",
+)
+# Said right after a reminder was sent: done with it.
+DONE_WORDS = _cues(
+    r"\bdone\b",
+    r"\bfinished\b",
+    r"\bdid it\b",
+    r"\bcompleted?\b",
+    r"\berledigt\b",
+    r"\bgemacht\b",
+    r"完了",
+    r"好了",
+    r"搞定",
+    r"完成",
+    r"做了",
+    r"已经",
 )
 DONE = _cues(
     r"^\W*(?:done|did it|i did it|finished|all done|completed?|taken|erledigt|fertig|gemacht|"
@@ -125,6 +154,13 @@ UPDATE = _cues(
     r"\bchange\b.{1,40}\bto\b",
     r"\bnot\b[^.?!]{1,30}\bbut\b",
     r"\bwas\b[^?!]{0,30}\bnot\b",
+    r"\bwar\b[^?!]{0,30}\bnicht\b",
+    r"\bfile (?:it|that|this) under\b",
+    r"\b(?:put|move) (?:it|that|this) (?:under|into|in|to)\b",
+    r"\bcategor(?:y|ise|ize)\b",
+    r"\bkorrektur\b",
+    r"不对",
+    r"错了",
     r"\d\s*,?\s*not\s+\d",
     r"\bfix (?:the|that|it)\b",
     r"不是\S{1,20}(?:是|而是)",
@@ -169,6 +205,17 @@ SUM = _cues(
     r"\bexpenses?\b",
     r"\bspending\b",
     r"\bbiggest\b",
+    r"\blargest\b",
+    r"\bmost expensive\b",
+    r"\bavg\b",
+    r"\bmean\b",
+    r"\bcame in\b",
+    r"最大",
+    r"最贵",
+    r"最高",
+    r"\bteuerste",
+    r"\bgrößte",
+    r"\bhöchste",
     r"\bmost\b",
     r"\bearn(?:ed)?\b",
     r"\bincome\b",
@@ -203,6 +250,13 @@ SPEND = _cues(
     r"\bpurchased?\b",
     r"\bcost\b",
     r"\bcharged\b",
+    r"\bfilled up\b",
+    r"\brefuel",
+    r"\btank(?:en|te|t)?\b",
+    r"\bgetankt\b",
+    r"\beingekauft\b",
+    r"加油",
+    r"缴费",
     r"\bsalary\b",
     r"\bearned\b",
     r"\bgot paid\b",
@@ -246,7 +300,7 @@ _FILLER = _cues(
     r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
     r"about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
-    r"我|们|你|的|了|过|把|记下来|记住|记一下|帮我|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
+    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
 )
 
 
@@ -268,9 +322,9 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
     if LIST.search(text):
         return Routing("list", "list")
     reminder_words = bool(REMIND.search(text))
-    if CANCEL.search(text) or (FORGET.search(text) and reminder_words):
+    if CANCEL.search(text) or (reminder_words and (FORGET.search(text) or UNWANTED.search(text))):
         return Routing("reminder_change", "cancel")
-    if reminder_just_sent and (DONE.search(text) or SNOOZE.search(text)):
+    if reminder_just_sent and (DONE.search(text) or SNOOZE.search(text) or _short_done(text)):
         return Routing("reminder_change", "snooze/done")
     if SNOOZE.search(text) and reminder_words and not grounding.repeats:
         return Routing("reminder_change", "snooze")
@@ -292,15 +346,22 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
 
 
 def is_vague(text: str) -> bool:
-    """The message points at something ("the thing", "that") without saying what it is."""
-    if not _VAGUE.search(text):
+    """The message says nothing of its own: a reference without content ("the thing", "that") or only words of
+    asking and noting ("write it down", "帮我记一下")."""
+    short = len(text.split()) <= 5 and len(text.strip()) <= 30
+    if not (_VAGUE.search(text) or short):
         return False
     rest = _FILLER.sub(" ", _VAGUE.sub(" ", text))
-    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest)
+    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
+
+
+def _short_done(text: str) -> bool:
+    """ "got it, done", "打完了": a short message with a word of having done it."""
+    return len(text.split()) <= 6 and len(text) <= 40 and DONE_WORDS.search(text) is not None
 
 
 def _asks_about_a_note(text: str) -> bool:
     """'How many ibuprofen may Tom take?' asks about a stored fact, not about spending."""
     return bool(
         re.search(r"\bhow (?:many|much)\b(?! (?:times|money|did|do|have|has|was|were|is|are|we|i)\b)", text, _I)
-    ) and not re.search(r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn", text, _I)
+    ) and not re.search(r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn|\bexpens|\bpurchas", text, _I)

@@ -76,3 +76,32 @@ def test_a_question_that_also_asks_to_delete_is_left_to_the_model() -> None:
 )
 def test_vague(text: str, vague: bool) -> None:
     assert is_vague(text) == vague
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tanken war 56 € nicht 65, sorry", "update"),
+        ("that amazon order was a birthday present, file it under gifts", "update"),
+        ("不对不对，是54块", "update"),
+        ("Korrektur: beim Bäcker waren es 4,80", "update"),
+        ("remind me in 30 mins to check the oven", "reminder"),
+        ("remnd me tmrw 8am dentist", "reminder"),
+        ("how many expenses did we log this month?", "sum"),
+        ("avg grocery trip this month?", "sum"),
+        ("这个月最大的一笔开销是多少", "sum"),
+        ("dont need the dentist reminder anymore", "reminder_change"),
+        ("Trag das Tanken von Ben ein", "expense"),
+        ("帮我记一下。", "unclear"),
+        ("I dont play tennis anymore", "fact"),
+        ("undo", "undo"),
+        ("撤销", "undo"),
+    ],
+)
+def test_more_shapes(text: str, expected: str) -> None:
+    assert route(text) == expected
+
+
+@pytest.mark.parametrize("text", ["got it, done", "打完了", "snooze it till 3pm", "erledigt!"])
+def test_short_answers_to_a_reminder_just_sent(text: str) -> None:
+    assert route(text, reminder_just_sent=True) == "reminder_change"

@@ -26,6 +26,7 @@ _ORDER = {
     "newest": "m.occurred_at DESC, m.id DESC",
     "oldest": "m.occurred_at, m.id",
     "amount_desc": "m.amount DESC NULLS LAST, m.occurred_at DESC",
+    "amount_asc": "m.amount NULLS LAST, m.occurred_at DESC",
     "relevance": "m.distance, m.id",
 }
 
@@ -200,13 +201,14 @@ async def by_ids(conn: Connection, household_id: int, memory_ids: list[int]) -> 
 # The words a household's own rows use, so the model can pick among them instead of inventing new ones.
 
 
-async def categories(conn: Connection, household_id: int, *, limit: int = 40) -> list[str]:
-    """The categories of live memories, most used first."""
+async def categories(conn: Connection, household_id: int, *, kind: str | None = None, limit: int = 40) -> list[str]:
+    """The categories of live memories (of one kind, when given), most used first."""
     rows = await conn.fetch(
         """SELECT category FROM memories
-           WHERE household_id = $1 AND deleted_at IS NULL AND category IS NOT NULL
-           GROUP BY category ORDER BY count(*) DESC, category LIMIT $2""",
+           WHERE household_id = $1 AND deleted_at IS NULL AND category IS NOT NULL AND ($2::text IS NULL OR kind = $2)
+           GROUP BY category ORDER BY count(*) DESC, category LIMIT $3""",
         household_id,
+        kind,
         limit,
     )
     return [row["category"] for row in rows]
@@ -235,14 +237,17 @@ async def usual_currency(conn: Connection, household_id: int) -> str | None:
     return None if value is None else str(value)
 
 
-async def recent_ids(conn: Connection, household_id: int, author_id: int, since: datetime) -> list[int]:
-    """The live memories a member stored since `since`, newest first: what "that" or "it" most likely means."""
+async def last_stored_ids(conn: Connection, household_id: int, author_id: int, before_inbox_id: int) -> list[int]:
+    """The live memories the member's two messages before `before_inbox_id` stored, newest first: what "that" or
+    "it" in a correction most likely means."""
     rows = await conn.fetch(
-        """SELECT id FROM memories
-           WHERE household_id = $1 AND author_id = $2 AND deleted_at IS NULL AND created_at >= $3
-           ORDER BY created_at DESC, id DESC LIMIT 5""",
+        """SELECT m.id FROM memories m
+           WHERE m.household_id = $1 AND m.deleted_at IS NULL AND m.source_inbox_id IN (
+               SELECT i.id FROM inbox i WHERE i.household_id = $1 AND i.user_id = $2 AND i.id < $3
+               ORDER BY i.id DESC LIMIT 2)
+           ORDER BY m.id DESC LIMIT 5""",
         household_id,
         author_id,
-        since,
+        before_inbox_id,
     )
     return [row["id"] for row in rows]

@@ -89,3 +89,24 @@ def test_grounding_names_members_and_periods_and_round_trips_as_json() -> None:
 )
 def test_language(text: str, language: str) -> None:
     assert ground(text, NOW, "Europe/Berlin", []).language == language
+
+
+@pytest.mark.parametrize(
+    ("text", "at"),
+    [
+        ("remind everyone on saturday at 10 that the cleaner is coming", "2026-11-28T10:00"),  # not "end of year"
+        ("erinner Ben heute um 18 Uhr, die Spülmaschine auszuräumen", "2026-11-23T18:00"),  # "die" is no Dienstag
+        ("snooze it till 3pm", "2026-11-23T15:00"),
+        ("Remind Ben on Friday evening to take out the trash", "2026-11-27T19:00"),
+        ("tomorrow morning call mom", "2026-11-24T08:00"),
+        ("at 5 pick up Lea", "2026-11-23T17:00"),  # a bare hour from 1 to 6 is the afternoon
+    ],
+)
+def test_moments_around_look_alikes_and_parts_of_the_day(text: str, at: str) -> None:
+    [moment] = ground(text, NOW, "Europe/Berlin", ["Anna", "Ben"]).moments
+    assert moment.at.isoformat(timespec="minutes") == at
+
+
+def test_a_word_that_only_looks_like_a_day_is_no_moment() -> None:
+    assert ground("Ben spent some money at the pharmacy", NOW, "Europe/Berlin", []).moments == ()
+    assert ground("My salary came in", NOW, "Europe/Berlin", []).moments == ()

@@ -52,3 +52,21 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
 )
 def test_numbers_that_are_not_money(text: str) -> None:
     assert find_money(text) == []
+
+
+def test_currencies_named_without_amounts() -> None:
+    from engine.grounding.money import find_currencies
+
+    assert find_currencies("the 25 for the school books was dollars, not euros") == ["USD", "EUR"]
+
+
+def test_the_currency_of_where_a_member_lives() -> None:
+    from datetime import date
+
+    from engine.grounding.money import home_currency
+
+    today = date(2026, 11, 23)
+    assert home_currency("en", "Europe/Berlin", today) == "EUR"
+    assert home_currency("zh-CN", "Asia/Shanghai", today) == "CNY"
+    assert home_currency("de-AT", "UTC", today) == "EUR"  # no country in the timezone: the locale's
+    assert home_currency("en", "UTC", today) is None
