@@ -7,22 +7,18 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.routes.phrases import say
 from engine.routes.questions import notes_text, quote, search_rows
 from engine.routes.records import Label, _slug
-from engine.routes.route import Ask, Reroute, Said, Situation, pick
+from engine.routes.route import Ask, Picked, Reroute, Said, Situation
 from tools.memories import recall
 from tools.storage import memories as stored
 
 _MAX_ROWS = 6
-
-
-def _choice(value: Any, info: ValidationInfo) -> Any:
-    return pick(value, info)
 
 
 async def candidate_rows(situation: Situation) -> list[dict[str, Any]]:
@@ -54,10 +50,10 @@ async def candidate_rows(situation: Situation) -> list[dict[str, Any]]:
 class UpdateAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    memory_id: Annotated[int, AfterValidator(_choice)]
-    amount: Annotated[str | None, AfterValidator(_choice)] = None
+    memory_id: Annotated[int, Picked]
+    amount: Annotated[str | None, Picked] = None
     category: Annotated[Label, AfterValidator(_slug)] | None = None
-    time: Annotated[str | None, AfterValidator(_choice)] = None
+    time: Annotated[str | None, Picked] = None
     content: Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)] | None = Field(
         None, description="the corrected note as one sentence, when words change rather than numbers"
     )
@@ -152,7 +148,7 @@ def _new_amount(chosen: str | None, row: dict[str, Any], numbers: list[str]) -> 
 class ForgetAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    memory_ids: Annotated[list[int], AfterValidator(_choice)] = Field(min_length=1, max_length=3)
+    memory_ids: Annotated[list[int], Picked] = Field(min_length=1, max_length=3)
 
 
 class ForgetRoute:

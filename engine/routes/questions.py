@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.routes.phrases import say
-from engine.routes.route import Ask, Situation, pick
+from engine.routes.route import Ask, Picked, Situation
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
 
@@ -94,18 +94,14 @@ _OPS = {
 _ENTRIES = {"en": "{n} entries", "de": "{n} Einträge", "zh": "{n}笔"}
 
 
-def _choice(value: Any, info: ValidationInfo) -> Any:
-    return pick(value, info)
-
-
 class SumAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    op: Annotated[Literal["sum", "count", "avg", "max", "min"], AfterValidator(_choice)]
-    categories: Annotated[list[str], AfterValidator(_choice)] = Field(default_factory=list, max_length=6)
-    whose: Annotated[str, AfterValidator(_choice)] = "household"
-    group_by: Annotated[Literal["none", "category", "month", "merchant", "author"], AfterValidator(_choice)] = "none"
-    period: Annotated[str | None, AfterValidator(_choice)] = None
+    op: Annotated[Literal["sum", "count", "avg", "max", "min"], Picked]
+    categories: Annotated[list[str], Picked] = Field(default_factory=list, max_length=6)
+    whose: Annotated[str, Picked] = "household"
+    group_by: Annotated[Literal["none", "category", "month", "merchant", "author"], Picked] = "none"
+    period: Annotated[str | None, Picked] = None
 
 
 class SumRoute:
@@ -222,7 +218,7 @@ def _number(value: Any) -> float:
 class LookupAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    ids: Annotated[list[int], AfterValidator(_choice)] = Field(default_factory=list, max_length=3)
+    ids: Annotated[list[int], Picked] = Field(default_factory=list, max_length=3)
 
 
 class LookupRoute:

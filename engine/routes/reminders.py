@@ -7,12 +7,12 @@ import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationInfo
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.routes.phrases import say, when_text
-from engine.routes.route import Ask, Said, Situation, pick
+from engine.routes.route import Ask, Picked, Said, Situation
 from engine.routes.router import CANCEL, DONE, SNOOZE
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
@@ -24,17 +24,13 @@ _HOUSEHOLD = re.compile(
 _SNOOZE_MINUTES = 10
 
 
-def _choice(value: Any, info: ValidationInfo) -> Any:
-    return pick(value, info)
-
-
 class ReminderAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)] = Field(
         description="what to remind of, short, in the member's language"
     )
-    time: Annotated[str | None, AfterValidator(_choice)] = None
+    time: Annotated[str | None, Picked] = None
 
 
 class ReminderRoute:
@@ -113,7 +109,7 @@ def recipient(situation: Situation) -> str:
 class ReminderPick(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    reminder_id: Annotated[int, AfterValidator(_choice)]
+    reminder_id: Annotated[int, Picked]
 
 
 class ReminderChangeRoute:

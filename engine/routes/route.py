@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ValidationInfo
+from pydantic import AfterValidator, BaseModel, ValidationInfo
 
 from engine.grounding import Grounding
 
@@ -90,6 +90,9 @@ def pick(value: Any, info: ValidationInfo) -> Any:
     if unknown:
         raise ValueError(f"{unknown[0]!r} is not one of {offered}")
     return value
+
+
+Picked = AfterValidator(pick)  # a field whose value must be one of the choices offered for this message
 
 
 def constrained_schema(model: type[BaseModel], choices: dict[str, list[Any]]) -> dict[str, Any]:
