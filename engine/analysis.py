@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,11 +58,23 @@ class AnalysisModel(_Strict):
     response: ResponseDirectives = Field(default_factory=ResponseDirectives)
 
 
-def analysis_schema() -> dict[str, Any]:
+def analysis_schema(tools: Sequence[tuple[str, dict[str, Any]]] = ()) -> dict[str, Any]:
     """The schema the model answers in. Every field is listed as required although most have defaults: a
-    grammar-constrained model may otherwise stop after the first key and never write its plan or reply."""
+    grammar-constrained model may otherwise stop after the first key and never write its plan or reply.
+
+    With `tools` — (name, argument schema) pairs — each tool_plan step is one of them, its `args` held to that tool's
+    schema, so an endpoint that constrains decoding to the schema (llama.cpp, vLLM) cannot emit an invalid call."""
     schema = AnalysisModel.model_json_schema()
     for part in (schema, *schema.get("$defs", {}).values()):
         if "properties" in part:
             part["required"] = list(part["properties"])
+    if tools:
+        step = schema["$defs"]["PlannedCall"]
+        options = []
+        for name, parameters in tools:
+            parameters = dict(parameters)
+            schema["$defs"].update(parameters.pop("$defs", {}))  # shared types (the filter tree) are identical
+            properties = {**step["properties"], "tool": {"const": name}, "args": parameters}
+            options.append({**step, "properties": properties})
+        schema["$defs"]["PlannedCall"] = {"anyOf": options}
     return schema

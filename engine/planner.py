@@ -30,6 +30,7 @@ from engine.prompts import PromptVersion
 from engine.replies import basic_answer
 from engine.routes.questions import notes_text
 from engine.run import Run
+from tools.registry import ToolRegistry
 from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
@@ -47,7 +48,11 @@ _NUMBERS_INSTRUCTION = (
     "Your reply has numbers that are in neither the message nor the tool results: {numbers}. Write it again "
     "using only numbers from the tool results."
 )
-_SCHEMA = analysis_schema()
+
+
+@functools.cache
+def _schema(registry: ToolRegistry) -> dict[str, Any]:
+    return analysis_schema([(name, registry.get(name).parameters()) for name in registry.names()])
 
 
 async def answer(
@@ -129,7 +134,8 @@ async def _analyse(run: Run, version: PromptVersion, messages: list[Message]) ->
 async def _analysis_call(run: Run, messages: list[Message], purpose: str = "analysis") -> AnalysisModel:
     """One structured call; an invalid answer goes back once with the validation error."""
     llm = run.deps.llm
-    response = await run.llm(purpose, lambda: llm.complete(messages, response_schema=_SCHEMA, schema_name="analysis"))
+    schema = _schema(run.deps.registry)
+    response = await run.llm(purpose, lambda: llm.complete(messages, response_schema=schema, schema_name="analysis"))
     try:
         return _parse_analysis(response)
     except AnalysisError as first:
@@ -144,7 +150,7 @@ async def _analysis_call(run: Run, messages: list[Message], purpose: str = "anal
             },
         ]
         repaired = await run.llm(
-            f"{purpose}.repair", lambda: llm.complete(repair, response_schema=_SCHEMA, schema_name="analysis")
+            f"{purpose}.repair", lambda: llm.complete(repair, response_schema=schema, schema_name="analysis")
         )
         return _parse_analysis(repaired)
 
