@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
 import asyncpg
@@ -116,7 +116,7 @@ class SearchArgs(BaseModel):
     ] = Field(None, description="what to look for, in natural language (semantic search)")
     filter: Filter | None = Field(None, description=filter_help())
     limit: int = Field(10, ge=1, le=50)
-    order: Literal["relevance", "newest", "oldest", "amount_desc", "amount_asc"] = Field(
+    order: stored.Order = Field(
         "relevance", description="relevance needs a query; without one it means newest"
     )
 

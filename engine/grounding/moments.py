@@ -186,7 +186,7 @@ def _english_german(text: str, now: datetime) -> list[Found]:
         return []  # a bare year or month is no moment worth grounding
     has_time = resolution.hour is not None
     part = _PART_OF_DAY.get(str(resolution.POD or "")) if not has_time else None
-    hour = resolution.hour if has_time else (part if part is not None else 9)
+    hour = resolution.hour if resolution.hour is not None else (part if part is not None else 9)
     has_time = has_time or part is not None  # "Friday evening": 19:00
     at = datetime(resolution.year, resolution.month, resolution.day, hour, resolution.minute or 0)
     if _LAST.search(lowered) and at > wall:

@@ -55,7 +55,7 @@ class UpdateAnswer(BaseModel):
     category: Annotated[Label, AfterValidator(_slug)] | None = None
     time: Annotated[str | None, Picked] = None
     content: Annotated[str, StringConstraints(strip_whitespace=True, max_length=300)] | None = Field(
-        None, description="the corrected note as one sentence, when words change rather than numbers"
+        default=None, description="the corrected note as one sentence, when words change rather than numbers"
     )
 
 

@@ -14,7 +14,7 @@ import asyncpg
 
 from tools.storage.database import Connection, fetch_one
 
-Order = Literal["relevance", "newest", "oldest", "amount_desc"]
+Order = Literal["relevance", "newest", "oldest", "amount_desc", "amount_asc"]
 Condition = Callable[[list[Any]], str]  # appends its parameters to the list and returns its SQL
 
 _COLUMNS = (
