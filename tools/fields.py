@@ -3,6 +3,7 @@ slugs, bare dates) and refuses the rest with a message the model can act on."""
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date, datetime
 from decimal import Decimal
@@ -18,7 +19,10 @@ from pydantic import (
     WithJsonSchema,
 )
 
-from tools.infra.periods import parse_moment
+from tools.infra.periods import check_year, parse_moment
+
+BIGINT_MAX = 2**63 - 1
+DETAIL_NUMBER_MAX = 10**15  # a detail number is a count, a size or a code; past this it is surely a mistake
 
 
 def _slug(value: Any) -> Any:
@@ -51,7 +55,7 @@ def blank_is_none(value: Any) -> Any:
 
 def _moment(value: Any) -> date | datetime:
     if isinstance(value, (date, datetime)):
-        return value
+        return check_year(value)
     if not isinstance(value, str):
         raise ValueError("expected an ISO 8601 date or date-time string")
     return parse_moment(value)
@@ -75,7 +79,46 @@ Moment = Annotated[
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 Tag = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=40)]
 Tags = Annotated[list[Tag], Field(max_length=10)]
-DetailValue = Annotated[str, Field(max_length=500)] | int | Annotated[float, Field(allow_inf_nan=False)] | bool | None
+
+
+def _detail_value(value: Any) -> str | int | float | bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if len(value) > 500:
+            raise ValueError("a detail text is at most 500 characters")
+        return value
+    if isinstance(value, (int, float)):
+        if abs(value) > DETAIL_NUMBER_MAX or not math.isfinite(value):  # in this order: a huge int has no float
+            raise ValueError(f"a detail number is finite and at most {DETAIL_NUMBER_MAX:.0e}; give big ones as text")
+        return value
+    raise ValueError("a detail value is a short text, a number, true/false or null")
+
+
+def _row_id(value: int) -> int:
+    if value > BIGINT_MAX:
+        raise ValueError("no row has an id that large; take ids from tool results")
+    return value
+
+
+# The bounds that only refuse nonsense are checked, not shown: every schema is in every prompt.
+DetailValue = Annotated[
+    str | int | float | bool | None,
+    PlainValidator(_detail_value),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"maxLength": 500, "type": "string"},
+                {"type": "integer"},
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
 Details = Annotated[dict[Annotated[str, Field(min_length=1, max_length=40)], DetailValue], Field(max_length=20)]
 Visibility = Literal["household", "private"]
-MemoryId = Annotated[int, Field(gt=0)]
+RowId = Annotated[int, Field(gt=0), AfterValidator(_row_id)]
+"""The id of a stored row (memory_id, reminder_id): a positive bigint."""
+MemoryId = RowId

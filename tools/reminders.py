@@ -7,21 +7,48 @@ Times are stored in UTC together with the IANA timezone whose wall clock the rem
 
 from __future__ import annotations
 
+import asyncio
+import itertools
+from collections.abc import Callable
 from datetime import UTC, datetime, time, timedelta
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from tools.context import ToolContext
 from tools.errors import RecurrenceError, ToolRetry
-from tools.infra.recurrence import next_occurrence, parse_rule, resolve_wall_time, upcoming, wall_time
+from tools.fields import RowId
+from tools.infra.periods import check_year
+from tools.infra.recurrence import (
+    HORIZON,
+    occurrences,
+    parse_rule,
+    resolve_wall_time,
+    wall_time,
+)
+from tools.infra.rrules import HORIZON_YEARS
+from tools.storage import firings
 from tools.storage import reminders as stored
 
 # A time the model resolved a moment ago may have slipped into the past while the message was processed.
 _PAST_GRACE = timedelta(minutes=1)
 _SELF = frozenset({"self", "me", "myself"})
 _HOUSEHOLD = frozenset({"household", "everyone", "all", "family", "all of us"})
+_MAX_AHEAD_YEARS = 50
+# Calendar work on the model's rule runs in a thread; it takes milliseconds, tens at worst (tools.infra.recurrence).
+_RULE_TIMEOUT_S = 2.0
+_T = TypeVar("_T")
 
 
 def _datetime(value: Any) -> datetime:
@@ -38,9 +65,10 @@ def _datetime(value: Any) -> datetime:
 When = Annotated[
     datetime,
     BeforeValidator(_datetime),
+    AfterValidator(check_year),
     WithJsonSchema({"type": "string", "description": "ISO 8601 date-time, e.g. 2026-03-14T09:00"}),
 ]
-ReminderId = Annotated[int, Field(gt=0)]
+ReminderId = RowId
 Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 Recipient = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
@@ -93,6 +121,13 @@ class SetQuietHoursArgs(BaseModel):
 
     start: time | None = Field(None, description="HH:MM on the member's clock, e.g. 22:00; null with end clears")
     end: time | None = Field(None, description="HH:MM, e.g. 07:00")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _wall_clock_minute(cls, value: time | None) -> time | None:
+        if value is not None and value.tzinfo is not None:
+            raise ValueError("give HH:MM on the member's own clock, without a UTC offset")
+        return None if value is None else value.replace(second=0, microsecond=0)
 
     @model_validator(mode="after")
     def _both_or_neither(self) -> SetQuietHoursArgs:
@@ -215,16 +250,13 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
             "schedule_reminder",
             f"{_iso(instant, tz)} is in the past (it is now {_iso(ctx.now, tz)} in {zone_name}); give a future time",
         )
-    rule = None
+    if instant.year - ctx.now.year > _MAX_AHEAD_YEARS:
+        raise ToolRetry("schedule_reminder", f"give a time within the next {_MAX_AHEAD_YEARS} years")
+    times = [instant]
     if args.rrule:
-        try:
-            rule = parse_rule(args.rrule, dtstart_local, tz)
-        except RecurrenceError as exc:
-            raise ToolRetry("schedule_reminder", str(exc)) from None
-        first = next_occurrence(rule, tz, instant, inclusive=True)
-        if first is None:
-            raise ToolRetry("schedule_reminder", f"the rule {args.rrule!r} has no occurrence from {_iso(instant, tz)}")
-        instant = first
+        rrule = args.rrule
+        times = await _in_thread("schedule_reminder", lambda: _first_times(rrule, dtstart_local, tz, instant))
+        instant = times[0]
     rrule_text = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None
     row = await stored.insert(
         ctx.conn,
@@ -240,8 +272,31 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
         source_inbox_id=ctx.inbox_id,
     )
     base = _reminder(row, members)
-    times = [t for t in (_iso(i, tz) for i in upcoming(rule, tz, instant, 3)) if t is not None]
-    return ScheduledReminder(**base.model_dump(), upcoming=times, note=note)
+    shown = [t for t in (_iso(i, tz) for i in times) if t is not None]
+    return ScheduledReminder(**base.model_dump(), upcoming=shown, note=note)
+
+
+def _first_times(rrule: str, dtstart_local: datetime, tz: ZoneInfo, instant: datetime) -> list[datetime]:
+    """The rule's first three times from `instant` on; RecurrenceError when it does not fire within the horizon."""
+    rule = parse_rule(rrule, dtstart_local, tz)
+    times = list(itertools.islice(occurrences(rule, tz, instant, inclusive=True), 3))
+    if not times:
+        raise RecurrenceError(
+            f"the rule {rrule!r} never fires between {_iso(instant, tz)} and {_iso(instant + HORIZON, tz)} "
+            f"({HORIZON_YEARS} years); check that its parts can meet (e.g. FREQ=DAILY;INTERVAL=7 only reaches "
+            "the weekday of `when`, and UNTIL must come after it)"
+        )
+    return times
+
+
+async def _in_thread(tool: str, work: Callable[[], _T]) -> _T:
+    """Calendar work on a rule the model wrote, off the event loop and bounded in time."""
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(work), _RULE_TIMEOUT_S)
+    except TimeoutError:
+        raise ToolRetry(tool, "the repeat rule takes too long to work out; give a simpler RRULE") from None
+    except RecurrenceError as exc:
+        raise ToolRetry(tool, str(exc)) from None
 
 
 async def list_reminders(ctx: ToolContext, args: ListRemindersArgs) -> ReminderList:
@@ -326,12 +381,8 @@ async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> ChangedRe
     if row["rrule"] is None:
         status, next_fire = "done", None
     elif status == "active" and next_fire != occurrence:  # a snooze is pending: resume the schedule instead
-        tz = ZoneInfo(row["timezone"])
-        try:
-            rule = parse_rule(row["rrule"], row["dtstart_local"], tz)
-        except RecurrenceError as exc:
-            raise ToolRetry("complete_reminder", str(exc)) from None
-        next_fire = next_occurrence(rule, tz, max(occurrence, ctx.now))
+        rrule, dtstart, zone, after = row["rrule"], row["dtstart_local"], row["timezone"], max(occurrence, ctx.now)
+        next_fire = await _in_thread("complete_reminder", lambda: firings.next_regular(rrule, dtstart, zone, after))
         occurrence = next_fire
         status = "active" if next_fire is not None else "done"
     if (status, next_fire, occurrence) != (row["status"], row["next_fire_at"], row["occurrence_at"]):

@@ -101,15 +101,26 @@ async def test_a_time_in_the_spring_gap_is_moved_and_the_model_is_told(db: Datab
     [
         ({"text": "Late", "when": "2025-01-09T09:00"}, "is in the past"),
         ({"text": "Who?", "when": "2025-01-11T09:00", "recipient": "Zoe"}, "no member named 'Zoe'"),
-        ({"text": "Bad", "when": "2025-01-11T09:00", "rrule": "every monday"}, "not a valid RFC 5545 RRULE"),
+        ({"text": "Bad", "when": "2025-01-11T09:00", "rrule": "every monday"}, "give an RFC 5545 RRULE"),
         ({"text": "Fast", "when": "2025-01-11T09:00", "rrule": "FREQ=SECONDLY"}, "at most every"),
-        ({"text": "Over", "when": "2025-01-11T09:00", "rrule": "FREQ=DAILY;COUNT=0"}, "has no occurrence"),
+        ({"text": "Over", "when": "2025-01-11T09:00", "rrule": "FREQ=DAILY;COUNT=0"}, "COUNT takes 1..1000"),
+        ({"text": "Gone", "when": "2025-01-11T09:00", "rrule": "FREQ=DAILY;UNTIL=20250110"}, "never fires"),
         ({"text": "Day", "when": "2025-01-11"}, "with a time of day"),
         (
             {"text": "All", "when": "2025-01-11T09:00", "recipient": "household", "timezone_of": "recipient"},
             "one named",
         ),
         ({"text": "", "when": "2025-01-11T09:00"}, "text"),
+        # Issue 25: a rule that never fires scanned to the year 9999 on the event loop; BYHOUR=25 was a TypeError.
+        (
+            {"text": "x", "when": "2025-01-11T09:00", "rrule": "FREQ=MINUTELY;INTERVAL=15;BYMONTH=2;BYMONTHDAY=30"},
+            "BYMONTHDAY=30 never falls in February",
+        ),
+        ({"text": "x", "when": "2025-01-13T09:00", "rrule": "FREQ=DAILY;INTERVAL=7;BYDAY=TU"}, "never fires between"),
+        ({"text": "x", "when": "2025-01-11T09:00", "rrule": "FREQ=HOURLY;BYHOUR=25"}, "BYHOUR takes values 0..23"),
+        ({"text": "x", "when": "9999-12-31T23:59"}, "give a date in the years 1900 to 2200"),
+        ({"text": "x", "when": "0001-01-01T00:00"}, "give a date in the years 1900 to 2200"),
+        ({"text": "x", "when": "2190-01-01T09:00"}, "within the next 50 years"),
     ],
 )
 async def test_impossible_schedules_go_back_to_the_model(db: Database, admin_conn, args: dict, message: str) -> None:
@@ -207,3 +218,31 @@ async def test_the_lying_context_cannot_reach_another_household(db: Database, ad
     async with tool_context(db, ours, "Anna", now=NOW, household_id=theirs.household_id) as ctx:
         args = REGISTRY.validate("list_reminders", {})
         assert (await REGISTRY.run(ctx, "list_reminders", args))["count"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        # Both pass as different times with their offsets, yet both are 22:00 on the member's clock.
+        ({"start": "22:00+02:00", "end": "22:00+01:00"}, "without a UTC offset"),
+        ({"start": "22:00:10", "end": "22:00:50"}, "start and end must differ"),
+        ({"start": "25:00", "end": "07:00"}, "start"),
+    ],
+)
+async def test_quiet_hours_the_database_would_refuse_go_back_to_the_model(
+    db: Database, admin_conn, args: dict, message: str
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    with pytest.raises(ToolRetry) as caught:
+        await call(db, family, "Anna", "set_quiet_hours", args)
+    assert message in caught.value.message
+    assert await admin_conn.fetchval("SELECT quiet_start FROM users WHERE id = $1", family.id("Anna")) is None
+
+
+@pytest.mark.parametrize("tool", ["cancel_reminder", "complete_reminder", "snooze_reminder"])
+@pytest.mark.parametrize("reminder_id", [2**63, 10**20])
+async def test_ids_past_bigint_never_reach_postgres(db: Database, admin_conn, tool: str, reminder_id: int) -> None:
+    family = await make_family(admin_conn, "Anna")
+    args: dict[str, Any] = {"reminder_id": reminder_id} | ({"minutes": 5} if tool == "snooze_reminder" else {})
+    with pytest.raises(ToolRetry, match="no row has an id that large"):
+        await call(db, family, "Anna", tool, args)

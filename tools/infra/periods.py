@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 from zoneinfo import ZoneInfo
 
 Period = Literal[
@@ -20,15 +20,28 @@ Period = Literal[
 ]
 PERIODS: tuple[str, ...] = get_args(Period)
 
+# The years a date may have. Far enough for any family's past and plans; near enough that a day either side of any
+# date, in any timezone, is still a date Python and PostgreSQL can hold.
+MIN_YEAR, MAX_YEAR = 1900, 2200
+_Moment = TypeVar("_Moment", bound=date)
+
 
 def parse_moment(text: str) -> date | datetime:
-    """An ISO 8601 date or date-time (naive or with an offset)."""
+    """An ISO 8601 date or date-time (naive or with an offset) in the years MIN_YEAR..MAX_YEAR."""
     text = text.strip()
     try:
-        return date.fromisoformat(text) if len(text) <= 10 else datetime.fromisoformat(text)
+        moment = date.fromisoformat(text) if len(text) <= 10 else datetime.fromisoformat(text)
     except ValueError:
         example = "e.g. 2025-03-14 or 2025-03-14T18:30"
         raise ValueError(f"{text!r} is not an ISO 8601 date or date-time ({example})") from None
+    return check_year(moment)
+
+
+def check_year(moment: _Moment) -> _Moment:
+    """`moment` (a date or date-time) when its year is MIN_YEAR..MAX_YEAR; ValueError, for the model, otherwise."""
+    if not MIN_YEAR <= moment.year <= MAX_YEAR:
+        raise ValueError(f"{moment.isoformat()} is out of range: give a date in the years {MIN_YEAR} to {MAX_YEAR}")
+    return moment
 
 
 def localize(moment: date | datetime, tz: ZoneInfo, at: time = time(0)) -> datetime:

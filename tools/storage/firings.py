@@ -7,6 +7,7 @@ reminder already advanced, or skips it; the `reminder_firings` key (reminder, fi
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -104,7 +105,8 @@ async def fire(
         creator = next((m for m in members if m["id"] == row["created_by"]), None)
         for member in recipients:
             deliveries.append(await _queue(conn, row, member, creator, now))
-    next_fire = _next(row, now)
+    # Off the event loop: walking a rule's calendar takes up to some tens of milliseconds.
+    next_fire = await asyncio.to_thread(_next, row, now)
     await conn.execute(
         """UPDATE reminders SET next_fire_at = $2, occurrence_at = $2, last_fired_at = $3, updated_at = now(),
                   status = CASE WHEN $2::timestamptz IS NULL THEN 'done' ELSE 'active' END
@@ -121,13 +123,19 @@ def _next(row: Any, now: datetime) -> datetime | None:
     one reminder for the missed occurrences, not one per occurrence."""
     if row["rrule"] is None:
         return None
-    tz = ZoneInfo(row["timezone"])
+    return next_regular(
+        row["rrule"], row["dtstart_local"], row["timezone"], max(row["occurrence_at"] or row["next_fire_at"], now)
+    )
+
+
+def next_regular(rrule: str, dtstart_local: datetime, timezone: str, after: datetime) -> datetime | None:
+    """The stored rule's next occurrence after `after`, None when the series is over. CPU work that can take tens
+    of milliseconds: call it in a thread from async code."""
+    tz = ZoneInfo(timezone)
     try:
-        rule = parse_rule(row["rrule"], row["dtstart_local"], tz)
+        return next_occurrence(parse_rule(rrule, dtstart_local, tz), tz, after)
     except RecurrenceError:
-        return None  # validated when scheduled; a rule this dateutil refuses ends the series visibly (done)
-    occurrence = row["occurrence_at"] or row["next_fire_at"]
-    return next_occurrence(rule, tz, max(occurrence, now))
+        return None  # validated when scheduled; a rule that cannot go on ends the series visibly (done)
 
 
 async def _members(conn: Connection, household_id: int) -> list[Any]:

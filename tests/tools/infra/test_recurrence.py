@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time
+import random
+import time as time_module
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from dateutil.rrule import rrule
 
 from tools.errors import RecurrenceError
 from tools.infra.recurrence import (
+    HORIZON,
     is_wall_time_real,
+    next_occurrence,
     parse_rule,
     quiet_until,
     resolve_wall_time,
@@ -102,3 +107,75 @@ def test_quiet_hours_over_midnight_hold_delivery_until_they_end() -> None:
 def test_quiet_hours_ending_in_a_dst_gap_end_after_it() -> None:
     # Quiet until 02:30, which does not exist on 2025-03-30: delivery at 03:30 CEST.
     assert quiet_until(utc(2025, 3, 29, 23, 0), BERLIN, time(23), time(2, 30)) == utc(2025, 3, 30, 1, 30)
+
+
+NEVER_FIRING = [
+    "FREQ=MINUTELY;INTERVAL=15;BYMONTH=2;BYMONTHDAY=30",  # refused at once: no such day
+    "FREQ=DAILY;INTERVAL=7;BYDAY=TU",  # from a Monday: only ever Mondays
+    "FREQ=MONTHLY;INTERVAL=2;BYMONTH=2",  # from January: only odd months
+    "FREQ=YEARLY;INTERVAL=4;BYMONTH=2;BYMONTHDAY=29",  # from 2026: never a leap year
+    "FREQ=MINUTELY;INTERVAL=15;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO",  # next in 2044: past the horizon
+    "FREQ=HOURLY;BYWEEKNO=1;BYYEARDAY=100",  # week 1 never holds the 100th day
+    "FREQ=MONTHLY;BYDAY=MO;BYSETPOS=6",
+]
+
+
+@pytest.mark.parametrize("rule", NEVER_FIRING)
+def test_a_rule_that_never_fires_is_settled_without_walking_to_the_year_9999(rule: str) -> None:
+    # It took 7-16 s on the event loop; now the walk stops soon after the horizon (a bound, not a benchmark).
+    started = time_module.perf_counter()
+    try:
+        found = next_occurrence(parse_rule(rule, datetime(2026, 1, 5, 9), BERLIN), BERLIN, utc(2026, 1, 5, 7))
+    except RecurrenceError:
+        found = None
+    assert found is None
+    assert time_module.perf_counter() - started < 1.0
+
+
+def test_the_next_time_must_fall_within_the_horizon() -> None:
+    leap_monday = parse_rule("FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO", datetime(2026, 1, 5, 9), BERLIN)
+    assert next_occurrence(leap_monday, BERLIN, utc(2026, 1, 5)) is None  # 2044-02-29 is 18 years away
+    assert next_occurrence(leap_monday, BERLIN, utc(2036, 1, 5)) == utc(2044, 2, 29, 8)
+    assert HORIZON >= timedelta(days=3652)
+
+
+def _full_walk(rule: rrule, tz: ZoneInfo, after: datetime, count: int) -> list[datetime]:
+    """The occurrences as dateutil alone finds them, walking from the rule's first time."""
+    found: list[datetime] = []
+    for local in rule:
+        instant = resolve_wall_time(local, tz)
+        if instant > after and (not found or instant != found[-1]):
+            found.append(instant)
+        if len(found) == count or instant - after > HORIZON:
+            break
+    return [instant for instant in found if instant - after <= HORIZON]
+
+
+def _live_rule(rnd: random.Random) -> str:
+    """A rule that fires often enough for a full walk to be quick."""
+    freq = rnd.choice(["YEARLY", "MONTHLY", "WEEKLY", "DAILY", "HOURLY", "MINUTELY"])
+    parts = [f"FREQ={freq}"]
+    interval = rnd.choice([1, 1, 2, 3, 7]) if freq != "MINUTELY" else rnd.choice([15, 20, 45, 90])
+    parts.append(f"INTERVAL={interval}")
+    if rnd.random() < 0.5 and freq in ("WEEKLY", "DAILY", "HOURLY", "MINUTELY"):
+        parts.append("BYDAY=" + ",".join(rnd.sample(["MO", "TU", "WE", "TH", "FR", "SA", "SU"], rnd.randint(2, 5))))
+    if freq == "MONTHLY" and rnd.random() < 0.5:
+        parts.append(f"BYMONTHDAY={rnd.choice([1, 15, 28, -1])}")
+    if freq in ("DAILY", "WEEKLY") and rnd.random() < 0.5:
+        parts.append(f"BYHOUR={rnd.randint(0, 23)};BYMINUTE={rnd.choice([0, 30, 45])}")
+    if rnd.random() < 0.2:
+        parts.append(f"COUNT={rnd.randint(5, 300)}")
+    return ";".join(parts)
+
+
+def test_the_bounded_search_finds_what_a_full_walk_finds() -> None:
+    """Starting the walk at a later step and on a calendar thousands of years on changes no occurrence."""
+    rnd = random.Random(5545)
+    zones = [BERLIN, NEW_YORK, SHANGHAI, ZoneInfo("Australia/Lord_Howe"), ZoneInfo("UTC")]
+    for _ in range(150):
+        text, tz = _live_rule(rnd), rnd.choice(zones)
+        start = datetime(2026, 1, 1, 0) + timedelta(days=rnd.randint(0, 15_000), minutes=rnd.randint(0, 1439))
+        later = [0, 5, 24 * 40] + ([24 * 800] if "FREQ=HOURLY" not in text and "FREQ=MINUTELY" not in text else [])
+        after = resolve_wall_time(start, tz) + timedelta(hours=rnd.choice(later))
+        rule = parse_rule(text, start, tz)
+        assert upcoming(rule, tz, after, 6)[1:] == _full_walk(rule, tz, after, 5), (text, start, after, tz)
