@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, model_validator
 
 from tools.context import ToolContext
+from tools.errors import ToolError
 from tools.storage import media
 
 if TYPE_CHECKING:
+    from matplotlib.artist import Artist
     from matplotlib.axes import Axes
 
 WIDTH_PX, HEIGHT_PX, DPI = 800, 500, 100
+RENDER_TIMEOUT_S = 10.0
 MAX_POINTS = 40
 MAX_SERIES = 6
 _LIMIT = Decimal("1e12")
@@ -89,7 +92,10 @@ async def render_chart(ctx: ToolContext, args: RenderChartArgs) -> RenderChartRe
     (e.g. the groups of an `aggregate` call), never numbers you made up; one series per currency. The image is
     attached to your reply automatically: just mention it in the text.
     """
-    png = await asyncio.to_thread(render_png, args)
+    try:
+        png = await asyncio.wait_for(asyncio.to_thread(render_png, args), RENDER_TIMEOUT_S)
+    except TimeoutError:
+        raise ToolError("render_chart", f"drawing the chart took more than {RENDER_TIMEOUT_S:g} s") from None
     media_id = await media.save(
         ctx.conn, ctx.household_id, kind="chart", mime="image/png", data=png, source_inbox_id=ctx.inbox_id
     )
@@ -108,7 +114,7 @@ def render_png(args: RenderChartArgs) -> bytes:
         figure = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, layout="constrained")
         FigureCanvasAgg(figure)
         axes = figure.add_subplot()
-        axes.set_title(args.title)
+        axes.set_title(args.title, parse_math=False)
         if args.kind == "pie":
             axes.pie(
                 [float(v) for v in args.series[0].values],
@@ -116,6 +122,7 @@ def render_png(args: RenderChartArgs) -> bytes:
                 autopct="%1.0f%%",
                 startangle=90,
                 counterclock=False,
+                textprops={"parse_math": False},
             )
             axes.set_aspect("equal")
         else:
@@ -128,20 +135,26 @@ def render_png(args: RenderChartArgs) -> bytes:
 def _draw_axes(axes: Axes, args: RenderChartArgs) -> None:
     positions = list(range(len(args.labels)))
     count = len(args.series)
+    handles: list[Artist] = []
     if args.kind == "bar":
         width = 0.8 / count
         for index, item in enumerate(args.series):
             offset = (index - (count - 1) / 2) * width
-            bars = axes.bar([p + offset for p in positions], [float(v) for v in item.values], width, label=item.name)
+            bars = axes.bar([p + offset for p in positions], [float(v) for v in item.values], width)
+            handles.append(bars)
             if count == 1 and len(positions) <= 12:
-                axes.bar_label(bars, labels=[str(v) for v in item.values])  # exact, as the tools gave them
+                axes.bar_label(bars, labels=[str(v) for v in item.values], parse_math=False)  # exact, as given
     else:
         for item in args.series:
-            axes.plot(positions, [float(v) for v in item.values], marker="o", label=item.name)
+            handles.extend(axes.plot(positions, [float(v) for v in item.values], marker="o"))
     crowded = len(args.labels) > 6
-    axes.set_xticks(positions, args.labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+    axes.set_xticks(
+        positions, args.labels, rotation=30 if crowded else 0, ha="right" if crowded else "center", parse_math=False
+    )
     if args.unit:
-        axes.set_ylabel(args.unit)
+        axes.set_ylabel(args.unit, parse_math=False)
     axes.grid(axis="y", alpha=0.3)
     if count > 1:
-        axes.legend()
+        # Labels given with the handles: a name starting with "_" would otherwise be taken as "no legend entry".
+        for text in axes.legend(handles, [item.name for item in args.series]).get_texts():
+            text.set_parse_math(False)

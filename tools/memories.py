@@ -192,7 +192,7 @@ def _memory(row: asyncpg.Record, tz: ZoneInfo) -> Memory:
         category=understanding.get("category"),
         amount=None if row["amount"] is None else str(row["amount"]),
         currency=row["currency"],
-        occurred_at=row["occurred_at"].astimezone(tz).isoformat(),
+        occurred_at=_local_iso(row["occurred_at"], tz),
         person=understanding.get("person"),
         merchant=understanding.get("merchant"),
         tags=list(understanding.get("tags") or []),
@@ -201,6 +201,15 @@ def _memory(row: asyncpg.Record, tz: ZoneInfo) -> Memory:
         author=row["author"],
         similarity=None if distance is None else round(1.0 - float(distance), 4),
     )
+
+
+def _local_iso(instant: datetime, tz: ZoneInfo) -> str:
+    """The instant on the member's clock; in UTC when that clock would run past the calendar (a row stored before
+    dates were bounded, e.g. 9999-12-31T23:00Z, seen from UTC+1)."""
+    try:
+        return instant.astimezone(tz).isoformat()
+    except OverflowError:
+        return instant.isoformat()
 
 
 def _when(ctx: ToolContext, moment: date | datetime | None) -> datetime:

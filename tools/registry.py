@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, get_type_hints
 
 import asyncpg
+import structlog
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
@@ -29,11 +30,17 @@ from tools.reminders import (
     set_quiet_hours,
     snooze_reminder,
 )
-from tools.storage.database import is_transient, transient_error
+from tools.storage.database import is_transient, storable_text, transient_error
 from tools.undo import undo
 
+log = structlog.get_logger()
+
 _FORBIDDEN_ARGS = frozenset({"household_id", "user_id"})
+# What a tool's own mistake raises, as opposed to the database or the network: ValueError includes UnicodeError and
+# asyncpg's DataError (an argument PostgreSQL cannot take), RuntimeError includes RecursionError.
+_BUGS = (ArithmeticError, AssertionError, AttributeError, LookupError, RuntimeError, TypeError, ValueError)
 _MAX_REPORTED_ERRORS = 6
+_MAX_NESTING = 32  # JSON levels in one call's arguments; the deepest a tool takes (a filter tree) needs about 10
 
 
 @dataclass(frozen=True)
@@ -125,14 +132,17 @@ class ToolRegistry:
         if isinstance(raw_args, str):
             try:
                 data = json.loads(raw_args) if raw_args.strip() else {}
-            except (json.JSONDecodeError, RecursionError) as exc:
+            except (ValueError, RecursionError) as exc:  # ValueError: bad JSON, or an integer of 5000 digits
                 raise ToolRetry(name, f"the arguments are not valid JSON ({exc})") from None
         if not isinstance(data, dict):
             raise ToolRetry(name, f"the arguments must be a JSON object, not {type(data).__name__}")
         try:
-            return item.args_model.model_validate(data)
+            return item.args_model.model_validate(_plain_text(name, data, 0))
         except ValidationError as exc:
             raise ToolRetry(name, "invalid arguments: " + describe_errors(exc)) from None
+        except _BUGS as exc:  # a validator that crashes instead of refusing: a bug, but the model can still retry
+            log.error("tool.validation_crashed", tool=name, error=type(exc).__name__, exc_info=True)
+            raise ToolRetry(name, f"invalid arguments ({type(exc).__name__}); check their types and sizes") from None
 
     async def run(self, ctx: ToolContext, name: str, args: BaseModel | dict[str, Any]) -> dict[str, Any]:
         """Run a tool on validated arguments; the result as JSON-ready data (Decimals as exact strings)."""
@@ -149,6 +159,11 @@ class ToolRegistry:
             if is_transient(exc):  # a statement cancelled or timed out, a lost connection: the job retries
                 raise transient_error(exc) from exc
             raise ToolError(name, f"database error {type(exc).__name__}") from exc
+        except _BUGS as exc:
+            # Arguments that passed validation and still crash the tool are a bug (the property tests look for
+            # these): the operator gets the traceback, the member an answer that says this step failed.
+            log.error("tool.crashed", tool=name, error=type(exc).__name__, exc_info=True)
+            raise ToolError(name, f"internal error ({type(exc).__name__})") from exc
         if isinstance(result, BaseModel):
             dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
             return dumped
@@ -156,6 +171,20 @@ class ToolRegistry:
             plain: dict[str, Any] = json.loads(json.dumps(result, default=str))
             return plain
         raise ToolError(name, f"returned {type(result).__name__}, not a model or dict")
+
+
+def _plain_text(tool: str, value: Any, depth: int) -> Any:
+    """The arguments with every string storable (no NUL, no lone surrogate: see `storable_text`), whatever field
+    it is in; ToolRetry when they nest deeper than any tool's arguments do."""
+    if depth > _MAX_NESTING:
+        raise ToolRetry(tool, f"the arguments nest more than {_MAX_NESTING} levels deep")
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        return {_plain_text(tool, key, depth): _plain_text(tool, item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_text(tool, item, depth + 1) for item in value]
+    return value
 
 
 def describe_errors(exc: ValidationError) -> str:

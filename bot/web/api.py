@@ -7,7 +7,7 @@ import asyncio
 import json
 import time
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import structlog
@@ -163,6 +163,8 @@ async def get_message(request: web.Request) -> web.Response:
         inbox_id = int(request.match_info["message_id"])
     except ValueError:
         raise ApiError(404, "not_found", "no such message") from None
+    if not 0 < inbox_id < 2**63:  # past bigint no row exists, and PostgreSQL would refuse the parameter
+        raise ApiError(404, "not_found", "no such message")
     status = await _status(request.app[DEPS], principal.household_id, principal.user_id, inbox_id)
     if status is None:
         raise ApiError(404, "not_found", "no such message")
@@ -204,8 +206,10 @@ async def get_notifications(request: web.Request) -> web.Response:
     since_text = request.query.get("since")
     try:
         since = datetime.fromisoformat(since_text) if since_text else None
+        if since is not None and since.tzinfo is not None:
+            since = since.astimezone(UTC)  # a date at the edge of the calendar may have no UTC twin
         limit = int(request.query.get("limit", "50"))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise ApiError(400, "invalid_request", "since must be a next_since date-time, limit a number") from None
     if since is not None and since.tzinfo is None:
         raise ApiError(400, "invalid_request", "since needs a UTC offset, as next_since has")

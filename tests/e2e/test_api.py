@@ -45,6 +45,21 @@ async def test_requests_that_miss_the_token_cache_together_share_one_lookup(
     assert sorted(looked_up) == sorted([family.tokens["Anna"], "nope"])
 
 
+@pytest.mark.parametrize("message_id", ["99999999999999999999", str(2**63), "0", "-5", "-99999999999999999999"])
+async def test_a_message_id_past_bigint_is_404_not_500(system: System, message_id: str) -> None:
+    family = await make_family(system.admin, "Huge", {"Anna": "Europe/Berlin"})
+    response = await system.client.get(f"/v1/messages/{message_id}", headers=family.auth("Anna"))
+    assert response.status == 404
+    assert (await response.json())["error"]["code"] == "not_found"
+
+
+@pytest.mark.parametrize("since", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"])
+async def test_notifications_since_the_end_of_the_calendar_is_400_not_500(system: System, since: str) -> None:
+    family = await make_family(system.admin, "Edge", {"Anna": "Europe/Berlin"})
+    response = await system.client.get("/v1/notifications", params={"since": since}, headers=family.auth("Anna"))
+    assert response.status == 400
+
+
 async def test_malformed_bodies_are_400_with_the_problem(system: System) -> None:
     family = await make_family(system.admin, "Bad", {"Anna": "Europe/Berlin"})
     for body in (b"{not json", b"[]", b'{"text": ""}', b'{"text": "hi", "extra": 1}', b'{"text": 5}'):

@@ -47,6 +47,21 @@ CHARTS = [
 ]
 
 
+MATHTEXT = r"$\undefinedmacro$ $x^$"  # matplotlib would parse it as TeX and fail the chart
+
+
+@pytest.mark.parametrize("kind", ["bar", "line", "pie"])
+async def test_dollar_signs_in_any_text_are_drawn_as_written(
+    db: Database, admin_conn: asyncpg.Connection, kind: str
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    series = [{"name": MATHTEXT[:40], "values": [1, 2]}, {"name": "_hidden", "values": [2, 1]}]
+    args = {"kind": kind, "title": MATHTEXT, "labels": ["$\\frac$", "a$b"], "series": series, "unit": "$"}
+    result = await call(db, family, "Anna", "render_chart", {**args, "series": series[:1]} if kind == "pie" else args)
+    data = await admin_conn.fetchval("SELECT data FROM media WHERE id = $1", result["media_id"])
+    assert png_size(data) == (WIDTH_PX, HEIGHT_PX)
+
+
 @pytest.mark.parametrize("args", CHARTS, ids=lambda a: a["kind"])
 async def test_chart_is_a_png_stored_for_the_household(
     db: Database, admin_conn: asyncpg.Connection, args: dict

@@ -100,6 +100,16 @@ async def test_store_defaults_and_bare_dates(db: Database, admin_conn: asyncpg.C
         ({"content": "Lunch", "kind": "note", "occurred_at": "soon"}, "occurred_at: 'soon' is not an ISO 8601 date"),
         ({"content": "Lunch", "kind": "note", "household_id": 1}, "household_id: Extra inputs are not permitted"),
         ({"content": "Lunch", "kind": "note", "details": {"k": float("nan")}}, "details.k"),
+        # Issue 25: dates at the ends of the calendar overflowed period arithmetic; huge numbers reached jsonb.
+        ({"content": "Lunch", "kind": "note", "occurred_at": "0001-01-01"}, "years 1900 to 2200"),
+        ({"content": "Lunch", "kind": "note", "occurred_at": "9999-12-31T23:00:00-05:00"}, "years 1900 to 2200"),
+        ({"content": "Lunch", "kind": "note", "details": {"k": 10**5000}}, "a detail number is finite"),
+        ({"content": "Lunch", "kind": "note", "details": {"k": [1, 2]}}, "a detail value is a short text"),
+        ({"content": "Lunch", "kind": "expense", "amount": "1e14", "currency": "EUR"}, "amount"),
+        (
+            {"content": "Lunch", "kind": "note", "filter": {"field": "kind", "op": "eq", "value": "note"}},
+            "filter: Extra inputs are not permitted",
+        ),
     ],
 )
 def test_store_arguments_are_checked_before_any_sql(args: dict[str, object], expected: str) -> None:
@@ -380,3 +390,71 @@ async def test_a_child_changes_only_childrens_memories(db: Database, admin_conn:
     assert (forgot["forgotten"], forgot["not_allowed"]) == ([own], [adults])
     live = await admin_conn.fetchval("SELECT deleted_at IS NULL FROM memories WHERE id = $1", adults)
     assert live
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "expected"),
+    [
+        ("search", {"filter": {"field": "occurred_at", "op": "gte", "value": "0001-01-01"}}, "years 1900 to 2200"),
+        ("search", {"filter": {"field": "created_at", "op": "eq", "value": "9999-12-31"}}, "years 1900 to 2200"),
+        (
+            "aggregate",
+            {"op": "count", "filter": {"field": "occurred_at", "op": "between", "value": ["1900-01-01", "9999-12-31"]}},
+            "years 1900 to 2200",
+        ),
+        ("search", {"filter": {"field": "amount", "op": "gt", "value": 10**5000}}, "filter"),
+        ("forget", {"memory_ids": [2**63]}, "no row has an id that large"),
+        ("restore", {"memory_ids": [1, 10**20]}, "memory_ids.1: no row has an id that large"),
+        ("update_memory_fields", {"memory_id": 2**64, "content": "x"}, "no row has an id that large"),
+        ("update_memory_fields", {"memory_id": 1, "occurred_at": "9999-12-31"}, "years 1900 to 2200"),
+        (
+            "store",
+            {
+                "content": "x",
+                "kind": "note",
+                "details": {"a": {"b": {"c": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}}},
+            },
+            "nest",
+        ),
+    ],
+)
+def test_values_past_what_postgres_holds_are_refused_before_any_sql(tool: str, args: dict, expected: str) -> None:
+    with pytest.raises(ToolRetry) as caught:
+        REGISTRY.validate(tool, args)
+    assert expected in caught.value.message
+
+
+async def test_a_stored_date_at_the_end_of_the_calendar_does_not_break_searches(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    # Stored before dates were bounded: 9999-12-31T23:00Z is past the calendar on a UTC+1 or UTC+9 clock.
+    family = await make_family(admin_conn, "Anna", timezone="Asia/Tokyo")
+    await add_memory(admin_conn, family, "Anna", "Far future note", occurred_at=datetime(9999, 12, 31, 23, tzinfo=UTC))
+    found = await call(db, family, "Anna", "search", {"query": "far future note"})
+    assert found["memories"][0]["occurred_at"] == "9999-12-31T23:00:00+00:00"
+    counted = await call(db, family, "Anna", "aggregate", {"op": "count", "group_by": "day"})
+    assert counted["matched"] == 1
+
+
+async def test_nul_and_lone_surrogates_in_any_text_argument_are_stored_without_them(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    stored = await call(
+        db,
+        family,
+        "Anna",
+        "store",
+        {
+            "content": "Pin\x00 code \ud800 1234",
+            "kind": "fact",
+            "person": "Ben\x00",
+            "tags": ["a\x00b"],
+            "details": {"ke\x00y": "va\x00lue", "\udfff": "\ud83d\ude00"},
+        },
+    )
+    assert stored["content"] == "Pin code \ufffd 1234"
+    assert stored["details"] == {"key": "value", "\ufffd": "😀"}  # a surrogate pair is one character
+    row = await admin_conn.fetchrow("SELECT content, ai_understanding FROM memories WHERE id = $1", stored["memory_id"])
+    assert row["content"] == "Pin code \ufffd 1234"
+    assert json.loads(row["ai_understanding"])["person"] == "Ben"

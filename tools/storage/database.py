@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import asyncpg
@@ -52,14 +53,57 @@ def transient_error(exc: BaseException) -> StorageError:
     )
 
 
+# What PostgreSQL refuses in a JSON text: \u0000, and a surrogate escape that is not half of a pair.
+_UNSTORABLE_ESCAPE = re.compile(
+    r"\\u0000|\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}", re.I
+)
+
+
+def storable_text(value: str) -> str:
+    """`value` as PostgreSQL text can hold it: without NUL characters, and with U+FFFD for a lone surrogate (which
+    UTF-8 cannot encode; JSON escapes let a model or a sender produce one)."""
+    if "\x00" in value:
+        value = value.replace("\x00", "")
+    if not value.isascii():
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return value
+
+
+def storable(value: Any) -> Any:
+    """`value` (JSON-like data) with every string, keys included, made `storable_text`."""
+    if isinstance(value, str):
+        return storable_text(value)
+    if isinstance(value, dict):
+        return {storable(key): storable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable(item) for item in value]
+    return value
+
+
+def _json_text(value: Any) -> str:
+    text = json.dumps(value)
+    return json.dumps(storable(value)) if _UNSTORABLE_ESCAPE.search(text) else text
+
+
 async def _init_connection(conn: asyncpg.Connection) -> None:
-    await conn.set_type_codec("jsonb", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
-    await conn.set_type_codec("json", encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+    # Text from members and models reaches PostgreSQL through these codecs: the one place where what it cannot
+    # store (NUL, lone surrogates) is dropped, so no reply, trace or journal entry fails on it. (Arrays of text keep
+    # asyncpg's own codec: their elements are made storable where they are built.)
+    await conn.set_type_codec("text", encoder=storable_text, decoder=_same, schema="pg_catalog", format="text")
+    await conn.set_type_codec("jsonb", encoder=_json_text, decoder=json.loads, schema="pg_catalog")
+    await conn.set_type_codec("json", encoder=_json_text, decoder=json.loads, schema="pg_catalog")
     await register_vector(conn)
     # asyncpg has no built-in codec for these arrays: it looks them up on a connection's first statement that uses
     # them (a catalog query between two JIT switches, 10-16 ms on an idle machine). That statement was the intake's
     # group commit on every pooled connection, in the acknowledgements of all it carried; now it is here, once.
     await conn.fetch("SELECT $1::bigint[], $2::jsonb[]", None, None)
+
+
+def _same(value: str) -> str:
+    return value
 
 
 async def _release(conn: asyncpg.Connection) -> None:

@@ -4,13 +4,14 @@ commits it, and rolls it back on any error, cancellation included."""
 from __future__ import annotations
 
 import asyncio
+import json
 
 import asyncpg
 import pytest
 
 from tests.tools import make_family
 from tools.errors import StorageError
-from tools.storage.database import Database
+from tools.storage.database import Database, storable_text
 
 
 async def _note_count(admin_conn: asyncpg.Connection, household_id: int) -> int:
@@ -106,3 +107,33 @@ async def test_what_time_cannot_fix_stays_the_drivers(db: Database, admin_conn: 
     with pytest.raises(asyncpg.DivisionByZeroError):
         async with db.household(family.household_id) as conn:
             await conn.fetchval("SELECT 1 / $1::int", 0)
+
+
+async def test_text_postgres_cannot_hold_is_made_storable_on_the_way_in(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    """PostgreSQL refuses NUL in text and jsonb, and UTF-8 has no lone surrogates: a model's reply or a tool's
+    trace with either must not fail the write that records it."""
+    family = await make_family(admin_conn, "Anna")
+    async with db.household(family.household_id, family.id("Anna")) as conn:
+        memory_id = await conn.fetchval(
+            "INSERT INTO memories (household_id, author_id, content, ai_understanding) VALUES ($1, $2, $3, $4) "
+            "RETURNING id",
+            family.household_id,
+            family.id("Anna"),
+            "nul\x00 and \ud800 alone",
+            {"k\x00": ["v\x00", "\udc00", "\ud83d\ude00", "\\u0000 stays text"]},
+        )
+    row = await admin_conn.fetchrow(
+        "SELECT content, ai_understanding::text AS doc FROM memories WHERE id = $1", memory_id
+    )
+    assert row["content"] == "nul and \ufffd alone"
+    assert json.loads(row["doc"]) == {"k": ["v", "\ufffd", "😀", "\\u0000 stays text"]}
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [("plain", "plain"), ("a\x00b", "ab"), ("\ud800x", "\ufffdx"), ("\ud83d\ude00", "😀"), ("日本\x00", "日本")],
+)
+def test_storable_text(value: str, stored: str) -> None:
+    assert storable_text(value) == stored

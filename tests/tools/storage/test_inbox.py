@@ -106,7 +106,7 @@ async def test_a_message_postgres_refuses_fails_alone(db: Database, admin_conn: 
     family = await make_family(admin_conn, "Anna")
     writer = InboxWriter(db)
     good = [message(family, "Anna", f"good-{family.household_id}-{n}", text="nul\x00byte") for n in range(5)]
-    bad = message(family, "Anna", f"bad-{family.household_id}", note="jsonb refuses \x00")
+    bad = message(family, "Anna", f"bad-{family.household_id}", note=float("nan"))  # not JSON to PostgreSQL
     results = await asyncio.gather(*(writer.accept(m) for m in [*good, bad]), return_exceptions=True)
 
     assert isinstance(results[-1], asyncpg.PostgresError)
