@@ -5,6 +5,7 @@ A broken stream falls back to one plain call, since a late reply beats none; eve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -181,6 +182,9 @@ class OpenAILLM:
             async with stream:
                 async for chunk in stream:
                     yield chunk
+                    # Chunks that arrived together are parsed without a pause otherwise: 100 µs each, so a long
+                    # reply read at once held the event loop for tens of milliseconds.
+                    await asyncio.sleep(0)
         except _STREAM_ERRORS as exc:
             raise _StreamFailed(_llm_error(exc).reason) from exc
 

@@ -180,7 +180,8 @@ async def stream_message(request: web.Request) -> web.StreamResponse:
 
     async def send(event: dict[str, Any]) -> None:
         data = json.dumps(event.get("data", {}), ensure_ascii=False)
-        await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode())
+        # A lone surrogate (a model can write one as a JSON escape) has no UTF-8: it goes out as that JSON escape.
+        await response.write(f"event: {event['type']}\ndata: {data}\n\n".encode(errors="backslashreplace"))
 
     async with follow_events(deps.redis, row.id) as events:
         if created:
