@@ -1,0 +1,637 @@
+"""The model as a hostile collaborator (issue 25): thousands of generated tool calls for every tool, seeded.
+
+Some go the whole way — web API, queue, worker, the engine's planner path (prompt version `default`) with the
+scripted model over HTTP, the tools, PostgreSQL — and the rest through the tool registry in a household
+transaction as the engine's executor makes them, which is where most of the work is. Throughout:
+
+- no message fails because of a tool: every refused call comes back to the model as a `fixable` error, and no
+  tool crashes or meets a database error;
+- the event loop never stalls for 100 ms (a 10 ms timer samples it the whole time);
+- another household's rows stay as they were, and every change to the fuzzed household's rows was asked for by
+  a call that succeeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import random
+import re
+import sys
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+import pytest
+
+from engine.settings import Settings
+from tests.e2e.hostile import Hostile, Targets
+from tests.e2e.scripts import is_analysis, member_message, tool_results
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.system import Family, System, make_family, make_settings, running_system
+from tools.context import ToolContext
+from tools.errors import ToolRetry
+from tools.storage import firings, households
+
+SEED = 25
+DIRECT_CALLS = 3500
+MESSAGES = 150
+IN_FLIGHT = 8  # direct calls at once; the engine path runs one lane per member
+# The fuzzed household's members, one lane of messages each (a member's messages go one after another, as a
+# consent question waits for that member's next message). Timezones at the odd offsets; Lea is a child.
+MEMBERS = {
+    "Anna": ("Europe/Berlin", "adult"),
+    "Ben": ("Asia/Tokyo", "adult"),
+    "Cleo": ("America/St_Johns", "adult"),
+    "Dev": ("Asia/Kathmandu", "adult"),
+    "Eve": ("Pacific/Chatham", "adult"),
+    "Fay": ("Pacific/Kiritimati", "adult"),
+    "Gus": ("Pacific/Pago_Pago", "adult"),
+    "Lea": ("Europe/Berlin", "child"),
+}
+STALL_S = 0.100
+REPLIES = [
+    "Done.",
+    "Done \x00 with a NUL.",
+    "Half a pair \ud800 here.",
+    "$\\undefinedmacro$",
+    "😀 " * 50,
+    "",
+    "x" * 5000,
+]
+
+
+@dataclass
+class LoopLag:
+    """Samples the event loop with a 10 ms timer: `worst_lag` is the latest a tick came.
+
+    On a shared machine a tick also comes late when the OS runs other processes, so each tick also measures how
+    much of its delay the loop's thread spent on the CPU (`worst_busy`): that part is a stall of ours. A watchdog
+    thread reads the loop thread's CPU clock and keeps its stack when it has run 50 ms without a tick, to say where
+    a stall was."""
+
+    ticks: int = 0
+    worst_lag: float = 0.0
+    worst_busy: float = 0.0
+    stalls: list[tuple[float, str]] = field(default_factory=list)
+    _beat: tuple[float, float] = (0.0, 0.0)  # (monotonic, loop thread CPU) at the last tick
+    _task: asyncio.Task[None] | None = None
+    _watchdog: threading.Thread | None = None
+    _stopped: threading.Event = field(default_factory=threading.Event)
+
+    async def _sample(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            started, cpu = loop.time(), time.thread_time()
+            self._beat = (time.monotonic(), cpu)
+            await asyncio.sleep(0.010)
+            lag = loop.time() - started - 0.010
+            busy = min(lag, time.thread_time() - cpu)
+            self.ticks += 1
+            self.worst_lag, self.worst_busy = max(self.worst_lag, lag), max(self.worst_busy, busy)
+
+    def _watch(self, loop_thread: int, loop_clock: int) -> None:
+        captured = 0.0
+        while not self._stopped.wait(0.01):
+            beat, cpu = self._beat
+            running = time.clock_gettime(loop_clock) - cpu
+            if running > 0.05 and beat != captured:
+                captured = beat
+                frame = sys._current_frames().get(loop_thread)  # noqa: SLF001 -- a diagnostic, like faulthandler
+                self.stalls.append((running, "".join(traceback.format_stack(frame)[-14:]) if frame else ""))
+
+    def _collected(self, phase: str, info: dict[str, Any]) -> None:
+        if threading.get_ident() != self._loop_thread:
+            return
+        if phase == "start":
+            self._gc_cpu = time.thread_time()
+        else:
+            self.worst_gc = max(self.worst_gc, time.thread_time() - self._gc_cpu)
+
+    def start(self) -> None:
+        self._loop_thread, self.worst_gc = threading.get_ident(), 0.0
+        gc.callbacks.append(self._collected)
+        self._task = asyncio.create_task(self._sample())
+        clock = time.pthread_getcpuclockid(threading.get_ident())
+        self._watchdog = threading.Thread(target=self._watch, args=(threading.get_ident(), clock), daemon=True)
+        self._watchdog.start()
+
+    async def stop(self) -> None:
+        assert self._task is not None and self._watchdog is not None
+        self._task.cancel()
+        await asyncio.gather(self._task, return_exceptions=True)
+        self._stopped.set()
+        self._watchdog.join()
+        gc.callbacks.remove(self._collected)
+
+    def where(self) -> str:
+        """Where the loop's thread was after running longest without a tick."""
+        return "\n\n".join(f"busy {cpu * 1000:.0f} ms, at:\n{stack}" for cpu, stack in sorted(self.stalls)[-3:])
+
+
+@dataclass
+class Findings:
+    """What the calls did: outcomes per tool, the ids changed by successful calls, and anything that is a bug."""
+
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
+    touched_memories: set[int] = field(default_factory=set)
+    touched_reminders: set[int] = field(default_factory=set)
+    stored: int = 0
+    scheduled: int = 0
+    bugs: list[str] = field(default_factory=list)
+
+    def succeeded(self, tool: str, args: Any, result: dict[str, Any]) -> None:
+        self.outcomes[(tool, "ok")] += 1
+        self.stored += tool == "store"
+        self.scheduled += tool == "schedule_reminder"
+        if tool in ("update_memory_fields", "store"):
+            self.touched_memories.add(result["memory_id"])
+        self.touched_memories.update(result.get("forgotten", []), result.get("restored", []))
+        if tool in ("cancel_reminder", "snooze_reminder", "complete_reminder", "schedule_reminder"):
+            self.touched_reminders.add(result["reminder_id"])
+
+    def refused(self, tool: str, message: str) -> None:
+        self.outcomes[(tool, "refused")] += 1
+        if not message.strip() or re.search(r"internal error|invalid arguments \(\w+\)", message):
+            self.bugs.append(f"{tool}: refusal without a usable message: {message[:200]!r}")
+
+    def failed(self, tool: str, args: Any, problem: str) -> None:
+        self.outcomes[(tool, "failed")] += 1
+        self.bugs.append(f"{tool}({_short(args)}): {problem[:300]}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) < 300 else text[:300] + "…"
+
+
+@dataclass
+class World:
+    """The fuzzed household (MEMBERS), the foreign one (Zoe), and the rows no call may name."""
+
+    ours: Family
+    theirs: Family
+    targets: Targets
+    protected_memories: list[int]
+    protected_reminders: list[int]
+
+
+async def _tool(system: System, family: Family, member: str, name: str, args: Any) -> dict[str, Any]:
+    """One call as the executor makes it: validated, then run in a household transaction, within a timeout."""
+    deps = system.deps
+    user_id = family.user_ids[member]
+    async with asyncio.timeout(deps.settings.engine.tool_timeout_s):
+        validated = deps.registry.validate(name, args)
+        async with deps.db.household(family.household_id, user_id, durable=False) as conn:
+            members = await households.members(conn, family.household_id)
+            ctx = ToolContext(
+                conn=conn,
+                household_id=family.household_id,
+                user_id=user_id,
+                timezone=next(m.timezone for m in members if m.id == user_id),
+                now=deps.clock.now(),
+                embedder=deps.embedder,
+                members=members,
+            )
+            return await deps.registry.run(ctx, name, validated)
+
+
+async def _seed(system: System) -> World:
+    ours = Family(await households.create_household(system.admin, "Hostile", "Europe/Berlin"))
+    for name, (timezone, role) in MEMBERS.items():
+        user_id, token = await households.add_member(
+            system.admin, ours.household_id, name, timezone=timezone, role=role
+        )
+        ours.user_ids[name], ours.tokens[name] = user_id, token
+    theirs = await make_family(system.admin, "Foreign", {"Zoe": "America/New_York"})
+
+    async def memories(family: Family, member: str, count: int, label: str) -> list[int]:
+        found = []
+        for n in range(count):
+            args = {"content": f"{label} {n}", "kind": "expense", "amount": f"{n + 1}.50", "currency": "EUR"}
+            found.append((await _tool(system, family, member, "store", args))["memory_id"])
+        return found
+
+    async def reminders(family: Family, member: str, count: int, label: str) -> list[int]:
+        found = []
+        for n in range(count):
+            args = {"text": f"{label} {n}", "when": f"2031-0{n % 9 + 1}-01T09:00", "rrule": "FREQ=MONTHLY;BYMONTHDAY=1"}
+            found.append((await _tool(system, family, member, "schedule_reminder", args))["reminder_id"])
+        return found
+
+    await _tool(system, theirs, "Zoe", "set_quiet_hours", {"start": "22:00", "end": "07:00"})
+    targets = Targets(
+        memories=await memories(ours, "Anna", 10, "target"),
+        reminders=await reminders(ours, "Anna", 6, "target"),
+        foreign_memories=await memories(theirs, "Zoe", 5, "foreign"),
+        foreign_reminders=await reminders(theirs, "Zoe", 3, "foreign"),
+        foreign_household=theirs.household_id,
+        foreign_user=theirs.user_ids["Zoe"],
+    )
+    protected_memories = await memories(ours, "Ben", 3, "protected")
+    protected_reminders = await reminders(ours, "Ben", 2, "protected")
+    return World(ours, theirs, targets, protected_memories, protected_reminders)
+
+
+_HOUSEHOLD_TABLES = ("memories", "reminders", "users", "media", "inbox", "outbox", "interactions", "journal")
+
+
+async def _rows(admin: asyncpg.Connection, household_id: int) -> dict[str, list[dict[str, Any]]]:
+    found = {}
+    for table in _HOUSEHOLD_TABLES:
+        rows = await admin.fetch(f"SELECT * FROM {table} WHERE household_id = $1", household_id)
+        found[table] = sorted((dict(row) for row in rows), key=repr)
+    return found
+
+
+async def _by_id(admin: asyncpg.Connection, table: str, ids: list[int]) -> list[dict[str, Any]]:
+    rows = await admin.fetch(f"SELECT * FROM {table} WHERE id = ANY($1::bigint[]) ORDER BY id", ids)
+    return [dict(row) for row in rows]
+
+
+# The direct path: the registry, as the executor uses it -----------------------------------------------------
+
+
+def _raw(rnd: random.Random, args: dict[str, Any]) -> Any:
+    """Arguments as a model's native tool call carries them: a JSON text, sometimes broken or not an object."""
+    shapes = [
+        lambda: json.dumps(args, allow_nan=True),
+        lambda: json.dumps(args)[: rnd.randint(0, 30)],
+        lambda: "[" * 100_000,
+        lambda: json.dumps([args]),
+        lambda: '"just a string"',
+        lambda: "",
+        lambda: "null",
+        lambda: '{"a": 1e999999}',
+        lambda: '{"memory_ids": [' + "9" * 5000 + "]}",
+    ]
+    try:
+        return rnd.choice(shapes)()
+    except (RecursionError, ValueError):  # a filter nested a thousand deep is no JSON text either
+        return "{" * 5000
+
+
+def _direct_calls(world: World, rnd: random.Random, now: datetime) -> list[tuple[str, Any, str]]:
+    """(tool, arguments, member) for the direct path; made before the loop is timed, as a model writes them."""
+    hostile = Hostile(rnd, world.targets, now)
+    calls = []
+    for number in range(DIRECT_CALLS):
+        tool = TOOLS[number % len(TOOLS)] if rnd.random() < 0.97 else rnd.choice(["STORE", "forget\x00", "x" * 300])
+        args: Any = hostile.call(tool) if tool in TOOLS else {}
+        calls.append((tool, _raw(rnd, args) if rnd.random() < 0.1 else args, rnd.choice(list(MEMBERS))))
+    return calls
+
+
+async def _direct(system: System, world: World, calls: list[tuple[str, Any, str]], findings: Findings) -> int:
+    gate = asyncio.Semaphore(IN_FLIGHT)
+
+    async def one(tool: str, args: Any, member: str) -> None:
+        async with gate:
+            try:
+                result = await _tool(system, world.ours, member, tool, args)
+            except ToolRetry as exc:
+                findings.refused(tool, exc.message)
+            except Exception as exc:  # noqa: BLE001 -- anything else is what this test looks for
+                findings.failed(tool, args, f"{type(exc).__name__}: {exc}")
+            else:
+                findings.succeeded(tool, args, result)
+
+    for start in range(0, len(calls), 200):  # a few hundred tasks at a time: starting thousands is a stall itself
+        await asyncio.gather(*(one(*call) for call in calls[start : start + 200]))
+    return len(calls)
+
+
+# The full path: web API, worker, engine, scripted model -------------------------------------------------------
+
+
+@dataclass
+class Script:
+    """The scripted model: for each member message a hostile plan, a re-plan, native tool calls and a reply. Each
+    message draws from a generator of its own, so what it gets does not depend on the order requests arrive in."""
+
+    targets: Targets
+    now: datetime
+    plans: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    generators: dict[str, Hostile] = field(default_factory=dict)
+    responds: Counter[str] = field(default_factory=Counter)
+    results: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def message(self, text: str) -> None:
+        self.generators[text] = Hostile(random.Random(f"{SEED}:{text}"), self.targets, self.now, over_json=True)
+        self.plans[text] = self.plan(text, self.generators[text].rnd.choice([4, 8, 12, 12, 12]))
+
+    def plan(self, text: str, size: int) -> list[dict[str, Any]]:
+        hostile = self.generators[text]
+        steps = []
+        for index in range(size):
+            tool = hostile.rnd.choice(_hostile_tools())
+            args = hostile.call(tool) if tool in TOOLS else {"x": 1}
+            depends = [f"s{index}"] if index and hostile.chance(0.15) else []
+            steps.append({"id": f"s{index + 1}", "tool": tool, "args": args, "depends_on": depends})
+        return steps
+
+    def __call__(self, request: ChatRequest) -> Scripted:
+        text = member_message(request)
+        if text not in self.generators:  # a message of no plan's (a "yes" the engine took for a new message)
+            self.message(text)
+            self.plans[text] = []
+        hostile = self.generators[text]
+        last = str(request.messages[-1].get("content") or "")
+        if not is_analysis(request):
+            return self.respond(text, request, last)
+        if last.startswith("Some steps were refused"):
+            return self.analysis(hostile, self.plan(text, hostile.rnd.choice([0, 2, 4])))
+        if "Context you asked for" in last or not hostile.chance(0.1):
+            return self.analysis(hostile, self.plans[text])
+        kinds = ["semantic_search", "direct_search", "recent_memories"]
+        requests = [{"kind": hostile.rnd.choice(kinds), "query": "food", "filter": hostile.filter()} for _ in "ab"]
+        return self.analysis(hostile, [], [r for r in requests if isinstance(r["filter"], dict)])
+
+    def analysis(self, hostile: Hostile, plan: list[dict[str, Any]], context: list[Any] | None = None) -> Scripted:
+        return Scripted.json(
+            {
+                "understanding": {"intent": "other", "summary": "hostile", "language": "en"},
+                "context_requests": context or [],
+                "clarification": None,
+                "tool_plan": plan,
+                "response": {
+                    "reply": hostile.rnd.choice(["Done \x00 — all set.", None, "$\\undefinedmacro$"]),
+                    "needs_tool_results": hostile.chance(0.8),
+                },
+            }
+        )
+
+    def respond(self, text: str, request: ChatRequest, last: str) -> Scripted:
+        hostile = self.generators[text]
+        seen = self.results.setdefault(text, {})
+        for result in tool_results(request):
+            seen[json.dumps(result, sort_keys=True)] = result
+        for message in request.messages:
+            if message.get("role") == "tool":
+                seen[f"tool:{message['tool_call_id']}"] = json.loads(message["content"])
+        if last.startswith("Your reply has numbers"):
+            return Scripted(content="Done.")
+        self.responds[text] += 1
+        if request.tools and self.responds[text] == 1 and hostile.chance(0.3):
+            calls = []
+            for _ in range(hostile.rnd.randint(1, 3)):
+                tool = hostile.rnd.choice(_hostile_tools())
+                raw = _raw(hostile.rnd, hostile.call(tool) if tool in TOOLS else {})
+                # The fake streams arguments in pieces of a few characters, in this process: keep them short.
+                calls.append((tool, raw if len(raw) < 3000 else "[" * 1500))
+            return Scripted(tool_calls=calls)
+        return Scripted(content=hostile.rnd.choice(REPLIES))
+
+
+def _hostile_tools() -> list[str]:
+    """Every tool, twice as likely as the names a model may get wrong."""
+    return [*TOOLS, *TOOLS, "STORE", "forget\x00", "x" * 200, ""]
+
+
+TOOLS: list[str] = []  # filled from the registry by the test
+
+
+async def _send(system: System, family: Family, member: str, text: str, stream: bool) -> dict[str, Any]:
+    """Post one message and wait for its outcome (polling when the reply takes longer than the web API waits)."""
+    headers = family.auth(member)
+    if stream:
+        response = await system.client.post("/v1/messages/stream", json={"text": text}, headers=headers)
+        body = await response.text()
+        ends = re.findall(r"event: stream_end\ndata: (.*)\n", body)
+        message_id = json.loads(ends[-1])["message_id"] if ends else None
+        assert message_id is not None, body[-500:]
+    else:
+        response = await system.client.post("/v1/messages", json={"text": text}, headers=headers)
+        assert response.status in (200, 202), await response.text()
+        body_json = await response.json()
+        if "outcome" in body_json:
+            return dict(body_json)
+        message_id = body_json["message_id"]
+    async with asyncio.timeout(60):
+        while True:
+            polled = await (await system.client.get(f"/v1/messages/{message_id}", headers=headers)).json()
+            if polled.get("outcome"):
+                return dict(polled)
+            await asyncio.sleep(0.05)
+
+
+def _script(world: World, now: datetime) -> Script:
+    """The scripted model with every message's plan made (before the loop is timed). The messages ask to change
+    things, so plans that correct, forget or cancel run at once; those over more than a few rows wait for a yes."""
+    script = Script(world.targets, now)
+    for number in range(MESSAGES):
+        script.message(f"Actually, forget, correct or cancel what message {number} was about")
+    return script
+
+
+async def _full_path(
+    system: System, world: World, script: Script, rnd: random.Random, findings: Findings
+) -> list[dict[str, Any]]:
+    system.llm.script(script)
+    members = list(MEMBERS)
+    lanes: dict[str, list[tuple[str, bool]]] = {member: [] for member in members}
+    for number, text in enumerate(list(script.plans)):
+        lanes[members[number % len(members)]].append((text, rnd.random() < 0.1))
+
+    async def lane(member: str) -> list[dict[str, Any]]:
+        answers = []
+        for text, stream in lanes[member]:
+            answer = await _send(system, world.ours, member, text, stream)
+            if answer["outcome"] == "clarifying":  # a consent question: the kept plan runs on yes
+                findings.outcomes[("(consent)", "asked")] += 1
+                answer = await _send(system, world.ours, member, "yes", stream=False)
+            system.llm.requests.clear()  # the fake keeps every request; thousands of them slow every collection
+            answers.append({**answer, "text": text, "member": member})
+        return answers
+
+    answers = [answer for found in await asyncio.gather(*(lane(m) for m in members)) for answer in found]
+    for results in script.results.values():
+        for result in results.values():
+            tool, error = str(result.get("tool")), str(result.get("error") or "")
+            if result.get("ok"):
+                findings.outcomes[(tool, "ok (engine)")] += 1
+            elif result.get("fixable") or error.startswith("skipped"):
+                findings.refused(tool, error or "skipped")
+            else:
+                findings.failed(tool, "(engine step)", error)
+    return answers
+
+
+# The test ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def hostile_system(
+    migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: Any, admin_conn: asyncpg.Connection
+) -> AsyncIterator[System]:
+    # Room for a full plan, its re-plan and the verification rounds: the budget must not hide what the tools do.
+    settings: Settings = make_settings(migrated, fake_llm.base_url, redis_url, max_tool_calls=100)
+    fake_llm.reset()
+    async with running_system(settings, fake_llm, admin_conn) as system:
+        yield system
+
+
+async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_or_touch_other_rows(
+    hostile_system: System,
+) -> None:
+    system, admin = hostile_system, hostile_system.admin
+    TOOLS[:] = system.deps.registry.names()
+    rnd = random.Random(SEED)
+    world = await _seed(system)
+    foreign_before = await _rows(admin, world.theirs.household_id)
+    protected_before = (
+        await _by_id(admin, "memories", world.protected_memories),
+        await _by_id(admin, "reminders", world.protected_reminders),
+    )
+    ours_before = await _rows(admin, world.ours.household_id)
+    calls = _direct_calls(world, rnd, system.deps.clock.now())
+    script = _script(world, system.deps.clock.now())
+    # The test's own data (thousands of prepared calls) is kept out of the garbage collector's walks, as the
+    # processes keep what they built at start-up (engine.composition): the loop is timed for FAA's work only.
+    gc.collect()
+    gc.freeze()
+    findings = Findings()
+    lag = LoopLag()
+    started = time.monotonic()
+    lag.start()
+    try:
+        direct = await _direct(system, world, calls, findings)
+        direct_s = time.monotonic() - started
+        answers = await _full_path(system, world, script, rnd, findings)
+    finally:
+        await lag.stop()
+        gc.unfreeze()
+    elapsed = time.monotonic() - started
+
+    engine_calls = await admin.fetchval(
+        "SELECT coalesce(sum(tool_calls), 0) FROM interactions WHERE household_id = $1", world.ours.household_id
+    )
+    outcomes = Counter(answer["outcome"] for answer in answers)
+    versions = await admin.fetch(
+        "SELECT DISTINCT prompt_version FROM interactions WHERE household_id = $1", world.ours.household_id
+    )
+    print(  # the figures the issue asks for, shown with -s
+        f"\nhostile calls: {direct} direct + {engine_calls} through the engine in {len(answers)} messages "
+        f"({dict(outcomes)}), {elapsed:.1f} s ({direct_s:.1f} s direct); loop: {lag.ticks} ticks, "
+        f"worst lag {lag.worst_lag * 1000:.0f} ms, "
+        f"worst busy stall {lag.worst_busy * 1000:.0f} ms (garbage collection {lag.worst_gc * 1000:.0f} ms); "
+        f"per tool: {sorted(findings.outcomes.items())}"
+    )
+
+    assert not findings.bugs, "\n".join(sorted(set(findings.bugs))[:40])
+    assert outcomes.keys() <= {"answered", "degraded"}, [
+        a for a in answers if a["outcome"] not in ("answered", "degraded")
+    ]
+    assert {r["prompt_version"] for r in versions} - {None} == {"default"}  # None: a yes that ran a kept plan
+    assert direct + engine_calls >= 4500 and engine_calls >= 1000
+    for tool in TOOLS:  # every tool was called, and every tool both refused and did something
+        assert findings.outcomes[(tool, "refused")] > 0, tool
+        assert findings.outcomes[(tool, "ok")] + findings.outcomes[(tool, "ok (engine)")] > 0, tool
+    assert lag.worst_busy < STALL_S, f"the event loop stalled {lag.worst_busy * 1000:.0f} ms:\n{lag.where()}"
+
+    assert await _rows(admin, world.theirs.household_id) == foreign_before
+    assert (
+        await _by_id(admin, "memories", world.protected_memories),
+        await _by_id(admin, "reminders", world.protected_reminders),
+    ) == protected_before
+    await _check_effects_were_asked_for(admin, world, ours_before, findings)
+    await _fire_every_reminder(system, world)
+    await _settle(admin, world)
+
+
+async def _check_effects_were_asked_for(
+    admin: asyncpg.Connection, world: World, before: dict[str, list[dict[str, Any]]], findings: Findings
+) -> None:
+    """Rows of the fuzzed household changed only by calls that succeeded, journaled when the engine made them."""
+    household = world.ours.household_id
+    journaled = await admin.fetch(
+        "SELECT payload FROM journal WHERE household_id = $1 AND kind = 'tool' AND payload ->> 'ok' = 'true'",
+        household,
+    )
+    for entry in journaled:
+        payload = entry["payload"] if isinstance(entry["payload"], dict) else json.loads(entry["payload"])
+        findings.succeeded(payload["tool"], None, payload["result"])
+    counts = {
+        table: await admin.fetchval(f"SELECT count(*) FROM {table} WHERE household_id = $1", household)
+        for table in ("memories", "reminders")
+    }
+    assert counts["memories"] == len(before["memories"]) + findings.stored
+    assert counts["reminders"] == len(before["reminders"]) + findings.scheduled
+    old_memories = {row["id"]: row for row in before["memories"]}
+    for row in await admin.fetch("SELECT * FROM memories WHERE household_id = $1", household):
+        if row["id"] in old_memories and dict(row) != old_memories[row["id"]]:
+            assert row["id"] in findings.touched_memories, f"memory {row['id']} changed by no call"
+    old_reminders = {row["id"]: row for row in before["reminders"]}
+    for row in await admin.fetch("SELECT * FROM reminders WHERE household_id = $1", household):
+        previous = old_reminders.get(row["id"])
+        if previous is not None and (row["status"], row["text"]) != (previous["status"], previous["text"]):
+            assert row["id"] in findings.touched_reminders, f"reminder {row['id']} changed by no call"
+
+
+async def _fire_every_reminder(system: System, world: World) -> None:
+    """The worker's side: every reminder the calls left active fires (at its time) and finds its next time."""
+    async with system.deps.db.household(world.ours.household_id) as conn:
+        due = await conn.fetch(
+            "SELECT id, next_fire_at FROM reminders WHERE household_id = $1 AND status = 'active'",
+            world.ours.household_id,
+        )
+    for row in due:
+        async with system.deps.db.household(world.ours.household_id) as conn:
+            await firings.fire(conn, row["id"], now=row["next_fire_at"])
+
+
+async def _settle(admin: asyncpg.Connection, world: World) -> None:
+    """Nothing of this test is left for another test's worker: reminders cancelled, messages and replies done."""
+    for household in (world.ours.household_id, world.theirs.household_id):
+        await admin.execute("UPDATE reminders SET status = 'cancelled' WHERE household_id = $1", household)
+        await admin.execute("UPDATE outbox SET status = 'sent' WHERE household_id = $1", household)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_nul_and_lone_surrogates_in_a_plan_and_a_reply_are_recorded_not_fatal(
+    system: System, stream: bool
+) -> None:
+    """PostgreSQL refuses NUL in text and jsonb, UTF-8 has no lone surrogates: the journal, the trace, the
+    interaction, the outbox row and the SSE stream all take them (dropped, or U+FFFD) instead of failing."""
+    family = await make_family(system.admin, f"Nul {stream}", {"Anna": "Europe/Berlin"})
+    # (A lone surrogate in the analysis JSON itself is refused by its parser before any tool runs: not here.)
+    store = {"content": "PIN\x00 is in the drawer", "kind": "fact", "details": {"pla\x00ce": "dra\x00wer"}}
+
+    def model(request: ChatRequest) -> Scripted:
+        if is_analysis(request):
+            plan = [{"id": "s\x00", "tool": "store", "args": store, "depends_on": []}]
+            response = {"reply": None, "needs_tool_results": True}
+            return Scripted.json(
+                {"understanding": {"intent": "record", "summary": "pin\x00"}, "tool_plan": plan, "response": response}
+            )
+        return Scripted(content="Saved \x00 it \ud800.")
+
+    system.llm.script(model)
+    if stream:
+        response = await system.client.post(
+            "/v1/messages/stream", json={"text": "remember the pin"}, headers=family.auth("Anna")
+        )
+        assert response.status == 200 and "\\ud800" in await response.text()
+        inbox_id = await system.admin.fetchval("SELECT max(id) FROM inbox WHERE household_id = $1", family.household_id)
+    else:
+        body = await (
+            await system.client.post("/v1/messages", json={"text": "remember the pin"}, headers=family.auth("Anna"))
+        ).json()
+        assert (body["outcome"], body["reply"]) == ("answered", "Saved  it \ufffd.")
+        inbox_id = body["message_id"]
+    turn = await system.admin.fetchrow(
+        "SELECT outcome, reply_text, trace::text AS trace FROM interactions WHERE inbox_id = $1", inbox_id
+    )
+    assert (turn["outcome"], turn["reply_text"]) == ("answered", "Saved  it \ufffd.")
+    memory = await system.admin.fetchrow(
+        "SELECT content, ai_understanding FROM memories WHERE household_id = $1", family.household_id
+    )
+    assert memory["content"] == "PIN is in the drawer"
+    assert json.loads(memory["ai_understanding"])["details"] == {"place": "drawer"}
