@@ -22,6 +22,7 @@ from tools.storage import media
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
     from matplotlib.axes import Axes
+    from matplotlib.container import BarContainer
 
 WIDTH_PX, HEIGHT_PX, DPI = 800, 500, 100
 RENDER_TIMEOUT_S = 10.0
@@ -135,7 +136,7 @@ def render_png(args: RenderChartArgs) -> bytes:
 def _draw_axes(axes: Axes, args: RenderChartArgs) -> None:
     positions = list(range(len(args.labels)))
     count = len(args.series)
-    handles: list[Artist] = []
+    handles: list[Artist | BarContainer] = []
     if args.kind == "bar":
         width = 0.8 / count
         for index, item in enumerate(args.series):

@@ -272,8 +272,8 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
         source_inbox_id=ctx.inbox_id,
     )
     base = _reminder(row, members)
-    shown = [t for t in (_iso(i, tz) for i in times) if t is not None]
-    return ScheduledReminder(**base.model_dump(), upcoming=shown, note=note)
+    listed = [t for t in (_iso(i, tz) for i in times) if t is not None]
+    return ScheduledReminder(**base.model_dump(), upcoming=listed, note=note)
 
 
 def _first_times(rrule: str, dtstart_local: datetime, tz: ZoneInfo, instant: datetime) -> list[datetime]:

@@ -155,12 +155,12 @@ class _Frame:
     def around(cls, rule: rrule, start: datetime, end: datetime) -> _Frame:
         """A frame for the occurrences from `start` to `end` (naive wall times)."""
         rule = _from_step_before(rule, start)
-        dtstart: datetime = rule._dtstart  # noqa: SLF001 (dateutil keeps the parsed parts private)
+        parts = _Parts.of(rule)
+        dtstart, until = parts.dtstart, parts.until
         years = _twin_years(dtstart.year, end.year)
         if not years:
             return cls(rule, timedelta(0))
         shift = datetime(dtstart.year + years, 1, 1) - datetime(dtstart.year, 1, 1)
-        until: datetime | None = rule._until  # noqa: SLF001
         return cls(
             rule.replace(dtstart=dtstart + shift, until=None if until is None or until > end else until + shift),
             shift,
@@ -171,12 +171,28 @@ def _from_step_before(rule: rrule, start: datetime) -> rrule:
     """The same rule started at its last whole step (INTERVAL periods) at or before `start`: the occurrences from
     `start` on are the same, and dateutil need not walk the years before it. Only for frequencies whose period has
     a fixed length, and not with COUNT, which counts from the first time."""
-    unit = _STEPS.get(rule._freq)  # noqa: SLF001
-    dtstart: datetime = rule._dtstart  # noqa: SLF001
-    if unit is None or rule._count is not None or dtstart >= start:  # noqa: SLF001
+    parts = _Parts.of(rule)
+    unit = _STEPS.get(parts.freq)
+    if unit is None or parts.count is not None or parts.dtstart >= start:
         return rule
-    step = unit * rule._interval  # noqa: SLF001
-    return rule.replace(dtstart=dtstart + (start - dtstart) // step * step)
+    step = unit * parts.interval
+    return rule.replace(dtstart=parts.dtstart + (start - parts.dtstart) // step * step)
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """The parts of a parsed rule the search needs. dateutil keeps them private, and its stubs do not declare them."""
+
+    freq: int
+    interval: int
+    count: int | None
+    dtstart: datetime
+    until: datetime | None
+
+    @classmethod
+    def of(cls, rule: rrule) -> _Parts:
+        private = rule._freq, rule._interval, rule._count, rule._dtstart, rule._until  # type: ignore[attr-defined]  # noqa: SLF001
+        return cls(*private)
 
 
 @functools.lru_cache(maxsize=512)
