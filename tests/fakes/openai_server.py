@@ -201,9 +201,11 @@ class FakeOpenAI:
         self.embedding_bodies.append(body)
         if self.embedding_answer is not None:
             return _verbatim(self.embedding_answer)
+        # Like OpenAI's text-embedding-3 models: `dimensions` asks for shorter vectors.
+        dim = body["dimensions"] if isinstance(body.get("dimensions"), int) else self.embedding_dim
         data = []
         for index, text in enumerate(texts):
-            vector = fake_embedding(text, self.embedding_dim)
+            vector = fake_embedding(text, dim)
             encoded: list[float] | str = vector
             if body.get("encoding_format") == "base64":
                 # The openai client asks for base64 by default: little-endian float32, like the real API.

@@ -156,13 +156,23 @@ class OpenAIEmbedder:
             raise EmbeddingError(
                 f"{self.model} returned {len(vectors)} embeddings for {len(texts)} texts", transient=True
             )
-        wrong = {len(vector) for vector in vectors if len(vector) != self.dim}
+        wrong = sorted({len(vector) for vector in vectors if len(vector) != self.dim})
         if wrong:
-            raise EmbeddingError(
-                f"{self.model} returned {sorted(wrong)}-dimensional vectors but the schema stores {self.dim}; "
-                "configure the matching model or re-embed"
-            )
+            raise EmbeddingError(self._wrong_size(wrong))
         return vectors
+
+    def _wrong_size(self, sizes: list[int]) -> str:
+        """What the operator can do about vectors of the wrong size, naming the settings."""
+        got = f"{self.model} returned {sizes}-dimensional vectors but the schema stores {self.dim} (EMBEDDING_DIM)"
+        if self.send_dimensions:
+            return (
+                f"{got} although EMBEDDING_REQUEST_DIMENSIONS asked for {self.dim}: the endpoint does not shorten "
+                "its vectors; use a model of that size, or set EMBEDDING_DIM to the model's size and run `faa reembed`"
+            )
+        return (
+            f"{got}; set EMBEDDING_REQUEST_DIMENSIONS=true if the model can shorten its vectors (OpenAI's "
+            "text-embedding-3 can), or set EMBEDDING_DIM to the model's size and run `faa reembed`"
+        )
 
     def _vectors(self, response: object) -> list[list[float]]:
         """The vectors of an embeddings response, in input order (`index`). The SDK builds its model from the

