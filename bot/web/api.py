@@ -104,10 +104,10 @@ async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple
 async def _status(deps: Deps, household_id: int, user_id: int, inbox_id: int) -> dict[str, Any] | None:
     """One of the member's own messages; another member's, even in the same household, is not theirs to read."""
     async with deps.db.household(household_id) as conn:
-        row = await inbox.get(conn, inbox_id)
-        if row is None or row.user_id != user_id:
-            return None
-        reply = await outbox.for_inbox(conn, inbox_id)
+        found = await inbox.with_reply(conn, inbox_id)  # status and reply as of one moment
+    if found is None or found[0].user_id != user_id:
+        return None
+    row, reply = found
     return _message_body(deps, row, row.status, None if reply is None else reply_message(reply))
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
 from tools.errors import StorageError
 from tools.infra.batching import GroupCommit
 from tools.storage.database import Connection, Database
+from tools.storage.outbox import OutboxRow
 
 _COLUMNS = (
     "id, household_id, user_id, channel, external_id, text, payload, status, attempts, error, trace_id, received_at"
@@ -110,6 +111,27 @@ class InboxWriter:
 async def get(conn: Connection, inbox_id: int) -> InboxRow | None:
     row = await conn.fetchrow(f"SELECT {_COLUMNS} FROM inbox WHERE id = $1", inbox_id)
     return None if row is None else InboxRow(**dict(row))
+
+
+_WITH_REPLY = ", ".join(
+    [f"i.{name.strip()}" for name in _COLUMNS.split(",")] + [f"o.{f.name} AS reply_{f.name}" for f in fields(OutboxRow)]
+)
+
+
+async def with_reply(conn: Connection, inbox_id: int) -> tuple[InboxRow, OutboxRow | None] | None:
+    """The message and its reply, if it has one, as of one moment.
+
+    One statement, so one snapshot: in READ COMMITTED each statement sees what was committed before it began, and
+    two reads could straddle the commit that finishes the message (status and reply commit together), showing its
+    reply beside status 'processing'."""
+    row = await conn.fetchrow(
+        f"SELECT {_WITH_REPLY} FROM inbox i LEFT JOIN outbox o ON o.inbox_id = i.id WHERE i.id = $1", inbox_id
+    )
+    if row is None:
+        return None
+    values = dict(row)
+    reply = {f.name: values.pop(f"reply_{f.name}") for f in fields(OutboxRow)}
+    return InboxRow(**values), None if reply["id"] is None else OutboxRow(**reply)
 
 
 async def claim(conn: Connection, inbox_id: int) -> InboxRow | None:
