@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from arq import Worker
@@ -35,6 +35,8 @@ async def _startup(ctx: dict[str, Any]) -> None:
     port = settings.metrics.worker_port
     if ctx.get("serve_metrics") and port is not None:
         ctx["metrics_server"] = await start_server(deps, settings.metrics.worker_host, port)
+    if ctx.get("started") is not None:
+        ctx["started"]()
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
@@ -56,10 +58,11 @@ def create_worker(
     handle_signals: bool = True,
     serve_metrics: bool = False,
     clock: Clock | None = None,
+    started: Callable[[], None] | None = None,
 ) -> Worker:
     """An arq worker. `serve_metrics` starts its own GET /metrics when METRICS_WORKER_PORT is set (a worker
     inside the web process needs none: the web API's /metrics shows the same process); `clock` replaces the
-    system clock (tests)."""
+    system clock (tests); `started` is called once its dependencies are open."""
     ws = settings.worker
     return Worker(
         functions=FUNCTIONS,
@@ -69,7 +72,7 @@ def create_worker(
         burst=burst,
         on_startup=_startup,
         on_shutdown=_shutdown,
-        ctx={"settings": settings, "serve_metrics": serve_metrics, "clock": clock},
+        ctx={"settings": settings, "serve_metrics": serve_metrics, "clock": clock, "started": started},
         max_jobs=ws.max_jobs,
         job_timeout=ws.job_timeout_s,
         max_tries=ws.max_tries,

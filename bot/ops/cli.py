@@ -47,7 +47,7 @@ async def cmd_serve(runtime: Runtime, args: argparse.Namespace) -> int:
     if runtime.settings.web.processes > 1:
         await serve_processes(runtime.settings, stop=stop)
     else:
-        await serve(runtime.settings, stop=stop)
+        await serve(runtime.settings, stop=stop, started=lifecycle.serving)
     return 0
 
 
@@ -60,7 +60,7 @@ async def _announce_setup(runtime: Runtime) -> None:
 async def cmd_worker(runtime: Runtime, args: argparse.Namespace) -> int:
     async with local_endpoints(runtime.settings) as settings:
         await migrate_runtime(replace(runtime, settings=settings))
-        worker = create_worker(settings, serve_metrics=True)
+        worker = create_worker(settings, serve_metrics=True, started=lifecycle.serving)
         try:
             await worker.async_run()
         except asyncio.CancelledError:
@@ -83,7 +83,7 @@ async def cmd_up(runtime: Runtime, args: argparse.Namespace) -> int:
         async with background_worker(settings):
             print(f"FAA is up: {public_base(settings)} (Ctrl-C stops)", file=sys.stderr)
             await _announce_setup(runtime)
-            await serve(settings, stop=stop)
+            await serve(settings, stop=stop, started=lifecycle.serving)
     return 0
 
 
@@ -176,8 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The `faa` console script."""
+def console() -> int:
+    """The `faa` console script: a process of FAA's own."""
+    return main(own_process=True)
+
+
+def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """Run one `faa` command; `own_process` when this process runs nothing else (see `lifecycle.run`)."""
     args = build_parser().parse_args(argv)
     try:
         settings = Settings.load()
@@ -187,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings.log)
     try:
         runtime = resolve(settings) if getattr(args, "database", True) else Runtime(settings)
-        return lifecycle.run(args.run(runtime, args))
+        return lifecycle.run(args.run(runtime, args), own_process=own_process)
     except (FAAError, MigrationError) as exc:
         print(f"faa: {exc}", file=sys.stderr)
         return 2
@@ -205,4 +210,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console())

@@ -83,6 +83,7 @@ def _said_ready(connection: Connection) -> bool:
 
 
 def _ready(lifeline: Connection) -> None:
+    lifecycle.serving()
     lifeline.send_bytes(b"ready")
 
 
@@ -98,4 +99,4 @@ def _web_process(settings: Settings, lifeline: Connection, listeners: bool) -> N
             settings, stop=stop, reuse_port=True, listeners=listeners, started=functools.partial(_ready, lifeline)
         )
 
-    lifecycle.run(run())
+    lifecycle.run(run(), own_process=True)
