@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, IPvAnyNetwork, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings
 
 from engine._section import section as _section
@@ -204,6 +204,12 @@ class WebSettings(BaseSettings):
         le=65535,
         description="Connections the kernel queues before the web process accepts them; a burst beyond it waits "
         "~1 s for the client's SYN retry (the kernel caps it at net.core.somaxconn).",
+    )
+    trusted_proxies: list[IPvAnyNetwork] = Field(
+        default_factory=list,
+        description="Addresses (or networks) of reverse proxies whose X-Forwarded-Proto / Forwarded header tells the "
+        'scheme the browser used, e.g. ["127.0.0.1"]: behind a proxy that terminates TLS the web app then checks '
+        "forms against the https origin and marks its cookies Secure. From other peers the header is ignored.",
     )
     processes: int = Field(
         default=1,

@@ -21,6 +21,7 @@ from bot.web.metrics import metrics_handler
 from bot.web.openapi import document
 from bot.web.pages import routes as pages
 from bot.web.pages.security import pages_middleware
+from bot.web.proxies import forwarded_scheme
 from engine.deps import Deps
 
 OPENAPI = web.AppKey("openapi", dict)
@@ -70,7 +71,8 @@ async def openapi(request: web.Request) -> web.Response:
 
 
 def create_app(deps: Deps) -> web.Application:
-    app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=[_errors, pages_middleware])
+    middlewares = [forwarded_scheme(deps.settings.web.trusted_proxies), _errors, pages_middleware]
+    app = web.Application(client_max_size=deps.settings.web.max_body_bytes, middlewares=middlewares)
     app[DEPS] = deps
     app[TOKENS] = {}
     app[TOKEN_LOOKUPS] = {}
