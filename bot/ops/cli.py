@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from bot.channels.telegram import client as telegram_client
 from bot.channels.terminal.chat import chat
-from bot.ops import admin, lifecycle
+from bot.ops import admin, lifecycle, reembedding
 from bot.ops.local_servers import local_endpoints
 from bot.ops.runtime import Runtime, migrate_runtime, resolve
 from bot.ops.setup_link import public_base, setup_link
@@ -129,6 +129,14 @@ def build_parser() -> argparse.ArgumentParser:
     chat_parser.add_argument("--household", help="household name or id (needed when there are several)")
     chat_parser.add_argument("--no-worker", action="store_true", help="never start an in-process worker")
     chat_parser.set_defaults(run=cmd_chat)
+
+    reembed = commands.add_parser(
+        "reembed", help="embed every memory again with EMBEDDING_MODEL at EMBEDDING_DIM (after changing either)"
+    )
+    reembed.add_argument(
+        "--batch-size", type=int, default=reembedding.DEFAULT_BATCH, choices=range(1, 2049), metavar="1-2048"
+    )
+    reembed.set_defaults(run=reembedding.reembed)
 
     household = commands.add_parser("household", help="manage households").add_subparsers(dest="action", required=True)
     create = household.add_parser("create", help="create a household")

@@ -128,10 +128,13 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
 
 
 @contextlib.asynccontextmanager
-async def local_endpoints(settings: Settings, *, progress: Progress = print_progress) -> AsyncIterator[Settings]:
+async def local_endpoints(
+    settings: Settings, *, with_chat: bool = True, progress: Progress = print_progress
+) -> AsyncIterator[Settings]:
     """Settings with working endpoints: as configured, or pointed at local servers started (first run:
-    installed, built and downloaded) here and stopped on exit."""
+    installed, built and downloaded) here and stopped on exit. `with_chat=False`: embeddings only."""
     need_chat, need_embed = needs_local(settings)
+    need_chat = need_chat and with_chat
     if not (need_chat or need_embed):
         yield settings
         return

@@ -116,6 +116,7 @@ class FakeOpenAI:
         self.transcription_requests: list[tuple[str, bytes]] = []  # (model, audio)
         self.embedding_bodies: list[dict[str, Any]] = []
         self.embedding_answer: Any = None  # when set, /embeddings answers this verbatim (see `Scripted.raw`)
+        self.embedding_failures_after: int | None = None  # when set, /embeddings answers 503 once it served this many
         self._handler: Handler = _no_script
         self._runner: web.AppRunner | None = None
         self._ids = itertools.count(1)
@@ -195,6 +196,8 @@ class FakeOpenAI:
         body = await _json_body(request)
         if body is None or "input" not in body:
             return _error(400, "request body must be JSON with an input")
+        if self.embedding_failures_after is not None and len(self.embedding_requests) >= self.embedding_failures_after:
+            return _error(503, "FakeOpenAI: embeddings are down")
         raw = body["input"]
         texts = [raw] if isinstance(raw, str) else [item if isinstance(item, str) else str(item) for item in raw]
         self.embedding_requests.append(texts)
