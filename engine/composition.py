@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Mapping
 from typing import Any
 
@@ -79,7 +78,7 @@ async def open_deps(
     db = await Database.connect(
         settings.database.url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
     )
-    deps = Deps(
+    return Deps(
         settings=settings,
         db=db,
         llm=OpenAILLM.from_settings(settings.llm),
@@ -94,16 +93,6 @@ async def open_deps(
         ocr=RapidOCRReader(settings.ocr),
         clock=clock or SystemClock(),
     )
-    _freeze_startup_objects()
-    return deps
-
-
-def _freeze_startup_objects() -> None:
-    """Take what start-up built (modules, the grounding dictionaries, schemas, prompts) out of the garbage
-    collector's sight: it lives as long as the process, and a full collection walks every tracked object with the
-    event loop stopped — some 300,000 of them here, 0.1-0.5 s a time, several times a minute under load."""
-    gc.collect()
-    gc.freeze()
 
 
 async def close_deps(deps: Deps) -> None:

@@ -494,7 +494,7 @@ async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_
     calls = _direct_calls(world, rnd, system.deps.clock.now())
     script = _script(world, system.deps.clock.now())
     # The test's own data (thousands of prepared calls) is kept out of the garbage collector's walks, as the
-    # processes keep what they built at start-up (engine.composition): the loop is timed for FAA's work only.
+    # processes keep what they built at start-up (bot.ops.lifecycle): the loop is timed for FAA's work only.
     gc.collect()
     gc.freeze()
     findings = Findings()

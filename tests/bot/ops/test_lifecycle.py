@@ -10,9 +10,13 @@ import sys
 import weakref
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from bot.ops import lifecycle
+from engine.settings import Settings
+from tests.fakes.openai_server import FakeOpenAI
+from tests.system import running_system
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -44,11 +48,15 @@ def test_a_process_of_faa_s_own_serves_on_uvloop_with_its_start_up_heap_frozen()
     assert "process.serving" in output  # logged with the count
 
 
-def test_a_process_hosting_faa_keeps_its_collector_as_it_is() -> None:
+async def test_a_process_hosting_faa_keeps_its_collector_as_it_is(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
     seen, _ = run_process("hosted")
     assert seen["after"] == 0
     before = gc.get_freeze_count()
     lifecycle.serving()  # here, in the test runner
+    async with running_system(settings, fake_llm, admin_conn):  # web app and worker, each with its dependencies
+        pass
     assert gc.get_freeze_count() == before
 
 
