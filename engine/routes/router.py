@@ -50,7 +50,27 @@ UNDO = _cues(
     r"\brückgängig\b",
 )
 REMIND = _cues(
-    r"\bremind", r"\breminder", r"\bremnd", r"\bremid\b", r"\brmnd\b", r"提醒", r"\berinner", r"\bwecke? mich"
+    r"\bremind",
+    r"\breminder",
+    r"\bremnd",
+    r"\bremid\b",
+    r"\brmnd\b",
+    r"提醒",
+    r"\berinner",
+    r"\bwecke? mich",
+    r"\balarm\b",
+    r"\bwake me\b",
+    r"闹钟",
+    r"叫醒我",
+    r"\bwecker\b",
+)
+# "Don't let me forget …" asks for a reminder; it is no request to forget anything.
+DONT_FORGET = _cues(
+    r"\b(?:don'?t|do not|never) let me forget\b",
+    r"\bmake sure i (?:don'?t|do not) forget\b",
+    r"别让我忘",
+    r"\blass mich (?:das )?nicht vergessen\b",
+    r"\bdamit ich (?:das )?nicht vergesse\b",
 )
 CANCEL = _cues(
     r"\bcancel",
@@ -321,14 +341,16 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
         return Routing("undo", "undo")
     if LIST.search(text):
         return Routing("list", "list")
-    reminder_words = bool(REMIND.search(text))
-    if CANCEL.search(text) or (reminder_words and (FORGET.search(text) or UNWANTED.search(text))):
+    keep_in_mind = bool(DONT_FORGET.search(text))
+    reminder_words = bool(REMIND.search(text)) or keep_in_mind
+    forget = bool(FORGET.search(text)) and not keep_in_mind
+    if CANCEL.search(text) or (reminder_words and not keep_in_mind and (forget or UNWANTED.search(text))):
         return Routing("reminder_change", "cancel")
     if reminder_just_sent and (DONE.search(text) or SNOOZE.search(text) or _short_done(text)):
         return Routing("reminder_change", "snooze/done")
     if SNOOZE.search(text) and reminder_words and not grounding.repeats:
         return Routing("reminder_change", "snooze")
-    if FORGET.search(text):
+    if forget:
         return Routing(None if question else "forget", "forget")
     if reminder_words:
         return Routing("reminder", "remind")

@@ -96,6 +96,9 @@ def test_vague(text: str, vague: bool) -> None:
         ("I dont play tennis anymore", "fact"),
         ("undo", "undo"),
         ("撤销", "undo"),
+        ("don't let me forget to buy milk tomorrow", "reminder"),
+        ("set an alarm for 6:30 tomorrow", "reminder"),
+        ("别让我忘了明天交电费", "reminder"),
     ],
 )
 def test_more_shapes(text: str, expected: str) -> None:
