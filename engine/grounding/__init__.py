@@ -9,13 +9,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from engine.grounding.language import language_of
-from engine.grounding.moments import find_minutes, find_moments
+from engine.grounding.moments import Found, after, find_minutes, find_moments
 from engine.grounding.money import Money, find_currencies, find_money
 from engine.grounding.periods import find_period
 from engine.grounding.repeats import find_repeat
@@ -96,6 +96,7 @@ class Grounding:
         return "\n".join(lines)
 
 
+_FROM_NOW = re.compile(r"\bin\b|\bnach\b|\bfrom now\b|\blater\b|后|以后|之后", re.IGNORECASE)
 _MAX_TEXT = 2000  # grounding reads the start of a very long message only; it must never hold the worker up
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -110,12 +111,16 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
         timely = timely.replace(amount.text, " ")
     repeat = find_repeat(timely, now, tz)
     moments = [] if repeat is not None else find_moments(timely, now, tz)
+    minutes = find_minutes(text)
+    if not moments and repeat is None and minutes and _FROM_NOW.search(text):  # "in 30 mins"
+        at = after(now.astimezone(tz), timedelta(minutes=minutes[0])).replace(second=0, microsecond=0)
+        moments = [Found(at, True, f"in {minutes[0]} min")]
     return Grounding(
         language=language_of(text),
         money=tuple(money),
         moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time) for n, m in enumerate(moments, 1)),
         repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first),),
-        minutes=tuple(find_minutes(text)),
+        minutes=tuple(minutes),
         currencies=tuple(find_currencies(text)),
         period=find_period(text),
         people=tuple(name for name in members if _names(text, name)),

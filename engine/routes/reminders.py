@@ -17,8 +17,9 @@ from engine.routes.router import CANCEL, DONE, SNOOZE
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
-    r"\b(?:everyone|everybody|all of us|the whole family|the family|us all)\b|大家|全家|所有人|\balle(?:n| zusammen)\b"
-    r"|\b(?:uns|euch) alle\b|\bdie ganze familie\b|\bjeden von uns\b",
+    r"\b(?:everyone|everybody|all of us|the whole family|the family|us all)\b|大家|全家|所有人|\ballen\b"
+    r"|\balle\b(?!\s+(?:\d|zwei|drei|vier|fünf|sechs|paar|\w+ (?:tage|wochen|monate)))|\bdie ganze familie\b"
+    r"|\bjeden von uns\b",
     re.I,
 )
 _SNOOZE_MINUTES = 10
@@ -97,9 +98,9 @@ def recipient(situation: Situation) -> str:
         name = re.escape(member.name)
         # Not \b after the name: "提醒Ben带伞" has no word boundary between "Ben" and "带".
         after = r"(?![A-Za-z0-9])"
-        if re.search(
-            rf"(?:remind|提醒|erinnere?|tell)\s*@?{name}{after}|{name}{after}\s*needs to be reminded", text, re.I
-        ):
+        asked = rf"(?:remind|提醒|erinnere?|tell)\s*@?{name}{after}|{name}{after}\s*needs to be reminded"
+        german_end = rf"\b{name}{after}(?:\s+\S+){{0,6}}\s+(?:daran\s+)?erinner(?:n|t)\b"  # "Ben an den Müll erinnern"
+        if re.search(asked, text, re.I) or re.search(german_end, text, re.I):
             return member.name
     if _HOUSEHOLD.search(text):
         return "household"
