@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from engine.errors import AnalysisError
+from tools.registry import describe_errors
+from tools.storage.database import storable
 
 ContextKind = Literal["recent_memories", "semantic_search", "direct_search", "thread_summaries"]
 
@@ -78,3 +83,25 @@ def analysis_schema(tools: Sequence[tuple[str, dict[str, Any]]] = ()) -> dict[st
             options.append({**step, "properties": properties})
         schema["$defs"]["PlannedCall"] = {"anyOf": options}
     return schema
+
+
+Answer = TypeVar("Answer", bound=BaseModel)
+
+
+def read_answer(model: type[Answer], raw: str | None, context: dict[str, Any] | None = None) -> Answer:
+    """A model's JSON answer as `model`, read like a webhook body: bounded, with text PostgreSQL cannot hold (NUL, a
+    lone surrogate escape) made storable before validation; AnalysisError says what was wrong."""
+    text = raw or ""
+    if len(text) > _MAX_ANSWER:
+        raise AnalysisError(f"the answer is longer than {_MAX_ANSWER} characters", raw=text[:2000])
+    try:
+        data = storable(json.loads(text))
+    except (json.JSONDecodeError, RecursionError):
+        raise AnalysisError("not valid JSON", raw=text[:2000]) from None
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise AnalysisError(describe_errors(exc), raw=text[:2000]) from exc
+
+
+_MAX_ANSWER = 64_000

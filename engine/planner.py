@@ -15,10 +15,9 @@ from dataclasses import replace
 from typing import Any
 
 import structlog
-from pydantic import ValidationError
 
 from engine import consent, metrics
-from engine.analysis import AnalysisModel, analysis_schema
+from engine.analysis import AnalysisModel, analysis_schema, read_answer
 from engine.context import History, base_context, serve_requests
 from engine.domain import Reply
 from engine.errors import AnalysisError, LLMError
@@ -267,14 +266,7 @@ async def _verify(run: Run, messages: list[Message], response: LLMResponse) -> l
 
 
 def _parse_analysis(response: LLMResponse) -> AnalysisModel:
-    raw = response.content or ""
-    try:
-        return AnalysisModel.model_validate_json(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'root'}: {err['msg']}" for err in exc.errors()[:8]
-        )
-        raise AnalysisError(problems or "not valid JSON", raw=raw[:2000]) from exc
+    return read_answer(AnalysisModel, response.content)
 
 
 def _step(step: str, started: float) -> int:

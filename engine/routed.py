@@ -11,10 +11,10 @@ import time
 from typing import Any
 
 import structlog
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from engine import metrics
-from engine.analysis import PlannedCall
+from engine.analysis import PlannedCall, read_answer
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
@@ -30,7 +30,6 @@ from engine.routes.phrases import say
 from engine.routes.route import constrained_schema
 from engine.routes.router import route_by_cues
 from engine.run import Run
-from tools.registry import describe_errors
 from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
@@ -143,8 +142,8 @@ async def _pick_route(
     llm = run.deps.llm
     response = await run.llm("route", lambda: llm.complete(messages, response_schema=schema, schema_name="route"))
     try:
-        return RouteChoice.model_validate_json(response.content or "").route, "model"
-    except ValidationError:
+        return read_answer(RouteChoice, response.content).route, "model"
+    except AnalysisError:
         log.info("route.choice.invalid")
         return "unclear", "model"
 
@@ -183,10 +182,7 @@ async def _fill(
 
 
 def _validated(model: type[BaseModel], raw: str | None, situation: Situation) -> BaseModel:
-    try:
-        return model.model_validate_json(raw or "", context={"choices": situation.choices})
-    except ValidationError as exc:
-        raise AnalysisError(describe_errors(exc) or "not valid JSON", raw=(raw or "")[:2000]) from exc
+    return read_answer(model, raw, {"choices": situation.choices})
 
 
 async def _repair(

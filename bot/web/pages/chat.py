@@ -80,7 +80,9 @@ async def stream(request: web.Request) -> web.StreamResponse:
     await response.prepare(request)
 
     async def send(kind: str, data: dict[str, Any]) -> None:
-        await response.write(f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+        # A lone surrogate (a model can write one as a JSON escape) has no UTF-8: it goes out as that JSON escape.
+        event = f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+        await response.write(event.encode(errors="backslashreplace"))
 
     async with follow_events(deps.redis, row.id) as events:
         if created:
