@@ -13,6 +13,7 @@ from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.routes.phrases import say
 from engine.routes.route import Ask, Picked, Situation
+from engine.routes.topics import shares_topic
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
 
@@ -139,9 +140,10 @@ class SumRoute:
             return []
         if "group_by" in situation.choices:  # a breakdown was asked for, whatever categories the model named
             answer.categories = []
-        conditions: list[dict[str, Any]] = [
-            {"field": "kind", "op": "eq", "value": "income" if _INCOME.search(situation.text) else "expense"}
-        ]
+        income = _INCOME.search(situation.text) is not None
+        if income:  # "how much came in" means all income unless the question names a kind of it
+            answer.categories = [c for c in answer.categories if c.split("-")[0][:4] in situation.text.lower()]
+        conditions: list[dict[str, Any]] = [{"field": "kind", "op": "eq", "value": "income" if income else "expense"}]
         if answer.categories:
             conditions.append({"field": "category", "op": "in", "value": answer.categories})
         period = situation.grounding.period or answer.period
@@ -240,7 +242,13 @@ class LookupRoute:
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         chosen = answer.ids if isinstance(answer, LookupAnswer) else []
-        rows = [row for row_id in chosen for row in situation.rows if row["memory_id"] == row_id]
+        names = [member.name for member in situation.run.members]
+        rows = [
+            row
+            for row_id in chosen
+            for row in situation.rows
+            if row["memory_id"] == row_id and shares_topic(situation.text, _about(row), names)
+        ]
         if not rows:
             return say("not_found", situation.language)
         return say("from_notes", situation.language, notes=" | ".join(quote(row) for row in rows))
@@ -254,6 +262,11 @@ async def search_rows(situation: Situation, query: str, *, limit: int) -> list[d
     async with run.transaction() as conn:
         found = await registry.run(run.tool_context(conn), "search", args)
     return list(found.get("memories", []))
+
+
+def _about(row: dict[str, Any]) -> str:
+    """What a note is about, for `shares_topic`: its text and the labels stored with it."""
+    return " ".join(str(row.get(key) or "") for key in ("content", "category", "kind", "merchant"))
 
 
 def notes_text(rows: list[dict[str, Any]]) -> str:

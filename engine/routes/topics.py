@@ -1,0 +1,43 @@
+"""Whether a stored note is about what a question asks: they share a word of substance — not a name, not a word of
+asking. A small model asked to pick the notes that answer a question sometimes picks the nearest one even when it
+is about something else (asked for a passport's expiry, it quotes the wifi password); this keeps such a pick from
+reaching the member as an answer."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_STOP = frozenset(
+    """what when where which who whom whose how many much does did do the and for with from that this are was were
+    is has have had may can could would should will about our your their his her its there here been into than then
+    tell show please wie was wann wer wo welche welcher welches wieviel viel viele ist sind hat haben der die das den
+    dem des ein eine einen und für mit von bei mein meine unser unsere noch schon""".split()
+)
+_CJK_STOP = frozenset(
+    "什么 多少 时候 几点 哪里 怎么 是不 不是 的是 我的 我们 你们 他们 一下 来着 现在 今天 这个 那个 还是".split()
+)
+
+
+def shares_topic(question: str, note: str, names: Iterable[str] = ()) -> bool:
+    """The note and the question have a word of substance in common (names and words of asking do not count)."""
+    skip = {name.lower() for name in names} | {word.lower() for word in re.findall(r"\b[A-Z][a-z]+\b", question)[1:]}
+    return bool(_terms(question, skip) & _terms(note, skip))
+
+
+def _terms(text: str, skip: set[str]) -> set[str]:
+    words = {_stem(word.lower()) for word in _WORD.findall(_CJK_RUN.sub(" ", text))}
+    pairs = {run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}
+    return {w for w in words if w not in _STOP and w not in skip} | {
+        p for p in pairs if p not in _CJK_STOP and p not in skip
+    }
+
+
+def _stem(word: str) -> str:
+    """Plural and possessive endings off: "shoes" and "shoe's" are "shoe"."""
+    for ending in ("'s", "’s", "es", "s"):
+        if word.endswith(ending) and len(word) - len(ending) >= 3:
+            return word[: -len(ending)]
+    return word

@@ -1,0 +1,23 @@
+"""A note answers a question only when they share a word of substance."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.routes.topics import shares_topic
+
+
+@pytest.mark.parametrize(
+    ("question", "note", "shared"),
+    [
+        ("When does my passport expire?", "Ben's passport expires in March 2027", True),
+        ("When does my passport expire?", "Lea's shoe size is 38", False),
+        ("我的护照什么时候过期？", "家里WiFi密码是sunflower2026", False),
+        ("小明星期几上钢琴课？几点？", "小明每周三下午4点上钢琴课", True),
+        ("What size shoes does Lea wear?", "Lea's shoe size is 38", True),
+        ("What is Lea's favourite food?", "Lea's shoe size is 38", False),  # a name alone is no topic
+        ("Wann läuft mein Reisepass ab?", "Der Autoschlüssel liegt in der Schublade", False),
+    ],
+)
+def test_shares_topic(question: str, note: str, shared: bool) -> None:
+    assert shares_topic(question, note, ["Anna", "Ben"]) is shared
