@@ -11,6 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
+from engine.grounding import Moment
 from engine.routes.phrases import say
 from engine.routes.questions import notes_text, quote, search_rows
 from engine.routes.records import Label, _slug
@@ -98,8 +99,8 @@ class UpdateRoute:
             args["currency"] = named[0]  # "it was dollars, not euros"
         if answer.category and answer.category != row.get("category"):
             args["category"] = answer.category
-        if answer.time:
-            moment = next(m for m in situation.grounding.moments if m.key == answer.time)
+        moment = _new_moment(answer, row, situation)
+        if moment is not None:
             args["occurred_at"] = moment.at.isoformat(timespec="minutes") if moment.has_time else str(moment.at.date())
         if answer.content and answer.content != row.get("content") and len(args) == 1:
             args["content"] = answer.content  # only when nothing more exact changes: a rewrite loses the original
@@ -127,6 +128,19 @@ def _plain_correction(situation: Situation) -> UpdateAnswer | None:
     if not matching and len(recent) == 1 and len(numbers) == 1:
         return UpdateAnswer(memory_id=int(recent[0]["memory_id"]), amount=str(numbers[0]))
     return None
+
+
+def _new_moment(answer: UpdateAnswer, row: dict[str, Any], situation: Situation) -> Moment | None:
+    """The time the entry moves to: the model's choice; or, when it chose nothing else to change either, the one
+    time the message names that is not the entry's day already ("it was yesterday, not today")."""
+    moments = situation.grounding.moments
+    if answer.time:
+        return next(m for m in moments if m.key == answer.time)
+    if answer.amount is not None or answer.category is not None:
+        return None
+    day = str(row.get("occurred_at") or "")[:10]
+    other = [m for m in moments if m.at.date().isoformat() != day]
+    return other[0] if len(other) == 1 else None
 
 
 def _amount(row: dict[str, Any]) -> Decimal | None:

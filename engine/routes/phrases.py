@@ -22,6 +22,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Wofür hast du bezahlt, und wie viel war es?",
         "zh": "是什么费用？花了多少钱？",
     },
+    "ask_what_for": {
+        "en": "What was the {amount} for?",
+        "de": "Wofür waren die {amount}?",
+        "zh": "这{amount}是什么费用？",
+    },
     "ask_currency": {
         "en": "Which currency was {amount} in?",
         "de": "In welcher Währung waren {amount}?",

@@ -14,6 +14,7 @@ from engine.grounding import Money
 from engine.grounding.money import home_currency
 from engine.routes.phrases import say
 from engine.routes.route import Ask, Situation
+from engine.routes.router import says_what
 from tools.storage import memories as stored
 
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
@@ -64,6 +65,8 @@ class ExpenseRoute:
         if not money:
             vague = len(situation.text.split()) <= 4 or len(situation.text) <= 8
             return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))
+        if not says_what(situation.text, [m.text for m in money]):  # "paid 50": for what?
+            return Ask(say("ask_what_for", situation.language, amount=_money_text(money[0], situation)))
         if any(m.currency is None for m in money):
             run = situation.run
             async with run.transaction() as conn:

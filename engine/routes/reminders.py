@@ -13,7 +13,7 @@ from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.routes.phrases import say, when_text
 from engine.routes.route import Ask, Picked, Said, Situation
-from engine.routes.router import CANCEL, DONE, SNOOZE
+from engine.routes.router import CANCEL, SNOOZE, answers_a_reminder
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
@@ -119,11 +119,7 @@ class ReminderChangeRoute:
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         fired = situation.history.fired
         rows: list[dict[str, Any]] = []
-        if (
-            fired
-            and (SNOOZE.search(situation.text) or DONE.search(situation.text))
-            and not CANCEL.search(situation.text)
-        ):
+        if fired and answers_a_reminder(situation.text) and not CANCEL.search(situation.text):
             newest = fired[0]
             rows = [{"reminder_id": newest.reminder_id, "text": newest.text, "next_at": None, "rrule": None}]
         else:
@@ -175,11 +171,13 @@ class ReminderChangeRoute:
 
 
 def change_action(text: str) -> Literal["cancel", "snooze", "done"]:
+    """What the member does to the reminder: the words say; a message that only points at it ("the bins
+    reminder", "don't need it anymore") stops it."""
     if CANCEL.search(text):
         return "cancel"
     if SNOOZE.search(text):
         return "snooze"
-    if DONE.search(text):
+    if answers_a_reminder(text):
         return "done"
     return "cancel"
 

@@ -346,7 +346,7 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
     forget = bool(FORGET.search(text)) and not keep_in_mind
     if CANCEL.search(text) or (reminder_words and not keep_in_mind and (forget or UNWANTED.search(text))):
         return Routing("reminder_change", "cancel")
-    if reminder_just_sent and (DONE.search(text) or SNOOZE.search(text) or _short_done(text)):
+    if reminder_just_sent and answers_a_reminder(text):
         return Routing("reminder_change", "snooze/done")
     if SNOOZE.search(text) and reminder_words and not grounding.repeats:
         return Routing("reminder_change", "snooze")
@@ -375,6 +375,44 @@ def is_vague(text: str) -> bool:
         return False
     rest = _FILLER.sub(" ", _VAGUE.sub(" ", text))
     return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
+
+
+def says_what(text: str, amounts: list[str]) -> bool:
+    """Whether a message about money says what it was for: a word of substance is left once the amounts, the
+    words of paying and the filler are gone ("paid 50" says nothing; "paid 50 for pizza" does)."""
+    rest = text
+    for amount in amounts:
+        rest = rest.replace(amount, " ")
+    rest = _FILLER.sub(" ", _VAGUE.sub(" ", _PAYING.sub(" ", rest)))
+    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is not None
+
+
+# Words of paying only, without the ones that name what the money was (salary, bill, rent…).
+_PAYING = _cues(
+    r"\bspen[dt]\b",
+    r"\bpaid\b",
+    r"\bpay\b",
+    r"\bbought\b",
+    r"\bcost\b",
+    r"\bcharged\b",
+    r"\bausgegeben\b",
+    r"\bbezahlt\b",
+    r"\bgezahlt\b",
+    r"\bgekauft\b",
+    r"\bgekostet\b",
+    r"花了",
+    r"花",
+    r"付了",
+    r"付",
+    r"买了",
+    r"消费",
+    r"交了",
+)
+
+
+def answers_a_reminder(text: str) -> bool:
+    """A snooze, or a short "done", said of the reminder just sent."""
+    return bool(DONE.search(text) or SNOOZE.search(text) or _short_done(text))
 
 
 def _short_done(text: str) -> bool:

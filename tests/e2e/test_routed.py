@@ -268,3 +268,24 @@ async def test_undo_brings_back_a_cancelled_reminder(routed: System) -> None:
     await send(routed, family, "undo")
 
     assert await routed.admin.fetchrow(status, family.household_id) == scheduled
+
+
+async def test_a_short_done_right_after_a_reminder_fired_completes_it(routed: System, clock: ManualClock) -> None:
+    from tools.storage import firings
+
+    family = await make_family(routed.admin, "Routed done", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Pick up the parcel", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 9 to pick up the parcel")
+    reminder = await routed.admin.fetchrow(
+        "SELECT id, next_fire_at FROM reminders WHERE household_id = $1", family.household_id
+    )
+    clock.set(reminder["next_fire_at"])
+    async with routed.deps.db.household(family.household_id) as conn:
+        assert await firings.fire(conn, reminder["id"], now=clock.now()) is not None
+    routed.llm.reset()
+
+    body = await send(routed, family, "got it, done")
+
+    assert routed.llm.requests == []  # the reminder just sent is the one meant
+    status = await routed.admin.fetchval("SELECT status FROM reminders WHERE id = $1", reminder["id"])
+    assert status == "done" and "parcel" in body["reply"].lower()

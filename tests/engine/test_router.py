@@ -108,3 +108,19 @@ def test_more_shapes(text: str, expected: str) -> None:
 @pytest.mark.parametrize("text", ["got it, done", "打完了", "snooze it till 3pm", "erledigt!"])
 def test_short_answers_to_a_reminder_just_sent(text: str) -> None:
     assert route(text, reminder_just_sent=True) == "reminder_change"
+
+
+@pytest.mark.parametrize(
+    ("text", "amount", "says"),
+    [
+        ("paid 50", "50", False),
+        ("花了30元", "30元", False),
+        ("paid 50 for pizza", "50", True),
+        ("Gehalt 3.200 €", "3.200 €", True),  # the salary is what it was
+        ("Tankstelle 62,30€", "62,30€", True),
+    ],
+)
+def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> None:
+    from engine.routes.router import says_what
+
+    assert says_what(text, [amount]) is says
