@@ -16,8 +16,9 @@ from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding
 from engine.grounding.language import language_of
 from engine.replies import basic_answer
+from engine.routes.cues import CANCEL, FORGET, QUESTION, UNDO, UPDATE
 from engine.routes.phrases import say
-from engine.routes.router import CANCEL, FORGET, QUESTION, UNDO, UPDATE, route_by_cues
+from engine.routes.router import route_by_cues
 from engine.run import Run
 from tools.storage.interactions import PendingClarification
 

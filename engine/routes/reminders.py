@@ -11,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
+from engine.routes.cues import CANCEL, SNOOZE
 from engine.routes.phrases import say, when_text
 from engine.routes.route import Ask, Picked, Said, Situation
-from engine.routes.router import CANCEL, SNOOZE, answers_a_reminder
+from engine.routes.router import answers_a_reminder
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
