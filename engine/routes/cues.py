@@ -339,3 +339,15 @@ PAYING = _cues(
     r"消费",
     r"交了",
 )
+
+# A dose of a medicine: whatever else the message says, it is a health note.
+DOSE = _cues(
+    r"\d\s?(?:mg|ml|µg|mcg|milligram\w*|pills?|drops|tabletten|tropfen|hübe)\b",
+    r"\d\s?(?:毫克|毫升|片|粒|滴)",
+)
+# What makes a note a contact: a phone number, an email or a web address.
+CONTACT_DETAILS = _cues(
+    r"\+?\d[\d /-]{6,}\d",
+    r"[\w.+-]+@[\w-]+\.[\w.]+",
+    r"\bhttps?://|\bwww\.",
+)

@@ -12,6 +12,7 @@ from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.grounding import Money
 from engine.grounding.money import home_currency
+from engine.routes.cues import CONTACT_DETAILS, DOSE
 from engine.routes.phrases import say
 from engine.routes.route import Ask, Situation
 from engine.routes.router import says_what
@@ -140,7 +141,8 @@ class FactRoute:
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         assert isinstance(answer, FactAnswer)
-        args: dict[str, object] = {"content": situation.text, "kind": answer.kind, "category": answer.category}
+        kind = checked_kind(answer.kind, situation.text)
+        args: dict[str, object] = {"content": situation.text, "kind": kind, "category": answer.category}
         if answer.person:
             args["person"] = answer.person
         when = occurred(situation)
@@ -152,6 +154,16 @@ class FactRoute:
         if not results or not results[0].ok:
             return ""
         return say("saved", situation.language, what=_clip(situation.text))
+
+
+def checked_kind(kind: str, text: str) -> str:
+    """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, and a
+    note is a contact only when it holds a number, an address or a link to reach someone by."""
+    if DOSE.search(text):
+        return "health"
+    if kind == "contact" and not CONTACT_DETAILS.search(text):
+        return "fact"
+    return kind
 
 
 def _what(item: OneAmount, situation: Situation) -> str:

@@ -124,3 +124,21 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
     from engine.routes.router import says_what
 
     assert says_what(text, [amount]) is says
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "expected"),
+    [
+        ("plan", "Ben soll 3x täglich 400 mg Ibuprofen nehmen, sagt der Arzt", "health"),
+        ("note", "Lea bekommt abends 5 Tropfen Vitamin D", "health"),
+        ("fact", "奶奶每天吃两次降压药，每次5毫克", "health"),
+        ("contact", "grandpa is in room 305 at st georg hospital", "fact"),
+        ("contact", "the plumber's number is +49 170 1234567", "contact"),
+        ("contact", "Mia's teacher: mia.teacher@school.de", "contact"),
+        ("plan", "dentist on Friday at 3", "plan"),
+    ],
+)
+def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:
+    from engine.routes.records import checked_kind
+
+    assert checked_kind(kind, text) == expected
