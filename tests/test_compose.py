@@ -129,3 +129,10 @@ def test_the_worker_serves_metrics_where_the_file_says(compose: dict[str, Any]) 
     assert worker["expose"] == [port]
     assert f":{port}/health" in worker["healthcheck"]["test"][-1]
     assert compose["services"]["web"]["environment"]["WEB_HOST"] == "0.0.0.0"
+
+
+def test_long_running_services_restart_and_the_one_shot_migration_does_not(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in ("postgres", "redis", "local-model", "local-embeddings", "web", "worker"):
+        assert services[name]["restart"] == "unless-stopped", name
+    assert "restart" not in services["migrate"]  # it runs once; restarting it would loop
