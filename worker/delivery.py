@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import structlog
 
 from engine.deps import Deps
-from engine.errors import DeliveryError
+from engine.errors import DeliveryError, StorageError
 from tools.infra.queue import DELIVER_OUTBOUND, outbox_job_id
 from tools.storage import outbox
+from tools.storage.outbox import OutboxRow
 
 log = structlog.get_logger()
 
 # A reply is delivered within a second or its retry is scheduled; the sweeper steps in only after this long.
 _OUTBOX_GRACE_S = 30.0
+# A row left 'sending' (its process died between handing the reply to the channel and recording it) is sent again
+# after this long: longer than recording a sent reply keeps trying (`_RECORD_SENT_DELAYS_S`).
+SENDING_STALE_S = 180.0
+# Once the channel has the reply, recording it must not fail on a database that is restarting: a row left
+# 'sending' is sent again later, which the member would see twice.
+_RECORD_SENT_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
 
 
 def backoff(job_try: int, cap: float = 300.0) -> float:
@@ -23,39 +31,57 @@ def backoff(job_try: int, cap: float = 300.0) -> float:
 
 
 async def deliver(deps: Deps, outbox_id: int, household_id: int) -> str:
-    """Deliver one outbox row on its channel; the row lock keeps two workers from sending it twice."""
-    max_attempts = deps.settings.worker.delivery_max_attempts
-    retry_in: float | None = None
+    """Deliver one outbox row on its channel. The row is marked 'sending' (committed) first, so no other worker and
+    no sweep sends it meanwhile; then the channel gets it; then it is recorded as sent (or failed)."""
     async with deps.db.household(household_id) as conn:
-        row = await outbox.lock_pending(conn, outbox_id)
-        if row is None:
-            return "nothing to deliver"
-        sender = deps.senders.get(row.channel)
-        try:
-            if sender is None:
-                raise DeliveryError(f"no sender for channel {row.channel!r}", transient=False)
-            await sender.send(row)
-        except DeliveryError as exc:
-            final = not exc.transient or row.attempts + 1 >= max_attempts
-            retry_in = None if final else (exc.retry_after_s or backoff(row.attempts + 1))
-            await outbox.mark_attempt_failed(
-                conn, outbox_id, exc.reason, retry_in=None if retry_in is None else timedelta(seconds=retry_in)
-            )
-            log.warning("reply.delivery.failed", channel=row.channel, permanent=final, attempts=row.attempts + 1)
-            if final:
-                return "failed"
-        else:
-            await outbox.mark_sent(conn, outbox_id)
-            log.info("reply.delivered", channel=row.channel, outbox_id=outbox_id)
-            return "sent"
+        row = await outbox.start_sending(conn, outbox_id, stale_after_s=SENDING_STALE_S)
+    if row is None:
+        return "nothing to deliver"
+    sender = deps.senders.get(row.channel)
+    try:
+        if sender is None:
+            raise DeliveryError(f"no sender for channel {row.channel!r}", transient=False)
+        await sender.send(row)
+    except DeliveryError as exc:
+        return await _failed(deps, row, exc)
+    await _record_sent(deps, row)
+    log.info("reply.delivered", channel=row.channel, outbox_id=outbox_id)
+    return "sent"
+
+
+async def _failed(deps: Deps, row: OutboxRow, exc: DeliveryError) -> str:
+    final = not exc.transient or row.attempts >= deps.settings.worker.delivery_max_attempts
+    retry_in = None if final else (exc.retry_after_s or backoff(row.attempts))
+    async with deps.db.household(row.household_id) as conn:
+        await outbox.mark_attempt_failed(
+            conn, row.id, exc.reason, retry_in=None if retry_in is None else timedelta(seconds=retry_in)
+        )
+    log.warning("reply.delivery.failed", channel=row.channel, permanent=final, attempts=row.attempts)
+    if final:
+        return "failed"
     await deps.redis.enqueue_job(
         DELIVER_OUTBOUND,
-        outbox_id,
-        household_id,
-        _job_id=outbox_job_id(outbox_id, row.attempts + 1),
+        row.id,
+        row.household_id,
+        _job_id=outbox_job_id(row.id, row.attempts),
         _defer_by=retry_in,
     )
     return "retrying"
+
+
+async def _record_sent(deps: Deps, row: OutboxRow) -> None:
+    """Mark the row sent, waiting out a database that is briefly unreachable (transient errors only)."""
+    for delay in (*_RECORD_SENT_DELAYS_S, None):
+        try:
+            async with deps.db.household(row.household_id) as conn:
+                await outbox.mark_sent(conn, row.id)
+            return
+        except StorageError as exc:
+            if not exc.transient or delay is None:
+                log.error("reply.sent.unrecorded", channel=row.channel, outbox_id=row.id, error=exc.reason)
+                raise
+            log.warning("reply.sent.record_retrying", channel=row.channel, outbox_id=row.id, defer_s=delay)
+            await asyncio.sleep(delay)
 
 
 async def deliver_later(deps: Deps, outbox_id: int, household_id: int, not_before: datetime) -> None:
@@ -72,7 +98,7 @@ async def deliver_later(deps: Deps, outbox_id: int, household_id: int, not_befor
 async def requeue_due(deps: Deps) -> int:
     """Re-enqueue the delivery of outbox rows that are overdue (a lost job, a crash between answer and send)."""
     async with deps.db.unscoped() as conn:
-        due = await outbox.due(conn, _OUTBOX_GRACE_S)
+        due = await outbox.due(conn, _OUTBOX_GRACE_S, SENDING_STALE_S)
     redelivered = 0
     for outbox_id, household_id in due:
         async with deps.db.household(household_id) as conn:

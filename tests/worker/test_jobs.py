@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
 
 from bot.channels import intake
-from engine.errors import DeliveryError
+from engine.errors import DeliveryError, StorageError
 from engine.settings import Settings
 from tests.e2e.scripts import analysis
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, accept_unqueued, make_family, running_system
 from tools.storage import outbox
+from tools.storage.database import Database
 from tools.storage.households import Principal
 from tools.storage.outbox import OutboxRow
+from worker import delivery
 from worker.jobs import deliver_outbound, sweep
 
 
@@ -113,3 +118,80 @@ async def test_reply_on_a_channel_without_sender_fails_visibly(system: System) -
     assert await system.admin.fetchval("SELECT last_error FROM outbox WHERE id = $1", outbox_id) == (
         "no sender for channel 'flaky'"
     )
+
+
+class LostAfterSending:
+    """A sender that, once the channel has the reply, makes the database unreachable for the next `outages`
+    transactions (a connection lost between the send and its record)."""
+
+    def __init__(self, db: Database, outages: int) -> None:
+        self.db = db
+        self.outages = outages
+        self.sent: list[str] = []
+        self.status_while_sending: list[str] = []
+
+    async def send(self, row: OutboxRow) -> None:
+        async with self.db.household(row.household_id) as conn:
+            self.status_while_sending.append(await conn.fetchval("SELECT status FROM outbox WHERE id = $1", row.id))
+        self.sent.append(row.text)
+        self.db.failing = self.outages  # type: ignore[attr-defined]
+
+
+@dataclasses.dataclass
+class FlakyDatabase:
+    """The real database, except that while `failing` is above zero each transaction fails as a lost connection."""
+
+    real: Database
+    failing: int = 0
+
+    @contextlib.asynccontextmanager
+    async def household(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        if self.failing > 0:
+            self.failing -= 1
+            raise StorageError("ConnectionDoesNotExistError: connection was closed", transient=True)
+        async with self.real.household(*args, **kwargs) as conn:
+            yield conn
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+async def test_a_reply_whose_record_meets_a_lost_connection_is_recorded_not_sent_again(system: System) -> None:
+    outbox_id, household_id = await _reply_row(system, "Restarting")
+    db = FlakyDatabase(system.deps.db)
+    sender = LostAfterSending(db, outages=2)  # type: ignore[arg-type]
+    deps = dataclasses.replace(system.deps, db=db, senders={"flaky": sender})
+
+    assert await deliver_outbound({"deps": deps}, outbox_id, household_id) == "sent"
+    await sweep({"deps": deps})
+    assert await deliver_outbound({"deps": deps}, outbox_id, household_id) == "nothing to deliver"
+
+    assert sender.sent == ["Your reminder"] and sender.status_while_sending == ["sending"]
+    row = await system.admin.fetchrow("SELECT status, attempts FROM outbox WHERE id = $1", outbox_id)
+    assert (row["status"], row["attempts"]) == ("sent", 1)
+
+
+async def test_a_row_left_sending_is_sent_again_only_after_the_grace(system: System) -> None:
+    """Its process died between the send and its record: another delivery and the sweep leave it alone for a
+    while (the reply probably went out), then send it again rather than lose it."""
+    outbox_id, household_id = await _reply_row(system, "Vanished")
+    await system.admin.execute("UPDATE outbox SET status = 'sending', attempts = 1 WHERE id = $1", outbox_id)
+    sender = FlakySender([])
+    ctx = {"deps": dataclasses.replace(system.deps, senders={"flaky": sender})}
+
+    assert await deliver_outbound(ctx, outbox_id, household_id) == "nothing to deliver"
+    assert (outbox_id, household_id) not in await _due(system)
+    await system.admin.execute(
+        "UPDATE outbox SET next_attempt_at = now() - make_interval(secs => $2) WHERE id = $1",
+        outbox_id,
+        delivery.SENDING_STALE_S + 1,
+    )
+    assert (outbox_id, household_id) in await _due(system)
+    assert await deliver_outbound(ctx, outbox_id, household_id) == "sent"
+    assert sender.sent == ["Your reminder"]
+    assert await system.admin.fetchval("SELECT attempts FROM outbox WHERE id = $1", outbox_id) == 2
+
+
+async def _due(system: System) -> list[tuple[int, int]]:
+    async with system.deps.db.unscoped() as conn:
+        return await outbox.due(conn, 30.0, delivery.SENDING_STALE_S, limit=1000)

@@ -72,31 +72,37 @@ async def for_inbox(conn: Connection, inbox_id: int) -> OutboxRow | None:
     return None if row is None else OutboxRow(**dict(row))
 
 
-async def lock_pending(conn: Connection, outbox_id: int) -> OutboxRow | None:
-    """Lock a pending row for delivery; `None` if sent, failed, or being delivered by another worker."""
+async def start_sending(conn: Connection, outbox_id: int, *, stale_after_s: float) -> OutboxRow | None:
+    """Mark a row 'sending' and count the attempt, before the reply is handed to its channel (commit before
+    sending); `None` if it is sent, failed, or being sent — unless that sending began over `stale_after_s` ago
+    and was never recorded (its process died)."""
     row = await conn.fetchrow(
-        f"SELECT {_COLUMNS} FROM outbox WHERE id = $1 AND status = 'pending' FOR UPDATE SKIP LOCKED", outbox_id
+        f"""UPDATE outbox SET status = 'sending', attempts = attempts + 1, next_attempt_at = now()
+            WHERE id = $1 AND (status = 'pending'
+                               OR status = 'sending' AND next_attempt_at < now() - make_interval(secs => $2))
+            RETURNING {_COLUMNS}""",
+        outbox_id,
+        stale_after_s,
     )
     return None if row is None else OutboxRow(**dict(row))
 
 
 async def mark_sent(conn: Connection, outbox_id: int) -> None:
-    await conn.execute(
-        "UPDATE outbox SET status = 'sent', sent_at = now(), attempts = attempts + 1 WHERE id = $1", outbox_id
-    )
+    await conn.execute("UPDATE outbox SET status = 'sent', sent_at = now() WHERE id = $1", outbox_id)
 
 
 async def mark_attempt_failed(conn: Connection, outbox_id: int, error: str, *, retry_in: timedelta | None) -> None:
-    """Record a failed delivery: retried after `retry_in`, or failed for good when `retry_in` is None."""
+    """Record a failed delivery (the attempt counted when sending began): retried after `retry_in`, or failed for
+    good when `retry_in` is None."""
     if retry_in is None:
         await conn.execute(
-            "UPDATE outbox SET status = 'failed', attempts = attempts + 1, last_error = $2 WHERE id = $1",
+            "UPDATE outbox SET status = 'failed', last_error = $2 WHERE id = $1",
             outbox_id,
             error[:1000],
         )
     else:
         await conn.execute(
-            """UPDATE outbox SET attempts = attempts + 1, last_error = $2, next_attempt_at = now() + $3
+            """UPDATE outbox SET status = 'pending', last_error = $2, next_attempt_at = now() + $3
                WHERE id = $1""",
             outbox_id,
             error[:1000],
@@ -104,10 +110,17 @@ async def mark_attempt_failed(conn: Connection, outbox_id: int, error: str, *, r
         )
 
 
-async def due(conn: Connection, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:
-    """(outbox id, household id) of pending rows whose delivery is overdue, across households."""
+async def due(
+    conn: Connection, older_than_s: float, sending_older_than_s: float, limit: int = 100
+) -> list[tuple[int, int]]:
+    """(outbox id, household id) of rows whose delivery is overdue, across households: pending ones, and ones
+    whose sending was never recorded."""
     rows = await conn.fetch(
-        "SELECT id, household_id FROM faa_due_outbox(make_interval(secs => $1), $2)", older_than_s, limit
+        """SELECT id, household_id
+           FROM faa_due_outbox(make_interval(secs => $1), make_interval(secs => $2), $3)""",
+        older_than_s,
+        sending_older_than_s,
+        limit,
     )
     return [(int(r["id"]), int(r["household_id"])) for r in rows]
 

@@ -61,15 +61,17 @@ def compose(
     kind: str = "reply",
     options: Sequence[str] = (),
     images: Sequence[tuple[str, bytes]] = (),
+    message_id: str | None = None,
 ) -> EmailMessage:
-    """One plain-text message from FAA, threaded under `thread` (the parent's message_id, references, subject)."""
+    """One plain-text message from FAA, threaded under `thread` (the parent's message_id, references, subject);
+    `message_id` (default: a new one) is the same for every attempt to send one outbox row."""
     thread = thread or {}
     msg = EmailMessage()
     msg["From"] = formataddr(("FAA", settings.address or ""))
     msg["To"] = to
     msg["Subject"] = reply_subject(thread.get("subject"), kind)
     msg["Date"] = formatdate(usegmt=True)
-    msg["Message-ID"] = make_msgid(domain=settings.message_domain)
+    msg["Message-ID"] = message_id or make_msgid(domain=settings.message_domain)
     parent = thread.get("message_id")
     if parent:
         msg["In-Reply-To"] = parent
@@ -123,6 +125,14 @@ class SmtpRelay:
             raise DeliveryError(f"relay unreachable: {type(exc).__name__}", transient=True) from exc
 
 
+def outbox_message_id(settings: EmailSettings, row: OutboxRow) -> str:
+    """The Message-ID of an outbox row's mail, the same on every attempt: a mail sent again after its sending was
+    never recorded is the same message to the servers and clients that drop duplicates by Message-ID. The row's
+    creation time keeps two installs' rows with one id apart."""
+    domain = make_msgid(domain=settings.message_domain).rsplit("@", 1)[1].rstrip(">")
+    return f"<faa.outbox.{row.id}.{int(row.created_at.timestamp() * 1_000_000)}@{domain}>"
+
+
 class EmailSender:
     """The `ReplySender` for channel "email"."""
 
@@ -145,6 +155,7 @@ class EmailSender:
             kind=str(row.payload.get("kind", "reply")),
             options=[str(option) for option in row.payload.get("options", [])],
             images=images,
+            message_id=outbox_message_id(self.settings, row),
         )
         await self.relay.send(msg)
         log.info("email.reply.sent", outbox_id=row.id, threaded=bool(thread.get("message_id")))

@@ -62,6 +62,18 @@ async def test_a_reminder_without_a_parent_starts_its_own_thread(smtp_peer: Smtp
     assert received.message["Subject"] == "Reminder" and received.message["In-Reply-To"] is None
 
 
+async def test_every_attempt_at_one_outbox_row_is_the_same_message(smtp_peer: SmtpPeer) -> None:
+    """A row sent again (its first sending was never recorded) keeps its Message-ID, by which mail servers and
+    clients drop the duplicate; another row gets another."""
+    reply = row()
+    await sender(smtp_peer).send(reply)
+    await sender(smtp_peer).send(reply)
+    await sender(smtp_peer).send(reply.__class__(**{**reply.__dict__, "id": 8}))
+    first, again, another = (received.message["Message-ID"] for received in await smtp_peer.wait_for(3))
+    assert first == again != another
+    assert first.startswith("<faa.outbox.7.") and first.endswith("@family.example>")
+
+
 @pytest.mark.parametrize(("answer", "permanent"), [("550 5.1.1 No such user", True), ("451 4.3.0 Try later", False)])
 async def test_relay_refusals_are_permanent_for_5xx_and_retryable_for_4xx(
     smtp_peer: SmtpPeer, answer: str, permanent: bool
