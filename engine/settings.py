@@ -174,8 +174,11 @@ class WorkerSettings(BaseSettings):
     max_jobs: int = Field(default=10, ge=1)
     job_timeout_s: int = Field(default=180, ge=10)
     max_tries: int = Field(default=5, ge=1)
-    stale_after_s: int = Field(
-        default=240, ge=5, description="Unfinished messages untouched this long are re-enqueued (> job timeout)."
+    lease_s: int = Field(
+        default=30,
+        ge=3,
+        description="A running message's job renews its lease every third of this; a message whose lease ran out "
+        "(its worker died, its job was lost with Redis) is re-enqueued.",
     )
     delivery_max_attempts: int = Field(default=8, ge=1)
     poll_delay_s: float = Field(
@@ -184,12 +187,6 @@ class WorkerSettings(BaseSettings):
         le=5,
         description="How often the worker looks for jobs: a new message waits at most this long to be picked up.",
     )
-
-    @model_validator(mode="after")
-    def _stale_after_timeout(self) -> WorkerSettings:
-        if self.stale_after_s <= self.job_timeout_s:
-            raise ValueError("WORKER_STALE_AFTER_S must exceed WORKER_JOB_TIMEOUT_S, or running jobs get doubled")
-        return self
 
 
 class ReminderSettings(BaseSettings):

@@ -56,7 +56,7 @@ def make_settings(migrated: PostgresInfo, base_url: str, redis_url: str, **engin
         llm=LLMSettings(base_url=base_url, api_key="test-key", model="scripted", max_retries=0, timeout_s=15),
         embedding=EmbeddingSettings(dim=EMBEDDING_DIM, model="scripted-embed"),
         engine=EngineSettings(**engine),
-        worker=WorkerSettings(max_tries=3, stale_after_s=300, poll_delay_s=0.02),  # quick pickup keeps tests short
+        worker=WorkerSettings(max_tries=3, lease_s=300, poll_delay_s=0.02),  # quick pickup keeps tests short
         web=WebSettings(reply_wait_s=15),
     )
 

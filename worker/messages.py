@@ -12,7 +12,7 @@ from arq import Retry
 
 from bot.channels.live import RedisEventSink
 from engine.deps import Deps
-from engine.errors import FAAError
+from engine.errors import FAAError, StorageError
 from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from engine.record import Finished
@@ -28,11 +28,13 @@ log = structlog.get_logger()
 # sweeper checks that it is.
 _QUEUED_GRACE_S = 15.0
 _TYPING_EVERY_S = 4.5
+_SWEEP_PAGE = 200
 
 
 async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> str:
     """Answer one message and deliver the reply; what it came to ("already finished", or the reply's outcome)."""
-    finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
+    async with _lease(deps, inbox_id, household_id):
+        finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
     # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
     # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
     if finished is None or finished.tools & RESCHEDULING_TOOLS:
@@ -66,6 +68,31 @@ async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: i
             raise Retry(defer=delivery.backoff(job_try)) from exc
         log.error("message.failed", error=type(exc).__name__, transient=transient)
         return await engine.fail(inbox_id, household_id, f"{type(exc).__name__}: {exc}", sink=sink)
+
+
+@contextlib.asynccontextmanager
+async def _lease(deps: Deps, inbox_id: int, household_id: int) -> AsyncIterator[None]:
+    """While the engine works on a message, its row is touched every third of the lease: the sweep takes over a
+    message whose lease ran out (its worker was killed, or its job was lost with Redis) within seconds of that,
+    instead of after the job's timeout."""
+    every_s = deps.settings.worker.lease_s / 3
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(every_s)
+            try:
+                async with deps.db.household(household_id) as conn:
+                    await inbox.renew(conn, inbox_id)
+            except StorageError as exc:  # the run itself meets the same database and decides what to do
+                log.warning("message.lease.not_renewed", error=exc.reason[:200])
+
+    task = asyncio.create_task(renew())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def _event_sink(deps: Deps, row: InboxRow) -> EventSink | None:
@@ -105,21 +132,29 @@ async def _typing(deps: Deps, row: InboxRow) -> AsyncIterator[None]:
 
 
 async def requeue_stale(deps: Deps) -> int:
-    """Re-enqueue queued messages nobody picked up and processing messages whose worker died; how many."""
-    async with deps.db.unscoped() as conn:
-        unqueued = await inbox.stale(conn, "queued", _QUEUED_GRACE_S)
-        abandoned = await inbox.stale(conn, "processing", deps.settings.worker.stale_after_s)
+    """Re-enqueue queued messages nobody picked up and processing messages whose lease ran out; how many. Each
+    one re-enqueued is touched, so while pages bring lost ones the sweep pages on (after Redis restarted empty:
+    through them all); a page of queued messages whose jobs still wait ends it."""
     requeued = 0
-    for inbox_id, household_id in unqueued:
-        # The canonical job id: arq refuses it while the job still waits in the queue, so only lost ones return.
-        requeued += await enqueue_message(deps.redis, inbox_id, household_id)
-    for inbox_id, household_id in abandoned:
-        async with deps.db.household(household_id) as conn:
-            await inbox.touch(conn, inbox_id)
-            row = await inbox.get(conn, inbox_id)
-        attempt = row.attempts if row else 0
-        job = await deps.redis.enqueue_job(
-            HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:sweep{attempt}"
-        )
-        requeued += job is not None
-    return requeued
+    while True:
+        before = requeued
+        async with deps.db.unscoped() as conn:
+            unqueued = await inbox.stale(conn, "queued", _QUEUED_GRACE_S, _SWEEP_PAGE)
+            abandoned = await inbox.stale(conn, "processing", deps.settings.worker.lease_s, _SWEEP_PAGE)
+        for inbox_id, household_id in unqueued:
+            # The canonical job id: arq refuses it while the job still waits in the queue, so only lost ones return.
+            if await enqueue_message(deps.redis, inbox_id, household_id):
+                requeued += 1
+                async with deps.db.household(household_id) as conn:
+                    await inbox.touch(conn, inbox_id)
+        for inbox_id, household_id in abandoned:
+            async with deps.db.household(household_id) as conn:
+                await inbox.touch(conn, inbox_id)
+                row = await inbox.get(conn, inbox_id)
+            attempt = row.attempts if row else 0
+            job = await deps.redis.enqueue_job(
+                HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:sweep{attempt}"
+            )
+            requeued += job is not None
+        if requeued == before or (len(unqueued) < _SWEEP_PAGE and len(abandoned) < _SWEEP_PAGE):
+            return requeued

@@ -115,8 +115,8 @@ def with_local_endpoints(
         engine_update = {"max_seconds": 600.0, "variants": {"routed": 100}}
         engine_update = {k: v for k, v in engine_update.items() if k not in engine.model_fields_set}
         update["engine"] = engine.model_copy(update=engine_update)
-        if not {"job_timeout_s", "stale_after_s"} & worker.model_fields_set:
-            update["worker"] = worker.model_copy(update={"job_timeout_s": 720, "stale_after_s": 780})
+        if "job_timeout_s" not in worker.model_fields_set:
+            update["worker"] = worker.model_copy(update={"job_timeout_s": 720})
     if embed is not None:
         emb = settings.embedding
         if emb.dim != EMBEDDING_DIM:

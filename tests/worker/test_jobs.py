@@ -8,18 +8,21 @@ import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
+
 from bot.channels import intake
 from engine.errors import DeliveryError, StorageError
+from engine.pipeline import Engine
 from engine.settings import Settings
 from tests.e2e.scripts import analysis
-from tests.fakes.openai_server import FakeOpenAI
-from tests.system import System, accept_unqueued, make_family, running_system
+from tests.fakes.openai_server import FakeOpenAI, Scripted
+from tests.system import System, accept_unqueued, eventually, make_family, running_system
 from tools.storage import outbox
 from tools.storage.database import Database
 from tools.storage.households import Principal
 from tools.storage.outbox import OutboxRow
-from worker import delivery
-from worker.jobs import deliver_outbound, sweep
+from worker import delivery, messages
+from worker.jobs import deliver_outbound, handle_inbound, sweep
 
 
 async def test_sweeper_leaves_a_queued_job_alone(settings: Settings, fake_llm: FakeOpenAI, admin_conn) -> None:
@@ -195,3 +198,74 @@ async def test_a_row_left_sending_is_sent_again_only_after_the_grace(system: Sys
 async def _due(system: System) -> list[tuple[int, int]]:
     async with system.deps.db.unscoped() as conn:
         return await outbox.due(conn, 30.0, delivery.SENDING_STALE_S, limit=1000)
+
+
+async def test_a_running_message_renews_its_lease_and_one_whose_worker_died_is_taken_over(system: System) -> None:
+    """A job renews its message's lease while the engine works, so the sweep leaves it alone however long it runs;
+    once the job is gone (its worker was killed), the lease runs out and the sweep enqueues the message again —
+    not after arq's job timeout."""
+    family = await make_family(system.admin, "Leased", {"Anna": "Europe/Berlin"})
+    answering, released = asyncio.Event(), asyncio.Event()
+
+    async def model(request: Any) -> Any:
+        answering.set()
+        await released.wait()
+        return Scripted(content="late")
+
+    system.llm.script(model)
+    settings = system.deps.settings
+    deps = dataclasses.replace(
+        system.deps, settings=settings.model_copy(update={"worker": settings.worker.model_copy(update={"lease_s": 3})})
+    )
+    row = await accept_unqueued(system.deps, family, "Anna", "leased-1", "hello?")
+    job = asyncio.create_task(
+        handle_inbound({"deps": deps, "engine": Engine(deps), "job_try": 1}, row.id, family.household_id)
+    )
+    await asyncio.wait_for(answering.wait(), 20)
+    await _age(system, row.id)
+    await eventually(lambda: _lease_fresh(system, row.id))  # renewed by the running job
+    assert await sweep({"deps": deps}) == {"inbox": 0, "outbox": 0}
+
+    job.cancel()  # the worker dies
+    await asyncio.gather(job, return_exceptions=True)
+    await _age(system, row.id)
+    await sweep({"deps": deps})
+    released.set()
+
+    attempts = await system.admin.fetchval("SELECT attempts FROM inbox WHERE id = $1", row.id)
+    assert await system.redis.exists(f"arq:job:inbox:{row.id}:sweep{attempts}")
+    await system.admin.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
+
+
+async def _age(system: System, inbox_id: int) -> None:
+    await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", inbox_id)
+
+
+async def _lease_fresh(system: System, inbox_id: int) -> bool:
+    return bool(
+        await system.admin.fetchval(
+            "SELECT updated_at > now() - interval '1 minute' FROM inbox WHERE id = $1", inbox_id
+        )
+    )
+
+
+async def test_after_redis_restarted_empty_the_sweep_returns_every_lost_message(
+    system: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More lost messages than one page of the sweep: one sweep enqueues them all."""
+    monkeypatch.setattr(messages, "_SWEEP_PAGE", 4)
+    family = await make_family(system.admin, "Flushed", {"Anna": "Europe/Berlin"})
+    system.llm.script(lambda request: analysis("chat", reply="Back."))
+    rows = [await accept_unqueued(system.deps, family, "Anna", f"flushed-{n}", "hello?") for n in range(10)]
+    ids = [row.id for row in rows]
+    await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = any($1)", ids)
+
+    assert (await sweep({"deps": system.deps}))["inbox"] >= len(ids)
+
+    for inbox_id in ids:
+        assert await system.redis.exists(f"arq:job:inbox:{inbox_id}") or await system.admin.fetchval(
+            "SELECT status = 'done' FROM inbox WHERE id = $1", inbox_id
+        )
+    await eventually(
+        lambda: system.admin.fetchval("SELECT bool_and(status = 'done') FROM inbox WHERE id = any($1)", ids), 120
+    )

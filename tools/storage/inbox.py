@@ -158,8 +158,13 @@ async def finish(conn: Connection, inbox_id: int, *, status: str, error: str | N
 
 
 async def touch(conn: Connection, inbox_id: int) -> None:
-    """Note that the sweeper re-enqueued the message, so it is not re-enqueued again at once."""
+    """Note that the sweeper re-enqueued the message, so it is not re-enqueued again at once (a new lease)."""
     await conn.execute("UPDATE inbox SET updated_at = now() WHERE id = $1", inbox_id)
+
+
+async def renew(conn: Connection, inbox_id: int) -> None:
+    """Renew the lease of a message being processed (its job is alive)."""
+    await conn.execute("UPDATE inbox SET updated_at = now() WHERE id = $1 AND status = 'processing'", inbox_id)
 
 
 async def stale(conn: Connection, status: str, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:

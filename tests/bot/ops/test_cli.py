@@ -161,7 +161,7 @@ def test_one_cli_holds_every_command(capsys: pytest.CaptureFixture[str]) -> None
     [
         ("WEB_PORT", "abc", "port"),
         ("WEB_PORT", "70000", "port"),
-        ("WORKER_STALE_AFTER_S", "60", "WORKER_STALE_AFTER_S must exceed WORKER_JOB_TIMEOUT_S"),
+        ("WORKER_LEASE_S", "1", "lease_s"),
         ("DATABASE_APP_ROLE", "Robert'); DROP TABLE", "app_role"),
     ],
 )
