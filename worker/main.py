@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+import structlog
 from arq import Worker
-from arq.connections import ArqRedis, RedisSettings
+from arq.connections import ArqRedis, RedisSettings, create_pool
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.channels.registry import enabled_channels
 from bot.web.metrics import start_server
@@ -18,6 +22,8 @@ from engine.pipeline import Engine
 from engine.settings import Settings
 from tools.infra.clock import Clock
 from worker.jobs import CRON_JOBS, FUNCTIONS
+
+log = structlog.get_logger()
 
 
 async def _startup(ctx: dict[str, Any]) -> None:
@@ -81,6 +87,73 @@ def create_worker(
         poll_delay=ws.poll_delay_s,
         health_check_interval=30,
     )
+
+
+# What a lost Redis raises in arq's loop (redis-py's own errors, and the socket's).
+REDIS_LOST = (RedisConnectionError, RedisTimeoutError, OSError)
+_RECONNECT_DELAYS_S = (0.5, 1.0, 2.0, 4.0, 8.0)
+
+
+async def run_worker(
+    settings: Settings,
+    *,
+    serve_metrics: bool = False,
+    started: Callable[[], None] | None = None,
+    handle_signals: bool = True,
+) -> None:
+    """`faa worker`: an arq worker that rides out a Redis outage instead of exiting with it. When Redis goes away,
+    the running jobs finish (their results cannot be kept; the inbox and outbox rows they finished are the truth),
+    the dependencies close, Redis is awaited with backoff, and a new worker starts on the same pool; what was lost
+    with Redis the sweep (run at start) finds in PostgreSQL. Returns when arq stops (SIGTERM or SIGINT, after
+    letting running jobs finish)."""
+    pool = await _connected_pool(settings)
+    while True:
+        worker = create_worker(
+            settings, redis_pool=pool, serve_metrics=serve_metrics, started=started, handle_signals=handle_signals
+        )
+        try:
+            await worker.async_run()
+        except asyncio.CancelledError:
+            pass  # SIGTERM or SIGINT: arq cancelled its main task (and re-queued what still ran)
+        except REDIS_LOST as exc:
+            log.warning("worker.redis.lost", error=type(exc).__name__, running_jobs=len(worker.tasks))
+            await _wind_down(worker)
+            await _redis_back(pool)
+            log.info("worker.redis.back")
+            continue
+        await worker.close()  # closes the dependencies (on_shutdown) and the Redis pool
+        return
+
+
+async def _wind_down(worker: Worker) -> None:
+    """Let the running jobs finish (each fails only at storing its result in Redis), then close what startup
+    opened. arq's own close() would stop at the first job's Redis error, before its shutdown hook."""
+    await asyncio.gather(*worker.tasks.values(), return_exceptions=True)
+    await _shutdown(worker.ctx)
+
+
+async def _connected_pool(settings: Settings) -> ArqRedis:
+    attempt = 0
+    while True:
+        try:
+            return await create_pool(RedisSettings.from_dsn(settings.redis.url))
+        except REDIS_LOST as exc:
+            delay = _RECONNECT_DELAYS_S[min(attempt, len(_RECONNECT_DELAYS_S) - 1)]
+            log.warning("worker.redis.unreachable", error=type(exc).__name__, retry_in_s=delay)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+
+async def _redis_back(pool: ArqRedis) -> None:
+    """Wait until Redis answers again, with backoff (redis-py's pool makes new connections by itself)."""
+    for attempt in itertools.count():
+        delay = _RECONNECT_DELAYS_S[min(attempt, len(_RECONNECT_DELAYS_S) - 1)]
+        await asyncio.sleep(delay)
+        try:
+            await pool.ping()
+            return
+        except REDIS_LOST as exc:
+            log.warning("worker.redis.unreachable", error=type(exc).__name__, retry_in_s=delay)
 
 
 @contextlib.asynccontextmanager

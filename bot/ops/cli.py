@@ -27,7 +27,7 @@ from engine.observability import configure_logging
 from engine.settings import Settings
 from migrations.runner import MigrationError
 from tools.storage import households
-from worker.main import background_worker, create_worker
+from worker.main import background_worker, run_worker
 
 
 async def cmd_migrate(runtime: Runtime, args: argparse.Namespace) -> int:
@@ -62,13 +62,7 @@ async def _announce_setup(runtime: Runtime) -> None:
 async def cmd_worker(runtime: Runtime, args: argparse.Namespace) -> int:
     async with local_endpoints(runtime.settings) as settings:
         await migrate_runtime(replace(runtime, settings=settings))
-        worker = create_worker(settings, serve_metrics=True, started=lifecycle.serving)
-        try:
-            await worker.async_run()
-        except asyncio.CancelledError:
-            pass  # SIGTERM or SIGINT: arq cancelled its main task and re-queued the running jobs
-        finally:
-            await worker.close()  # closes the dependencies (on_shutdown) and the Redis pool
+        await run_worker(settings, serve_metrics=True, started=lifecycle.serving)
     return 0
 
 

@@ -1,0 +1,115 @@
+"""`faa worker` rides out a Redis outage: Redis stopped while a job runs, then started again empty. The running job
+finishes, the worker waits for Redis and goes on taking jobs; it does not exit."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+from arq import create_pool
+from arq.connections import RedisSettings
+
+from engine.settings import Settings
+from tests.e2e.scripts import analysis, member_message
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.system import Family, System, accept_unqueued, eventually, free_port, make_family, running_system
+from tools.infra.queue import enqueue_message
+from worker.main import run_worker
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server program")
+
+
+class PrivateRedis:
+    """A redis-server of this test's own on a free port, without persistence: stopped, it comes back empty."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.port = free_port()
+        self.workdir = workdir
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    async def start(self) -> None:
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=self.workdir,
+            stdout=subprocess.DEVNULL,
+        )
+        pool = await create_pool(RedisSettings.from_dsn(self.url))  # retries until it accepts connections
+        await pool.aclose()
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    server = PrivateRedis(tmp_path)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextlib.asynccontextmanager
+async def faa_worker(settings: Settings) -> AsyncIterator[asyncio.Task[None]]:
+    task = asyncio.create_task(run_worker(settings, handle_signals=False))
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_the_worker_finishes_its_job_waits_for_redis_and_resumes(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, private_redis: PrivateRedis
+) -> None:
+    await private_redis.start()
+    settings = settings.model_copy(update={"redis": settings.redis.model_copy(update={"url": private_redis.url})})
+    family = await make_family(admin_conn, "Outage", {"Anna": "Europe/Berlin"})
+    answering, released = asyncio.Event(), asyncio.Event()
+
+    async def model(request: ChatRequest) -> Scripted:
+        if member_message(request) == "before":
+            answering.set()
+            await released.wait()
+        return analysis("chat", reply="Here I am.")
+
+    fake_llm.script(model)
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system, faa_worker(settings) as worker:
+        before = await send(system, family, "before")
+        await asyncio.wait_for(answering.wait(), 20)
+
+        private_redis.stop()  # Redis goes away while the job runs
+        await asyncio.sleep(0.5)  # the worker polls every 20 ms: it meets the outage before the job ends
+        released.set()
+        await eventually(lambda: finished(admin_conn, before))  # the running job was not cut off
+        assert not worker.done()  # waiting for Redis, not exited
+
+        await private_redis.start()  # back, and empty
+        after = await send(system, family, "after")
+        await eventually(lambda: finished(admin_conn, after), 60)
+        assert not worker.done()
+    assert await admin_conn.fetchval("SELECT text FROM outbox WHERE inbox_id = $1", before) == "Here I am."
+
+
+async def send(system: System, family: Family, text: str) -> int:
+    row = await accept_unqueued(system.deps, family, "Anna", f"outage-{text}", text)
+    await enqueue_message(system.deps.redis, row.id, family.household_id)
+    return row.id
+
+
+async def finished(admin_conn: asyncpg.Connection, inbox_id: int) -> bool:
+    return bool(await admin_conn.fetchval("SELECT status = 'done' FROM inbox WHERE id = $1", inbox_id))
