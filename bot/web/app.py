@@ -15,7 +15,7 @@ from bot.channels.live import ReplyWaiter
 from bot.channels.registry import enabled_channels
 from bot.web import api
 from bot.web.api import DEPS, TOKEN_LOOKUPS, TOKENS, TRACE_ID, WAITER, MessageIn
-from bot.web.errors import ApiError
+from bot.web.errors import ApiError, unavailable
 from bot.web.media import media_route
 from bot.web.metrics import metrics_handler
 from bot.web.openapi import document
@@ -23,8 +23,12 @@ from bot.web.pages import routes as pages
 from bot.web.pages.security import pages_middleware
 from bot.web.proxies import forwarded_scheme
 from engine.deps import Deps
+from tools.errors import FAAError
+from tools.storage.database import is_transient
 
 OPENAPI = web.AppKey("openapi", dict)
+_RETRY_AFTER_S = 5
+log = structlog.get_logger()
 
 
 @web.middleware
@@ -43,6 +47,12 @@ async def _errors(
         raise ApiError(413, "too_large", f"the body is larger than {limit} bytes") from None
     except web.HTTPException as exc:
         raise ApiError(exc.status, exc.reason.lower().replace(" ", "_"), exc.reason) from None
+    except Exception as exc:
+        if not (isinstance(exc, FAAError) and exc.transient) and not is_transient(exc):
+            raise
+        # The database (or another peer) is down or restarting: a client that waits and repeats will get through.
+        log.warning("web.unavailable", error=type(exc).__name__, path=request.path)
+        raise unavailable(_RETRY_AFTER_S) from None
     finally:
         structlog.contextvars.unbind_contextvars("trace_id")
 

@@ -22,3 +22,10 @@ class ApiError(FAAError, web.HTTPException):
         super().__init__(
             text=json.dumps({"error": {"code": code, "message": message, **extra}}), content_type="application/json"
         )
+
+
+def unavailable(retry_after_s: int) -> ApiError:
+    """503 with Retry-After: a peer FAA needs (the database) is down for now; the same request can pass later."""
+    error = ApiError(503, "unavailable", "FAA is briefly unavailable; try again shortly", retry_after_s=retry_after_s)
+    error.headers["Retry-After"] = str(retry_after_s)
+    return error
