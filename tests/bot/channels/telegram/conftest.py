@@ -60,7 +60,9 @@ async def bot(fake_telegram: FakeTelegram) -> AsyncIterator[Bot]:
 async def _fail_leftovers(admin: asyncpg.Connection) -> None:
     """Nothing of this test is left for the sweepers of later tests."""
     await admin.execute("UPDATE inbox SET status = 'failed' WHERE status = 'queued' AND channel = 'telegram'")
-    await admin.execute("UPDATE outbox SET status = 'failed' WHERE status = 'pending' AND channel = 'telegram'")
+    await admin.execute(
+        "UPDATE outbox SET status = 'failed' WHERE status IN ('pending', 'sending') AND channel = 'telegram'"
+    )
 
 
 @pytest.fixture

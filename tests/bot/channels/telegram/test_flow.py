@@ -51,7 +51,7 @@ async def delivered(system: System, telegram_id: int, count: int = 1) -> list[as
                WHERE o.channel = 'telegram' AND u.external_id = $1 ORDER BY o.id""",
             str(telegram_id),
         )
-        done = [r for r in rows if r["status"] != "pending" or r["attempts"] > 0]
+        done = [r for r in rows if r["status"] in ("sent", "failed") or r["status"] == "pending" and r["attempts"] > 0]
         return rows if len(done) >= count else None
 
     return await eventually(settled)
@@ -194,7 +194,9 @@ async def drafting(settings: Settings, fake_llm: FakeOpenAI, fake_telegram: Fake
     enabled = settings.model_copy(update={"telegram": telegram_settings(fake_telegram, stream_drafts=True)})
     async with running_system(enabled, fake_llm, admin_conn) as running:
         yield running
-    await admin_conn.execute("UPDATE outbox SET status = 'failed' WHERE status = 'pending' AND channel = 'telegram'")
+    await admin_conn.execute(
+        "UPDATE outbox SET status = 'failed' WHERE status IN ('pending', 'sending') AND channel = 'telegram'"
+    )
 
 
 async def test_a_streaming_draft_precedes_the_reply_in_private_chats(

@@ -56,7 +56,7 @@ async def settled(system: System, peer: Peer) -> None:
         while await system.admin.fetchval(
             """SELECT (SELECT count(*) FROM inbox WHERE payload->>'reply_to' = $1
                        AND status IN ('queued', 'processing'))
-                    + (SELECT count(*) FROM outbox WHERE recipient = $1 AND status = 'pending')""",
+                    + (SELECT count(*) FROM outbox WHERE recipient = $1 AND status IN ('pending', 'sending'))""",
             peer.identity,
         ):
             await asyncio.sleep(0.02)
