@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 
 import structlog
 from arq import Retry
+from arq.constants import in_progress_key_prefix
 
 from bot.channels.live import RedisEventSink
 from engine.deps import Deps
@@ -131,6 +133,15 @@ async def _typing(deps: Deps, row: InboxRow) -> AsyncIterator[None]:
             await task
 
 
+async def _take_over(deps: Deps, inbox_id: int, household_id: int) -> int:
+    """A job of its own for a message whose job died with its worker (touched: the next take-over is a lease away).
+    The id is new each time, since a job id held by a dead worker stays unusable until arq's job timeout."""
+    async with deps.db.household(household_id) as conn:
+        await inbox.touch(conn, inbox_id)
+    job_id = f"{inbox_job_id(inbox_id)}:sweep{time.time_ns() // 1_000_000}"
+    return int(await deps.redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=job_id) is not None)
+
+
 async def requeue_stale(deps: Deps) -> int:
     """Re-enqueue queued messages nobody picked up and processing messages whose lease ran out; how many. Each
     one re-enqueued is touched, so while pages bring lost ones the sweep pages on (after Redis restarted empty:
@@ -147,14 +158,11 @@ async def requeue_stale(deps: Deps) -> int:
                 requeued += 1
                 async with deps.db.household(household_id) as conn:
                     await inbox.touch(conn, inbox_id)
+            elif await deps.redis.exists(in_progress_key_prefix + inbox_job_id(inbox_id)):
+                # A worker started the job and died before it claimed the message (a claim is its first step); arq
+                # keeps the job to itself until its job timeout + 10 s.
+                requeued += await _take_over(deps, inbox_id, household_id)
         for inbox_id, household_id in abandoned:
-            async with deps.db.household(household_id) as conn:
-                await inbox.touch(conn, inbox_id)
-                row = await inbox.get(conn, inbox_id)
-            attempt = row.attempts if row else 0
-            job = await deps.redis.enqueue_job(
-                HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:sweep{attempt}"
-            )
-            requeued += job is not None
+            requeued += await _take_over(deps, inbox_id, household_id)
         if requeued == before or (len(unqueued) < _SWEEP_PAGE and len(abandoned) < _SWEEP_PAGE):
             return requeued

@@ -232,8 +232,7 @@ async def test_a_running_message_renews_its_lease_and_one_whose_worker_died_is_t
     await sweep({"deps": deps})
     released.set()
 
-    attempts = await system.admin.fetchval("SELECT attempts FROM inbox WHERE id = $1", row.id)
-    assert await system.redis.exists(f"arq:job:inbox:{row.id}:sweep{attempts}")
+    assert await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
     await system.admin.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
 
 
@@ -269,3 +268,21 @@ async def test_after_redis_restarted_empty_the_sweep_returns_every_lost_message(
     await eventually(
         lambda: system.admin.fetchval("SELECT bool_and(status = 'done') FROM inbox WHERE id = any($1)", ids), 120
     )
+
+
+async def test_a_queued_message_whose_job_a_dead_worker_started_is_taken_over(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn
+) -> None:
+    """A worker took the job and was killed before it claimed the message: arq keeps that job to the dead worker
+    until its timeout, so the sweep gives the message a job of its own."""
+    family = await make_family(admin_conn, "Taken", {"Anna": "Europe/Berlin"})
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
+        row, _ = await intake.accept(
+            system.deps, family.principal("Anna"), channel="web", external_id="t-1", text="hi", trace_id="t-t"
+        )
+        await _age(system, row.id)
+        assert await sweep({"deps": system.deps}) == {"inbox": 0, "outbox": 0}  # queued, waiting: left alone
+        await system.redis.set(f"arq:in-progress:inbox:{row.id}", b"1")  # started by a worker, which died
+        await sweep({"deps": system.deps})
+        assert await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
+    await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
