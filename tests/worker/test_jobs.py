@@ -224,7 +224,7 @@ async def test_a_running_message_renews_its_lease_and_one_whose_worker_died_is_t
     await asyncio.wait_for(answering.wait(), 20)
     await _age(system, row.id)
     await eventually(lambda: _lease_fresh(system, row.id))  # renewed by the running job
-    assert await sweep({"deps": deps}) == {"inbox": 0, "outbox": 0}
+    assert (await sweep({"deps": deps}))["inbox"] == 0
 
     job.cancel()  # the worker dies
     await asyncio.gather(job, return_exceptions=True)
@@ -281,7 +281,7 @@ async def test_a_queued_message_whose_job_a_dead_worker_started_is_taken_over(
             system.deps, family.principal("Anna"), channel="web", external_id="t-1", text="hi", trace_id="t-t"
         )
         await _age(system, row.id)
-        assert await sweep({"deps": system.deps}) == {"inbox": 0, "outbox": 0}  # queued, waiting: left alone
+        assert (await sweep({"deps": system.deps}))["inbox"] == 0  # queued, waiting: left alone
         await system.redis.set(f"arq:in-progress:inbox:{row.id}", b"1")  # started by a worker, which died
         await sweep({"deps": system.deps})
         assert await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
