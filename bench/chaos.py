@@ -18,8 +18,9 @@ Scenarios (each on a household of its own, one after another, each drained befor
 - postgres_freeze: every PostgreSQL process SIGSTOPped at 30 % for `--freeze-s` (30) seconds;
 - postgres_immediate: `pg_ctl restart -m immediate` at 30 %.
 
-Per scenario, one JSON line: sent, acknowledged, answered_exactly_once, lost (acknowledged, never answered),
-failed (answered with an apology), replies_without_effect (answered "done" without its stored expense),
+Per scenario, one JSON line: sent, posts (with the duplicates), acknowledged, answered_exactly_once, lost
+(acknowledged, never answered), failed (answered with an apology), replies_without_effect (answered "done" without
+its stored expense),
 duplicate_effects, duplicate_sends, kills, recovery_s (from the fault's end until every message acknowledged before
 it was answered), drain_s (from the last acknowledgement until the last reply), the API's non-2xx answers, and any
 FAA process that exited by itself. Targets: 0 lost, 0 without effect, 0 duplicate effects, duplicate sends <= kills.
@@ -100,6 +101,7 @@ class Run:
 
     acked: dict[int, float] = field(default_factory=dict)  # message number → when first acknowledged
     statuses: collections.Counter[str] = field(default_factory=collections.Counter)
+    posts: int = 0
     kills: int = 0
     fault_end: float = 0.0
 
@@ -169,6 +171,7 @@ async def scenario(bench: Bench, name: str, offset: int) -> dict[str, Any]:
         await fault_task
     last_ack = max(run.acked.values(), default=time.monotonic())
     numbers = {offset + i for i in range(n)}
+    run.posts = n * copies
     return await outcome(bench, family.household_id, name, numbers, run, last_ack)
 
 
@@ -193,6 +196,7 @@ async def outcome(
     result = {
         "scenario": name,
         "sent": len(numbers),
+        "posts": run.posts,
         "acknowledged": len(run.acked),
         "answered_exactly_once": sum(counts[r["id"]] == 1 for r in acked_rows),
         "lost": len(run.acked) - sum(counts[r["id"]] > 0 for r in acked_rows),
