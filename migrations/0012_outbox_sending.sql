@@ -1,6 +1,6 @@
 -- Delivery marks a row 'sending' (committed) before it hands the reply to the channel, and 'sent' after. A row
 -- left 'sending' means the process stopped, or lost the database, in between: the reply may have gone out. The
--- sweeper sends such a row again only after a long grace (next_attempt_at is when its sending began), so a reply
+-- sweeper sends such a row again only after a grace (worker.delivery.SENDING_STALE_S) (next_attempt_at is when its sending began), so a reply
 -- can be sent twice only when its process died in that window — never because one statement failed.
 
 ALTER TABLE outbox DROP CONSTRAINT outbox_status_check;

@@ -18,11 +18,12 @@ log = structlog.get_logger()
 # A reply is delivered within a second or its retry is scheduled; the sweeper steps in only after this long.
 _OUTBOX_GRACE_S = 30.0
 # A row left 'sending' (its process died between handing the reply to the channel and recording it) is sent again
-# after this long: longer than recording a sent reply keeps trying (`_RECORD_SENT_DELAYS_S`).
-SENDING_STALE_S = 180.0
+# after this long: longer than a channel takes to accept a reply, and than recording it keeps trying
+# (`_RECORD_SENT_DELAYS_S`, ~40 s: a database restart takes seconds).
+SENDING_STALE_S = 90.0
 # Once the channel has the reply, recording it must not fail on a database that is restarting: a row left
 # 'sending' is sent again later, which the member would see twice.
-_RECORD_SENT_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)
+_RECORD_SENT_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0, 12.0)
 
 
 def backoff(job_try: int, cap: float = 300.0) -> float:
