@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import shutil
 import socket
@@ -35,13 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _cpu  # noqa: E402
-import _harness  # noqa: E402, F401  (puts the repo root on sys.path)
+import _harness  # noqa: E402  (also puts the repo root on sys.path)
 
 from bot.ops.local_models import SPEECH_REQUIREMENTS, ensure_runtime  # noqa: E402
 from bot.ops.local_speech import SPEECH_MODEL, ensure_speech_model, speech_command  # noqa: E402
 from bot.ops.shared_servers import ChildServer  # noqa: E402
 from engine.llm import openai_client  # noqa: E402
-from engine.settings import LocalSettings  # noqa: E402
+from engine.observability import configure_logging  # noqa: E402
+from engine.settings import LocalSettings, LogSettings  # noqa: E402
 from engine.speech import OpenAITranscriber  # noqa: E402
 
 ENGLISH = [
@@ -180,6 +182,8 @@ async def run(data_dir: Path, threads: int, keep: Path | None) -> dict[str, obje
         "wall_s_per_audio_s": round(wall / audio_s, 3),
         "cpu_s_per_audio_s": round(cpu.total / audio_s, 3),
         "load_s": round(load_s, 1),
+        "load_average": [round(figure, 1) for figure in os.getloadavg()],
+        "python": _harness.interpreter(),
         "samples": rows,
     }
 
@@ -190,6 +194,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--write-samples", type=Path, default=None)
     options = parser.parse_args()
+    configure_logging(LogSettings())  # to stderr: stdout holds the figures
     result = asyncio.run(run(options.data_dir.resolve(), options.threads, options.write_samples))
     print(json.dumps(result, ensure_ascii=False))
 
