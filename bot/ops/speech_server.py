@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from email.message import Message
@@ -104,6 +105,10 @@ def _handler(transcribe: Transcribe, model: str, lock: threading.Lock) -> type[B
                     text = transcribe(audio, language)
             except BadRequest as exc:
                 self._error(400, str(exc))
+                return
+            except Exception as exc:  # the model failed: said to the caller (who may try again), logged here
+                print(f"speech server: transcription failed: {exc!r}", file=sys.stderr, flush=True)
+                self._error(500, f"transcription failed ({type(exc).__name__})")
                 return
             self._json(200, {"text": text})
 

@@ -101,6 +101,8 @@ def speech_server() -> Iterator[tuple[str, list[tuple[bytes, str | None]]]]:
         heard.append((audio, language))
         if audio == b"not audio":
             raise BadRequest("the audio could not be decoded (InvalidDataError)")
+        if audio == b"crash":
+            raise RuntimeError("CTranslate2 ran out of memory")
         return "  add milk to the list  "
 
     server = make_server(transcribe, free_port(), model="whisper-base")
@@ -121,10 +123,13 @@ async def test_the_engine_speech_client_gets_a_transcript_from_the_server(
         assert await speech.transcribe(voice, mime="audio/ogg", name="voice.ogg") == "add milk to the list"
         with pytest.raises(AttachmentError, match="speech-to-text answered 400") as failed:
             await speech.transcribe(b"not audio", mime="audio/ogg", name="voice.ogg")
+        with pytest.raises(AttachmentError, match="speech-to-text answered 500") as crashed:
+            await speech.transcribe(b"crash", mime="audio/ogg", name="voice.ogg")
     finally:
         await speech.close()
-    assert heard == [(voice, None), (b"not audio", None)]
+    assert heard == [(voice, None), (b"not audio", None), (b"crash", None)]
     assert not failed.value.transient  # a file it cannot read is not tried again
+    assert crashed.value.transient  # a failing model may do better when the job runs again
 
 
 async def test_the_server_refuses_what_is_not_an_upload_clearly(
