@@ -102,20 +102,31 @@ async def ensure_runtime(
     """A Python environment in `venv` with `requirements` installed; returns its interpreter.
 
     Kept apart from FAA's own environment: the servers' dependencies (fastapi, uvicorn, a pinned numpy) are theirs.
+    The marker lists every pin installed so far, so a process that needs only some of them (the speech server
+    alone, say) installs nothing when they are there, and a changed pin replaces the old one.
     """
     python = venv / "bin" / "python"
     marker = venv / _MARKER
-    wanted = "\n".join(requirements)
-    if python.exists() and marker.exists() and marker.read_text() == wanted:
+    installed = set(marker.read_text().splitlines()) if python.exists() and marker.exists() else set()
+    if python.exists() and set(requirements) <= installed:
         return python
     if not python.exists():
         progress(f"creating the local model environment in {venv}")
         await run([sys.executable, "-m", "venv", str(venv)], progress)
     if requirements:
-        progress("installing " + ", ".join(requirements) + " (first run only; building llama.cpp takes minutes)")
+        building = any(_project(r) == "llama-cpp-python" for r in requirements)
+        note = "first run only; building llama.cpp takes minutes" if building else "first run only"
+        progress("installing " + ", ".join(requirements) + f" ({note})")
         await run([str(python), "-m", "pip", "install", "-v", "--disable-pip-version-check", *requirements], progress)
-    marker.write_text(wanted)
+    replaced = {_project(requirement) for requirement in requirements}
+    kept = [line for line in sorted(installed) if _project(line) not in replaced]
+    marker.write_text("\n".join([*kept, *requirements]))
     return python
+
+
+def _project(requirement: str) -> str:
+    """`llama-cpp-python[server]==0.3.16` → `llama-cpp-python`."""
+    return re.split(r"[\[=<>!~;@ ]", requirement, maxsplit=1)[0].strip().lower()
 
 
 # ---------------------------------------------------------------------------------------------------- model file

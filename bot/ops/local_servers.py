@@ -24,6 +24,8 @@ from pydantic import BaseModel
 from bot.ops.errors import LocalModelError
 from bot.ops.local_models import (
     CHAT_MODEL,
+    CHAT_REQUIREMENTS,
+    SPEECH_REQUIREMENTS,
     Progress,
     ensure_chat_model,
     ensure_runtime,
@@ -175,7 +177,8 @@ async def local_endpoints(
         return
     local = settings.local
     started = time.monotonic()
-    python = await ensure_runtime(local.data_dir / "venv", progress=progress)
+    requirements = CHAT_REQUIREMENTS if start_chat or start_embed else ()
+    python = await ensure_runtime(local.data_dir / "venv", requirements, progress=progress)
     chat = embed = None
     if start_chat:
         model = await ensure_chat_model(python, local.data_dir / "models", progress=progress)
@@ -212,6 +215,7 @@ async def _start_speech(
     """The speech server, prepared and started (stopped when `stack` closes); `None`, said why, when it cannot be:
     voice messages then get the polite "not enabled" note and everything else runs."""
     try:
+        await ensure_runtime(local.data_dir / "venv", SPEECH_REQUIREMENTS, progress=progress)
         model = await ensure_speech_model(python, local.data_dir / "models", progress=progress)
         command = speech_command(python, model, local)
         server = ChildServer(command, local.start_timeout_s)

