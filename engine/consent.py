@@ -24,7 +24,7 @@ from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
 
-_DESTRUCTIVE = frozenset({"forget", "update_memory_fields", "cancel_reminder", "restore"})
+_DESTRUCTIVE = frozenset({"forget", "update_memory_fields", "cancel_reminder", "restore", "cancel_event"})
 _MAX_ROWS = 3
 _YES = re.compile(
     r"^\W*(?:yes|yeah|yep|ok|okay|sure|go ahead|do it|please do|confirm|ja|jawohl|klar|mach)\b"

@@ -23,6 +23,7 @@ from engine.llm_types import LLM
 from tools.aggregate import AggregateArgs, aggregate
 from tools.charts import MAX_POINTS, RenderChartArgs
 from tools.context import ToolContext
+from tools.events import Event, upcoming
 from tools.infra.periods import localize
 from tools.storage import agenda
 from tools.storage.digests import Occurrence
@@ -61,6 +62,7 @@ async def gather_facts(ctx: ToolContext, occurrence: Occurrence) -> dict[str, An
         facts["reminders"] = [
             _item(i, tz) for i in await agenda.reminders_between(ctx.conn, ctx.household_id, start, end)
         ]
+        facts["events"] = [_event(e) for e in await upcoming(ctx, start, end)]
         facts["plans"] = [_item(i, tz) for i in await agenda.plans_between(ctx.conn, ctx.household_id, start, end)]
         return facts
     between = {"field": "occurred_at", "op": "between", "value": [facts["period"]["first_day"], last_day.isoformat()]}
@@ -88,9 +90,14 @@ def _item(item: agenda.AgendaItem, tz: ZoneInfo) -> dict[str, Any]:
     return {"time": item.at.astimezone(tz).strftime("%H:%M"), "text": item.text, "people": list(item.people)}
 
 
+def _event(event: Event) -> dict[str, Any]:
+    time = "all day" if event.all_day else event.start[11:16]
+    return {"time": time, "text": event.title, "people": [] if event.whose == "household" else [event.whose]}
+
+
 def is_empty(facts: dict[str, Any]) -> bool:
     """A morning with nothing on is not worth a message; a month or week without expenses still is."""
-    return facts["kind"] == "morning" and not facts["reminders"] and not facts["plans"]
+    return facts["kind"] == "morning" and not facts["reminders"] and not facts["plans"] and not facts.get("events")
 
 
 def expense_chart(facts: dict[str, Any]) -> RenderChartArgs | None:
@@ -131,6 +138,12 @@ def template(facts: dict[str, Any]) -> str:
             f"- {r['time']} {r['text']}" + (f" ({', '.join(r['people'])})" if r["people"] else "")
             for r in facts["reminders"]
         ]
+        if facts.get("events"):
+            lines.append("Calendar:")
+            lines += [
+                f"- {e['time']} {e['text']}" + (f" ({', '.join(e['people'])})" if e["people"] else "")
+                for e in facts["events"]
+            ]
         if facts["plans"]:
             lines.append("Plans:")
             lines += [f"- {p['time']} {p['text']}" for p in facts["plans"]]

@@ -116,9 +116,7 @@ class SearchArgs(BaseModel):
     ] = Field(None, description="what to look for, in natural language (semantic search)")
     filter: Filter | None = Field(None, description=filter_help())
     limit: int = Field(10, ge=1, le=50)
-    order: stored.Order = Field(
-        "relevance", description="relevance needs a query; without one it means newest"
-    )
+    order: stored.Order = Field("relevance", description="relevance needs a query; without one it means newest")
 
 
 class MemoryIdsArgs(BaseModel):

@@ -21,6 +21,7 @@ from tools.aggregate import aggregate
 from tools.charts import render_chart
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
+from tools.events import add_event, cancel_event, list_events, move_event, remind_before_event
 from tools.memories import forget, restore, search, store, update_memory_fields
 from tools.reminders import (
     cancel_reminder,
@@ -289,6 +290,11 @@ def default_registry() -> ToolRegistry:
             tool(snooze_reminder, writes=True),
             tool(complete_reminder, writes=True),
             tool(set_quiet_hours, writes=True),
+            tool(add_event, writes=True),
+            tool(list_events, writes=False),
+            tool(move_event, writes=True),
+            tool(cancel_event, writes=True),
+            tool(remind_before_event, writes=True),
             tool(render_chart, writes=False),
             tool(undo, writes=True),
         ]

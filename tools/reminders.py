@@ -171,7 +171,9 @@ class QuietHours(BaseModel):
 
 
 # The tools that can leave an active reminder due at a new time, which then needs its job in the queue.
-RESCHEDULING_TOOLS = frozenset({"schedule_reminder", "snooze_reminder", "complete_reminder", "undo"})
+RESCHEDULING_TOOLS = frozenset(
+    {"schedule_reminder", "snooze_reminder", "complete_reminder", "undo", "remind_before_event", "move_event"}
+)
 
 
 async def _members(ctx: ToolContext) -> dict[int, Any]:

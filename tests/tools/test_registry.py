@@ -29,6 +29,11 @@ EXPECTED_TOOLS = [
     "snooze_reminder",
     "complete_reminder",
     "set_quiet_hours",
+    "add_event",
+    "list_events",
+    "move_event",
+    "cancel_event",
+    "remind_before_event",
     "render_chart",
     "undo",
 ]

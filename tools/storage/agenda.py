@@ -1,4 +1,5 @@
-"""What a household has on for a stretch of time: due reminders and planned events, for the morning agenda."""
+"""What a household has on for a stretch of time: due reminders and planned things, for the morning agenda (the
+calendar's events, repeating ones included, come from `tools.events.upcoming`)."""
 
 from __future__ import annotations
 
@@ -34,12 +35,15 @@ async def reminders_between(conn: Connection, household_id: int, start: datetime
 
 
 async def plans_between(conn: Connection, household_id: int, start: datetime, end: datetime) -> list[AgendaItem]:
-    """Household-visible memories of kind `plan` that happen in [start, end) (private ones stay private)."""
+    """Household-visible memories of kind `plan` that happen in [start, end) (private ones stay private), except
+    those whose message also put an event in the calendar (the agenda lists that event)."""
     rows = await conn.fetch(
         """SELECT m.occurred_at, m.content, m.ai_understanding ->> 'person' AS person
            FROM memories m
            WHERE m.household_id = $1 AND m.deleted_at IS NULL AND m.visibility = 'household'
              AND m.kind = 'plan' AND m.occurred_at >= $2 AND m.occurred_at < $3
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.household_id = m.household_id
+                                                        AND e.source_inbox_id = m.source_inbox_id)
            ORDER BY m.occurred_at, m.id LIMIT $4""",
         household_id,
         start,
