@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.web.pages import chat, household, memories, money, onboarding, reminders
+from bot.web.pages import calendar, chat, household, memories, money, onboarding, reminders
 from bot.web.pages.render import JINJA, STATIC, environment
 from bot.web.pages.security import DEPS, security_headers
 from engine.deps import Deps
@@ -34,6 +34,12 @@ ROUTES = [
     web.post("/reminders/{reminder_id}/snooze", reminders.snooze, name="page:reminder-snooze"),
     web.post("/reminders/{reminder_id}/complete", reminders.complete, name="page:reminder-complete"),
     web.post("/reminders/{reminder_id}/cancel", reminders.cancel, name="page:reminder-cancel"),
+    web.get("/calendar", calendar.calendar_page, name="page:calendar"),
+    web.post("/calendar", calendar.create, name="page:event-create"),
+    web.post("/calendar/import", calendar.upload, name="page:calendar-upload"),
+    web.post("/calendar/rotate", calendar.rotate, name="adult:calendar-rotate"),
+    web.post("/calendar/{event_id}/cancel", calendar.cancel, name="page:event-cancel"),
+    web.get("/ics/{token}.ics", calendar.feed, name="feed:calendar"),
     web.get("/money", money.money_page, name="page:money"),
     web.get("/money.csv", money.money_csv, name="page:money-csv"),
     web.get("/household", household.household_page, name="adult:household"),

@@ -1,0 +1,141 @@
+"""The calendar page: the coming weeks' events (added and cancelled through the event tools), .ics upload, and the
+signed feed URLs a phone calendar subscribes to (the household's and the member's own; adults can revoke them all
+by rotating the household's secret). The feed itself, `GET /ics/<token>.ics`, needs no session: its token is its
+key."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import structlog
+from aiohttp import web
+from pydantic import ValidationError
+
+from bot.web.pages.render import VIEWER, html, redirect
+from bot.web.pages.security import DEPS
+from bot.web.pages.tooling import member_tools
+from tools.errors import ToolRetry
+from tools.events import AddEventArgs, EventIdArgs, ListEventsArgs, add_event, cancel_event, import_events, list_events
+from tools.infra import ics
+from tools.storage import events as stored
+from tools.storage import feeds, households
+
+log = structlog.get_logger()
+
+DAYS_SHOWN = 31
+_FORM_LIMIT = ics.MAX_BYTES + 64_000
+
+
+def base(request: web.Request) -> str:
+    configured = request.app[DEPS].settings.media.base_url
+    return configured.rstrip("/") if configured else f"{request.scheme}://{request.host}"
+
+
+async def calendar_page(request: web.Request, *, error: str | None = None, note: str | None = None) -> web.Response:
+    viewer = request[VIEWER]
+    async with member_tools(request) as ctx:
+        listed = await list_events(ctx, ListEventsArgs(start=None, days=DAYS_SHOWN))
+        household_token = await feeds.token(ctx.conn, viewer.household_id, None)
+        own_token = await feeds.token(ctx.conn, viewer.household_id, viewer.user_id)
+        members = await households.members(ctx.conn, viewer.household_id)
+    return html(
+        request,
+        "calendar.html",
+        status=400 if error else 200,
+        events=listed.events,
+        feeds={
+            "household": f"{base(request)}/ics/{household_token}.ics",
+            "mine": f"{base(request)}/ics/{own_token}.ics",
+        },
+        members=[m.name for m in members if m.id != viewer.user_id],
+        error=error,
+        note=note,
+    )
+
+
+async def create(request: web.Request) -> web.Response:
+    form = await request.post()
+    try:
+        args = AddEventArgs.model_validate(
+            {
+                "title": str(form.get("title", "")),
+                "start": str(form.get("start", "")),
+                "end": str(form.get("end", "")) or None,
+                "whose": str(form.get("whose", "self")) or "self",
+            }
+        )
+    except ValidationError as exc:
+        return await calendar_page(request, error="; ".join(str(e["msg"]) for e in exc.errors()))
+    try:
+        async with member_tools(request) as ctx:
+            await add_event(ctx, args)
+    except ToolRetry as exc:
+        return await calendar_page(request, error=exc.message)
+    return redirect("/calendar")
+
+
+async def cancel(request: web.Request) -> web.Response:
+    try:
+        args = EventIdArgs(event_id=int(request.match_info["event_id"]))
+    except (ValueError, ValidationError):
+        raise web.HTTPNotFound() from None
+    try:
+        async with member_tools(request) as ctx:
+            await cancel_event(ctx, args)
+    except ToolRetry as exc:
+        return await calendar_page(request, error=exc.message)
+    return redirect("/calendar")
+
+
+async def upload(request: web.Request) -> web.Response:
+    """An .ics file from the browser: its events join the calendar (a second upload of it changes nothing)."""
+    if (request.content_length or 0) > _FORM_LIMIT:
+        raise web.HTTPRequestEntityTooLarge(max_size=_FORM_LIMIT, actual_size=request.content_length or 0)
+    form = await request.post()
+    field = form.get("file")
+    whose: Literal["self", "household"] = "household" if form.get("whose") == "household" else "self"
+    if not isinstance(field, web.FileField):
+        return await calendar_page(request, error="Choose an .ics file to upload.")
+    data = field.file.read(ics.MAX_BYTES + 1)
+    viewer = request[VIEWER]
+    try:
+        found = ics.read(data, viewer.timezone)
+    except ics.IcsError as exc:
+        return await calendar_page(request, error=str(exc))
+    async with member_tools(request) as ctx:
+        result = await import_events(ctx, found, whose)
+    log.info("calendar.imported", created=result.created, updated=result.updated, unchanged=result.unchanged)
+    note = f"Imported: {result.created} new, {result.updated} updated, {result.unchanged} unchanged."
+    return await calendar_page(request, note=note)
+
+
+async def rotate(request: web.Request) -> web.Response:
+    """A new feed secret: every calendar subscribed with an old URL stops updating until given the new one."""
+    viewer = request[VIEWER]
+    async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
+        await feeds.rotate(conn, viewer.household_id)
+    log.info("calendar.feed.rotated")
+    return redirect("/calendar")
+
+
+async def feed(request: web.Request) -> web.Response:
+    """The calendar feed of a household or a member, as iCalendar; 404 for any token that is not valid now."""
+    deps = request.app[DEPS]
+    async with deps.db.unscoped() as conn:
+        found = await feeds.verify(conn, request.match_info["token"])
+    if found is None:
+        raise web.HTTPNotFound()
+    async with deps.db.household(found.household_id) as conn:
+        members = {m.id: m for m in await households.members(conn, found.household_id)}
+        if found.member_id is not None and found.member_id not in members:
+            raise web.HTTPNotFound()
+        rows = await stored.feed(conn, found.household_id, found.member_id)
+        name = await conn.fetchval("SELECT name FROM households WHERE id = $1", found.household_id)
+    title = name if found.member_id is None else f"{name}: {members[found.member_id].name}"
+    body = ics.calendar(title, [stored.as_ics(row) for row in rows], stamp=deps.clock.now())
+    return web.Response(
+        body=body,
+        content_type="text/calendar",
+        charset="utf-8",
+        headers={"Cache-Control": "private, max-age=300", "Content-Disposition": 'inline; filename="calendar.ics"'},
+    )
