@@ -25,6 +25,8 @@ from tools.storage.interactions import PendingClarification
 log = structlog.get_logger()
 
 _DESTRUCTIVE = frozenset({"forget", "update_memory_fields", "cancel_reminder", "restore", "cancel_event"})
+# Asked for every time, whoever planned it: there is no undo for it.
+ALWAYS_ASK = frozenset({"forget_me"})
 _MAX_ROWS = 3
 _YES = re.compile(
     r"^\W*(?:yes|yeah|yep|ok|okay|sure|go ahead|do it|please do|confirm|ja|jawohl|klar|mach)\b"
@@ -44,7 +46,7 @@ def unasked(plan: list[PlannedCall], text: str, grounding: Grounding, writes: fr
         if step.tool not in writes:
             continue
         destructive = step.tool in _DESTRUCTIVE
-        if question or (destructive and not asked_to_change) or _rows(step) > _MAX_ROWS:
+        if step.tool in ALWAYS_ASK or question or (destructive and not asked_to_change) or _rows(step) > _MAX_ROWS:
             risky.append(step)
     return risky
 
@@ -57,7 +59,7 @@ def _rows(step: PlannedCall) -> int:
 def ask(run: Run, plan: list[PlannedCall], risky: list[PlannedCall], text: str) -> tuple[Reply, PendingClarification]:
     """Ask for the member's yes to the plan, keeping it with the question."""
     language = language_of(text)
-    what = "; ".join(_describe(step) for step in risky[:5])
+    what = "; ".join(_describe(step, language) for step in risky[:5])
     question = say("confirm", language, what=what)
     options = (say("yes", language), say("no", language))
     log.info("plan.consent.requested", steps=len(risky))
@@ -84,11 +86,16 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
     run.note("plan.consent.given", steps=len(plan))
     results: list[StepResult] = await run_plan(run, plan)
     degraded = any(not result.ok for result in results)
-    return Reply(basic_answer(results), "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
+    text = basic_answer(results)
+    if not degraded and {step.tool for step in plan} == {"forget_me"}:
+        text = say("forgot_me", language)
+    return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
 
 
-def _describe(step: PlannedCall) -> str:
+def _describe(step: PlannedCall, language: str) -> str:
     args: dict[str, Any] = step.args
+    if step.tool == "forget_me":
+        return say("forget_me", language)
     if step.tool == "forget":
         return f"forget {_rows(step)} memories"
     if step.tool == "update_memory_fields":

@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from engine import metrics
+from engine import consent, metrics
 from engine.analysis import PlannedCall, read_answer
 from engine.context import History
 from engine.domain import Reply
@@ -72,6 +72,8 @@ async def answer(
     plan = route.plan(situation, answer_)
     if isinstance(plan, Ask):
         return _ask(run, name, text, plan)
+    if any(step.tool in consent.ALWAYS_ASK for step in plan):
+        return consent.ask(run, plan, plan, text)
     results = await run_plan(run, plan) if plan else []
     if model is not None and any(not r.ok and r.fixable for r in results):
         answer_, results = await _repair(run, version, route, situation, model, answer_, plan, results)

@@ -22,6 +22,7 @@ from tools.charts import render_chart
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
 from tools.events import add_event, cancel_event, list_events, move_event, remind_before_event
+from tools.forgetting import forget_me
 from tools.memories import forget, restore, search, store, update_memory_fields
 from tools.reminders import (
     cancel_reminder,
@@ -295,6 +296,7 @@ def default_registry() -> ToolRegistry:
             tool(move_event, writes=True),
             tool(cancel_event, writes=True),
             tool(remind_before_event, writes=True),
+            tool(forget_me, writes=True),
             tool(render_chart, writes=False),
             tool(undo, writes=True),
         ]

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from bot.channels.telegram import client as telegram_client
 from bot.channels.terminal.chat import chat
-from bot.ops import admin, lifecycle, reembedding
+from bot.ops import admin, export, lifecycle, reembedding
 from bot.ops.local_servers import local_endpoints, with_running_servers
 from bot.ops.runtime import Runtime, migrate_runtime, resolve
 from bot.ops.setup_link import public_base, setup_link
@@ -165,6 +165,14 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--locale", default="en")
     add.add_argument("--role", default="adult", choices=households.ROLES)
     add.set_defaults(run=admin.member_add)
+
+    exporting = commands.add_parser(
+        "export", help="write a household's (or a member's) data: expenses CSV, memories JSON, reminders/events ICS"
+    )
+    exporting.add_argument("--household", required=True, help="household name or id")
+    exporting.add_argument("--member", help="only this member's data (their private memories included)")
+    exporting.add_argument("--out", required=True, help="directory to write the files into")
+    exporting.set_defaults(run=export.export)
 
     invite = commands.add_parser("invite", help="make a one-time code that links a chat channel to a member")
     invite.add_argument("--member", required=True, help="the member's name")

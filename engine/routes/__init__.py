@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.routes.calendar import CalendarRoute, EventReminderRoute, ForgetMeRoute
 from engine.routes.changes import ForgetRoute, UndoRoute, UpdateRoute
 from engine.routes.questions import LookupRoute, SumRoute
 from engine.routes.records import ExpenseRoute, FactRoute
@@ -27,13 +28,28 @@ ROUTES: dict[str, Route] = {
         UndoRoute(),
         ReminderChangeRoute(),
         ListRoute(),
+        CalendarRoute(),
+        EventReminderRoute(),
+        ForgetMeRoute(),
         ChatRoute(),
         UnclearRoute(),
     )
 }
 
 RouteName = Literal[
-    "expense", "fact", "reminder", "sum", "lookup", "update", "forget", "reminder_change", "list", "chat", "unclear"
+    "expense",
+    "fact",
+    "reminder",
+    "sum",
+    "lookup",
+    "update",
+    "forget",
+    "reminder_change",
+    "list",
+    "chat",
+    "unclear",
+    "calendar",
+    "event_reminder",
 ]
 
 

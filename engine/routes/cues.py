@@ -351,3 +351,24 @@ CONTACT_DETAILS = _cues(
     r"[\w.+-]+@[\w-]+\.[\w.]+",
     r"\bhttps?://|\bwww\.",
 )
+
+# The calendar: asking what is on ("what's on this week?"; not "what's on the shopping list"), reminders before an
+# event ("an hour before the dentist"), and a member's request to be forgotten altogether.
+AGENDA = _cues(
+    r"\bwhat(?:'s| is| do (?:we|i) have)(?: going)? on\b(?!.{0,20}\blist\b)",
+    r"\b(?:my|our|the family'?s?) (?:calendar|schedule|agenda|appointments)\b",
+    r"\bany (?:plans|appointments|events)\b",
+    r"\bwas (?:steht|haben wir|habe ich)\b.{0,30}\b(?:an|vor)\b",
+    r"\b(?:meine|unsere) termine\b|\bim kalender\b",
+    r"什么安排|有安排吗|日程|日历",
+)
+BEFORE = _cues(
+    r"\bbefore\b", r"\bahead of\b", r"\bvorher\b", r"\bvor (?:dem|der|den|meinem|meiner|unserem)\b", r"提前|之前|前"
+)
+FORGET_ME = _cues(
+    r"\bforget (?:everything|all) (?:about|of) me\b",
+    r"\b(?:delete|erase|remove) (?:all )?(?:my (?:data|account)|everything about me)\b",
+    r"\bvergiss alles über mich\b",
+    r"\blösche? (?:alle )?meine daten\b",
+    r"忘记关于我的一切|忘掉关于我的一切|删除我的(?:所有)?数据",
+)

@@ -101,6 +101,40 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Bevor ich das mache — {what}. Soll ich?",
         "zh": "在执行之前确认一下：{what}。要继续吗？",
     },
+    "saved_event": {
+        "en": "Saved: {what}. In the calendar {when}.",
+        "de": "Notiert: {what}. Im Kalender {when}.",
+        "zh": "已记下：{what}。已加入日历：{when}。",
+    },
+    "events": {"en": "In the calendar:", "de": "Im Kalender:", "zh": "日历中的安排："},
+    "no_events": {
+        "en": "Nothing in the calendar from {first} to {last}.",
+        "de": "Von {first} bis {last} steht nichts im Kalender.",
+        "zh": "{first} 到 {last} 日历中没有安排。",
+    },
+    "no_upcoming_events": {
+        "en": "I found no upcoming event in the calendar to remind you of.",
+        "de": "Im Kalender steht kein kommender Termin, an den ich erinnern könnte.",
+        "zh": "日历中没有即将到来的安排可以提醒。",
+    },
+    "event_reminder_set": {
+        "en": "OK, I'll remind {whom} {when}, {minutes} minutes before: {text}",
+        "de": "Okay, ich erinnere {whom} {when}, {minutes} Minuten vorher: {text}",
+        "zh": "好的，我会在{when}（提前{minutes}分钟）提醒{whom}：{text}",
+    },
+    "forget_me": {
+        "en": "forget everything about you: your private notes, reminders, sign-ins and chat links; your household "
+        "entries stay as a former member's. This cannot be undone",
+        "de": "alles über dich vergessen: deine privaten Notizen, Erinnerungen, Anmeldungen und Chat-Verknüpfungen; "
+        "deine Einträge im Haushalt bleiben als die eines ehemaligen Mitglieds. Das lässt sich nicht rückgängig machen",
+        "zh": "忘记关于您的一切：您的私人记录、提醒、登录和聊天绑定；"
+        "您在家庭中的条目保留，作者显示为前成员。此操作无法撤销",
+    },
+    "forgot_me": {
+        "en": "Done: I forgot everything about you. Goodbye!",
+        "de": "Erledigt: Ich habe alles über dich vergessen. Auf Wiedersehen!",
+        "zh": "已完成：关于您的一切都已忘记。再见！",
+    },
     "yes": {"en": "Yes", "de": "Ja", "zh": "是"},
     "no": {"en": "No", "de": "Nein", "zh": "不"},
     "left_alone": {

@@ -4,7 +4,10 @@ category, the kind and who it is about."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -13,13 +16,15 @@ from engine.executor import StepResult
 from engine.grounding import Money
 from engine.grounding.money import home_currency
 from engine.routes.cues import CONTACT_DETAILS, DOSE
-from engine.routes.phrases import say
+from engine.routes.phrases import say, when_text
 from engine.routes.route import Ask, Situation
 from engine.routes.router import says_what
 from tools.storage import memories as stored
 
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=60)]
+# A plan the whole family has: "we", "the family", "wir", "我们", "全家".
+_WE = re.compile(r"\b(?:we|we're|us|our|the family|everyone|wir|uns|unsere?)\b|我们|全家|大家", re.I)
 
 
 def _slug(value: str) -> str:
@@ -148,11 +153,19 @@ class FactRoute:
         when = occurred(situation)
         if when is not None:
             args["occurred_at"] = when
-        return [PlannedCall(id="s1", tool="store", args=args)]
+        calls = [PlannedCall(id="s1", tool="store", args=args)]
+        event = planned_event(situation, answer)
+        return [*calls, PlannedCall(id="s2", tool="add_event", args=event)] if event else calls
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         if not results or not results[0].ok:
             return ""
+        added = results[1].result if len(results) > 1 and results[1].ok else None
+        if added:
+            start = str(added["start"])
+            at = datetime.fromisoformat(start if len(start) > 10 else start + "T00:00").replace(tzinfo=None)
+            when = when_text(at, situation.language, with_time=len(start) > 10)
+            return say("saved_event", situation.language, what=_clip(situation.text), when=when)
         return say("saved", situation.language, what=_clip(situation.text))
 
 
@@ -164,6 +177,37 @@ def checked_kind(kind: str, text: str) -> str:
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
     return kind
+
+
+_NOT_EVENTS = frozenset({"contact", "shopping"})
+
+
+def planned_event(situation: Situation, answer: FactAnswer) -> dict[str, object] | None:
+    """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or a
+    repetition, for the member it names, the household ("we", "the family") or the writer; None for anything else."""
+    if answer.kind in _NOT_EVENTS:
+        return None
+    grounding = situation.grounding
+    today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
+    args: dict[str, object] = {"title": _clip(situation.text, 120), "whose": _whose(situation, answer)}
+    if grounding.repeats:
+        repeat = grounding.repeats[0]
+        return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
+    coming = [m for m in grounding.moments if (m.at >= today if m.has_time else m.at.date() > today.date())]
+    if not coming:
+        return None
+    moment = coming[0]
+    start = moment.at.isoformat(timespec="minutes") if moment.has_time else moment.at.date().isoformat()
+    return {**args, "start": start}
+
+
+def _whose(situation: Situation, answer: FactAnswer) -> str:
+    named = [m.name for m in situation.run.members if answer.person and m.name.lower() == answer.person.lower()]
+    if named:
+        return named[0]
+    if _WE.search(situation.text):
+        return "household"
+    return "self"
 
 
 def _what(item: OneAmount, situation: Situation) -> str:

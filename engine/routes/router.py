@@ -13,12 +13,15 @@ from dataclasses import dataclass
 
 from engine.grounding import Grounding
 from engine.routes.cues import (
+    AGENDA,
+    BEFORE,
     CANCEL,
     DONE,
     DONE_WORDS,
     DONT_FORGET,
     FILLER,
     FORGET,
+    FORGET_ME,
     GREETING,
     LIST,
     PAYING,
@@ -52,6 +55,8 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
         return Routing("chat", "small talk")
     if UNDO.search(text):
         return Routing("undo", "undo")
+    if FORGET_ME.search(text):
+        return Routing("forget_me", "forget me")
     if LIST.search(text):
         return Routing("list", "list")
     keep_in_mind = bool(DONT_FORGET.search(text))
@@ -63,8 +68,12 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
         return Routing("reminder_change", "snooze/done")
     if SNOOZE.search(text) and reminder_words and not grounding.repeats:
         return Routing("reminder_change", "snooze")
+    if AGENDA.search(text) and not reminder_words:
+        return Routing("calendar", "agenda")
     if forget:
         return Routing(None if question else "forget", "forget")
+    if reminder_words and grounding.minutes and BEFORE.search(text):
+        return Routing("event_reminder", "before an event")
     if reminder_words:
         return Routing("reminder", "remind")
     if UPDATE.search(text) and not question:

@@ -34,6 +34,7 @@ EXPECTED_TOOLS = [
     "move_event",
     "cancel_event",
     "remind_before_event",
+    "forget_me",
     "render_chart",
     "undo",
 ]

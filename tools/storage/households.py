@@ -136,7 +136,9 @@ async def member_name(conn: Connection, user_id: int) -> str:
 
 async def members(conn: Connection, household_id: int) -> tuple[Member, ...]:
     rows = await conn.fetch(
-        "SELECT id, name, timezone, locale, role FROM users WHERE household_id = $1 ORDER BY id", household_id
+        """SELECT id, name, timezone, locale, role FROM users
+           WHERE household_id = $1 AND forgotten_at IS NULL ORDER BY id""",
+        household_id,
     )
     return tuple(Member(**dict(row)) for row in rows)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.web.pages import calendar, chat, household, memories, money, onboarding, reminders
+from bot.web.pages import calendar, chat, household, memories, money, onboarding, portability, reminders
 from bot.web.pages.render import JINJA, STATIC, environment
 from bot.web.pages.security import DEPS, security_headers
 from engine.deps import Deps
@@ -40,6 +40,10 @@ ROUTES = [
     web.post("/calendar/rotate", calendar.rotate, name="adult:calendar-rotate"),
     web.post("/calendar/{event_id}/cancel", calendar.cancel, name="page:event-cancel"),
     web.get("/ics/{token}.ics", calendar.feed, name="feed:calendar"),
+    web.get("/data", portability.data_page, name="page:data"),
+    web.get("/data/mine.zip", portability.export_mine, name="page:export-mine"),
+    web.get("/data/household.zip", portability.export_household, name="adult:export-household"),
+    web.post("/data/forget", portability.forget, name="page:forget-me"),
     web.get("/money", money.money_page, name="page:money"),
     web.get("/money.csv", money.money_csv, name="page:money-csv"),
     web.get("/household", household.household_page, name="adult:household"),

@@ -1,0 +1,176 @@
+"""Routes for the calendar: what is on (a stretch of days from the grounding, listed by the `list_events` tool),
+a reminder before an event ("an hour before the dentist": the duration from the grounding, the event from the
+calendar), and a member's request to be forgotten (which runs only after their yes, see `engine.consent`).
+
+Putting a plan with a time into the calendar is the fact route's: it stores the note and adds the event."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.analysis import PlannedCall
+from engine.executor import StepResult
+from engine.routes.phrases import say, when_text
+from engine.routes.reminders import recipient
+from engine.routes.route import Ask, Picked, Said, Situation
+
+_UPCOMING_DAYS = 60
+_WORD = re.compile(r"[^\W\d_]{3,}")
+_HAN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def days_asked(situation: Situation) -> tuple[date, int]:
+    """(first day, number of days) the question is about: the named period's rest, the day named, or a week."""
+    now = situation.run.deps.clock.now()
+    today = now.astimezone(_zone(situation)).date()
+    period = situation.grounding.period
+    if period == "today":
+        return today, 1
+    if period == "this_week":
+        return today, 7 - today.weekday()
+    if period == "this_month":
+        following = (today.replace(day=1) + timedelta(days=32)).replace(day=1)
+        return today, (following - today).days
+    days = [m.at.date() for m in situation.grounding.moments if m.at.date() >= today]
+    if days:
+        return days[0], 1
+    return today, 7
+
+
+def _zone(situation: Situation) -> ZoneInfo:
+    return ZoneInfo(situation.run.timezone)
+
+
+def event_line(row: dict[str, Any], language: str) -> str:
+    start = str(row.get("start", ""))
+    if row.get("all_day") or len(start) <= 10:
+        shown = when_text(datetime.fromisoformat(start[:10]), language, with_time=False)
+    else:
+        shown = when_text(datetime.fromisoformat(start).replace(tzinfo=None), language)
+    whose = row.get("whose")
+    return f"{shown}: {row.get('title', '')}" + (f" ({whose})" if whose and whose != "household" else "")
+
+
+class CalendarRoute:
+    name = "calendar"
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        first, days = days_asked(situation)
+        return [PlannedCall(id="s1", tool="list_events", args={"start": first.isoformat(), "days": days})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        language = situation.language
+        rows = result.get("events", [])
+        if not rows:
+            return say("no_events", language, first=result.get("start", ""), last=result.get("end", ""))
+        return "\n".join([say("events", language), *(f"- {event_line(row, language)}" for row in rows)])
+
+
+class EventPick(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    event_id: Annotated[int, Picked]
+
+
+class EventReminderRoute:
+    name = "event_reminder"
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        run = situation.run
+        registry = run.deps.registry
+        args = registry.validate("list_events", {"days": _UPCOMING_DAYS})
+        async with run.transaction() as conn:
+            listed = await registry.run(run.tool_context(conn), "list_events", args)
+        now = run.deps.clock.now().astimezone(_zone(situation)).isoformat(timespec="minutes")
+        rows = [row for row in listed.get("events", []) if not row.get("rrule") and str(row["start"]) > now[:16]]
+        unique = {row["event_id"]: row for row in rows}  # one row per event, its next start
+        if not unique:
+            return Said(say("no_upcoming_events", situation.language))
+        situation.rows = list(unique.values())
+        situation.choices["event_id"] = list(unique)
+        named = _named(situation.text, situation.rows)
+        if len(named) == 1:
+            situation.decided = EventPick(event_id=named[0])
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return EventPick if len(situation.rows) > 1 and situation.decided is None else None
+
+    def prompt(self, situation: Situation) -> str:
+        listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
+        return f"Events: {listed}\nMessage: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        picked = answer if isinstance(answer, EventPick) else situation.decided
+        event_id = picked.event_id if isinstance(picked, EventPick) else situation.rows[0]["event_id"]
+        minutes = situation.grounding.minutes[0] if situation.grounding.minutes else 60
+        args = {"event_id": event_id, "minutes_before": minutes, "recipient": recipient(situation)}
+        return [PlannedCall(id="s1", tool="remind_before_event", args=args)]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        language = situation.language
+        whom = recipient(situation)
+        shown = say("me", language) if whom == "self" else say("household", language) if whom == "household" else whom
+        at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
+        return say(
+            "event_reminder_set",
+            language,
+            whom=shown,
+            when=when_text(at, language),
+            minutes=result["minutes_before"],
+            text=result["text"],
+        )
+
+
+def _named(text: str, rows: list[dict[str, Any]]) -> list[int]:
+    """The events whose title shares the most words with the message (none when no title shares a word)."""
+    said = _words(text)
+    scores = {row["event_id"]: len(said & _words(str(row["title"]))) for row in rows}
+    best = max(scores.values(), default=0)
+    return [] if best == 0 else [event_id for event_id, score in scores.items() if score == best]
+
+
+def _words(text: str) -> set[str]:
+    """Words of three letters or more, and pairs of Chinese characters (Chinese has no spaces between words)."""
+    pairs = {run[i : i + 2] for run in _HAN.findall(text) for i in range(len(run) - 1)}
+    return {word.lower() for word in _WORD.findall(text)} | pairs
+
+
+class ForgetMeRoute:
+    name = "forget_me"
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        return [PlannedCall(id="s1", tool="forget_me", args={})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        ok = bool(results) and results[0].ok
+        return say("forgot_me", situation.language) if ok else ""
