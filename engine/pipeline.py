@@ -145,6 +145,8 @@ class Engine:
         preprocessed = await preprocess(run)
         if preprocessed.unheard_voice:
             return Reply(voice_not_enabled_text(run), "degraded"), None
+        if preprocessed.calendar:
+            return Reply("\n".join(preprocessed.calendar), "answered"), None
         text = preprocessed.text
         pending = history.pending
         if pending is not None and "consent" in pending.state:

@@ -37,18 +37,19 @@ _VOICE_OFF = {
 }
 
 
-def _in_locale(run: Run, texts: dict[str, str]) -> str:
+def in_locale(run: Run, texts: dict[str, str]) -> str:
+    """The text in the member's language (English when there is none in it)."""
     me = next((m for m in run.members if m.id == run.message.user_id), None)
     locale = (me.locale if me else "en").split("-")[0].split("_")[0].lower()
     return texts.get(locale, texts["en"])
 
 
 def failure_text(run: Run) -> str:
-    return _in_locale(run, _FAILURE)
+    return in_locale(run, _FAILURE)
 
 
 def voice_not_enabled_text(run: Run) -> str:
-    return _in_locale(run, _VOICE_OFF)
+    return in_locale(run, _VOICE_OFF)
 
 
 def basic_answer(results: list[StepResult], budget: BudgetExceeded | None = None) -> str:

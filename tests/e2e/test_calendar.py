@@ -1,0 +1,130 @@
+"""The calendar and "forget everything about me" end to end on the routed engine, through the web API, the queue and
+a scripted model: a plan with a time becomes an event, "what's on" lists it, a reminder hangs off it, and a member
+is forgotten only after their yes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import asyncpg
+import pytest
+
+from tests.e2e.test_routed import answers, send
+from tests.fakes.clock import ManualClock
+from tests.fakes.openai_server import FakeOpenAI
+from tests.system import System, make_family, make_settings, running_system
+from tools.storage import households, memories
+
+BERLIN = ZoneInfo("Europe/Berlin")
+MONDAY = datetime(2031, 3, 10, 10, 0, tzinfo=BERLIN)  # far ahead of the real clock: no reminder fires
+
+
+@pytest.fixture
+async def routed(
+    migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
+) -> AsyncIterator[System]:
+    fake_llm.reset()
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
+    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(MONDAY)) as system:
+        yield system
+
+
+async def test_a_plan_becomes_an_event_is_listed_and_gets_a_reminder_before_it(routed: System) -> None:
+    family = await make_family(routed.admin, "Calendar e2e", {"Anna": "Europe/Berlin", "Tom": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "dentist"}))
+
+    told = await send(routed, family, "Dentist on Friday at 3pm")
+    assert told["outcome"] == "answered"
+    assert told["reply"] == "Saved: Dentist on Friday at 3pm. In the calendar on Fri 2031-03-14 at 15:00."
+    event = await routed.admin.fetchrow("SELECT * FROM events WHERE household_id = $1", family.household_id)
+    assert (event["title"], event["member_id"], event["source"]) == (
+        "Dentist on Friday at 3pm",
+        family.user_ids["Anna"],
+        "chat",
+    )
+    assert event["starts_at"] == datetime(2031, 3, 14, 15, 0, tzinfo=BERLIN)
+    [memory] = await routed.admin.fetch("SELECT kind FROM memories WHERE household_id = $1", family.household_id)
+    assert memory["kind"] == "plan"
+
+    calls = len(routed.llm.requests)
+    week = await send(routed, family, "What's on this week?", member="Tom")
+    assert week["reply"] == "In the calendar:\n- on Fri 2031-03-14 at 15:00: Dentist on Friday at 3pm (Anna)"
+    assert len(routed.llm.requests) == calls  # listing needs no model call
+
+    reminded = await send(routed, family, "remind me an hour before the dentist")
+    assert reminded["reply"] == (
+        "OK, I'll remind you on Fri 2031-03-14 at 14:00, 60 minutes before: Dentist on Friday at 3pm"
+    )
+    reminder = await routed.admin.fetchrow("SELECT * FROM reminders WHERE household_id = $1", family.household_id)
+    assert (reminder["event_id"], reminder["minutes_before"]) == (event["id"], 60)
+    assert reminder["next_fire_at"] == datetime(2031, 3, 14, 14, 0, tzinfo=BERLIN)
+    assert len(routed.llm.requests) == calls  # one event named: no model call to pick it
+
+
+async def test_several_events_leave_the_pick_to_the_model_within_the_offered_ids(routed: System) -> None:
+    family = await make_family(routed.admin, "Calendar pick", {"Li": "Asia/Shanghai"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))
+    await send(routed, family, "周三下午4点家长会", member="Li")
+    await send(routed, family, "周四上午9点体检", member="Li")
+    ids = [
+        r["id"]
+        for r in await routed.admin.fetch(
+            "SELECT id FROM events WHERE household_id = $1 ORDER BY id", family.household_id
+        )
+    ]
+    assert len(ids) == 2
+
+    routed.llm.script(answers(event_reminder={"event_id": ids[1]}))
+    reply = await send(routed, family, "提前半小时提醒我", member="Li")
+    assert "提前30分钟" in reply["reply"]
+    request = routed.llm.requests[-1]
+    assert request.schema_name == "route_event_reminder"
+    assert request.schema is not None and request.schema["properties"]["event_id"]["enum"] == ids
+    linked = await routed.admin.fetchval("SELECT event_id FROM reminders WHERE household_id = $1", family.household_id)
+    assert linked == ids[1]
+
+
+async def test_forgetting_a_member_waits_for_their_yes(routed: System) -> None:
+    family = await make_family(routed.admin, "Forget me", {"Anna": "Europe/Berlin", "Tom": "Europe/Berlin"})
+    async with routed.deps.db.household(family.household_id, family.user_ids["Anna"]) as conn:
+        for text, visibility in (("my diary note", "private"), ("Paid 12 EUR for bread", "household")):
+            await memories.insert(
+                conn,
+                household_id=family.household_id,
+                author_id=family.user_ids["Anna"],
+                content=text,
+                understanding={"kind": "note"},
+                embedding=[0.1] * 64,
+                amount=Decimal("12") if "EUR" in text else None,
+                currency="EUR" if "EUR" in text else None,
+                occurred_at=MONDAY,
+                visibility=visibility,
+                source_inbox_id=None,
+            )
+
+    asked = await send(routed, family, "Forget everything about me")
+    assert asked["outcome"] == "clarifying" and asked["options"] == ["Yes", "No"]
+    assert "cannot be undone" in asked["reply"]
+    kept = await send(routed, family, "no")
+    assert kept["reply"] == "OK, I left everything as it was."
+    assert await routed.admin.fetchval("SELECT name FROM users WHERE id = $1", family.user_ids["Anna"]) == "Anna"
+
+    await send(routed, family, "Forget everything about me")
+    done = await send(routed, family, "yes")
+    assert done["reply"] == "Done: I forgot everything about you. Goodbye!"
+    rows = await routed.admin.fetch(
+        "SELECT content, author_id FROM memories WHERE household_id = $1 ORDER BY id", family.household_id
+    )
+    assert [(r["content"], r["author_id"]) for r in rows] == [("Paid 12 EUR for bread", None)]
+    anna = await routed.admin.fetchrow("SELECT * FROM users WHERE id = $1", family.user_ids["Anna"])
+    assert anna["name"] == "former member" and anna["api_token_hash"] is None and anna["forgotten_at"] is not None
+    texts = await routed.admin.fetch("SELECT text FROM inbox WHERE user_id = $1 ORDER BY id", family.user_ids["Anna"])
+    assert [r["text"] for r in texts][:-1] == [""] * (len(texts) - 1)  # all but the "yes" being answered
+    async with routed.deps.db.unscoped() as conn:  # the API's token cache forgets it within a minute
+        assert await households.resolve_token(conn, family.tokens["Anna"]) is None
+    tom = await send(routed, family, "What's on this week?", member="Tom")
+    assert tom["outcome"] == "answered"
