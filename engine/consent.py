@@ -88,7 +88,7 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
     degraded = any(not result.ok for result in results)
     text = basic_answer(results)
     if not degraded and {step.tool for step in plan} == {"forget_me"}:
-        text = say("forgot_me", language)
+        text = say("forgot_me", language_of(str(pending.state.get("text") or text)))  # "Ja" alone says little
     return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
 
 
