@@ -87,10 +87,25 @@ class ExpectedReminder(_Strict):
     recipient: Recipient | None = None
     rrule: str | None = None  # None: a one-off reminder
     text_has: list[str] | None = None  # any of these substrings
+    event: bool | None = None  # true: it hangs off a calendar event (moves with it); false: it does not
 
     _at = field_validator("at", mode="before")(_times)
     _rrule = field_validator("rrule")(_rule)
     _text = field_validator("text_has", mode="before")(_listed)
+
+
+class ExpectedEvent(_Strict):
+    """The one new calendar event."""
+
+    at: list[str] | None = None  # any of these time expressions (its start)
+    all_day: bool | None = None
+    whose: Recipient | None = None  # Anna | Ben | household
+    rrule: str | None = None  # None: not checked
+    title_has: list[str] | None = None
+
+    _at = field_validator("at", mode="before")(_times)
+    _rrule = field_validator("rrule")(_rule)
+    _title = field_validator("title_has", mode="before")(_listed)
 
 
 class ExpectedReminderStatus(_Strict):
@@ -120,6 +135,9 @@ class Expectation(_Strict):
     reply_has: list[list[str]] = []
     forbid_numbers: list[Decimal] = []
     only_grounded_numbers: bool = True
+    events: int | None = None  # N new calendar events
+    event: ExpectedEvent | None = None
+    member_forgotten: bool | None = None  # the message made a member forgotten (true) or left every member (false)
 
     _reply_has = field_validator("reply_has", mode="before")(_any_of)
 
@@ -219,6 +237,8 @@ class Snapshot:
 
     memories: list[dict[str, Any]] = field(default_factory=list)
     reminders: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    forgotten: int = 0  # members forgotten ("forget everything about me")
 
 
 @dataclass

@@ -197,7 +197,7 @@ async def snapshot(admin: asyncpg.Connection, household_id: int) -> Snapshot:
         TIMEZONE,
     )
     reminders = await admin.fetch(
-        """SELECT r.id, r.text, r.status, r.rrule, r.next_fire_at, r.dtstart_local, r.last_fired_at,
+        """SELECT r.id, r.text, r.status, r.rrule, r.next_fire_at, r.dtstart_local, r.last_fired_at, r.event_id,
                   CASE WHEN r.for_household THEN ARRAY['household']
                        ELSE ARRAY(SELECT u.name FROM users u WHERE u.id = ANY(r.recipient_ids) ORDER BY u.name)
                   END AS recipients,
@@ -207,13 +207,25 @@ async def snapshot(admin: asyncpg.Connection, household_id: int) -> Snapshot:
            FROM reminders r WHERE r.household_id = $1 ORDER BY r.id""",
         household_id,
     )
-    return Snapshot([dict(row) for row in memories], [dict(row) for row in reminders])
+    events = await admin.fetch(
+        """SELECT e.id, e.title, e.starts_at, e.all_day, e.rrule, e.status, coalesce(u.name, 'household') AS whose
+           FROM events e LEFT JOIN users u ON u.id = e.member_id WHERE e.household_id = $1 ORDER BY e.id""",
+        household_id,
+    )
+    forgotten = await admin.fetchval(
+        "SELECT count(*) FROM users WHERE household_id = $1 AND forgotten_at IS NOT NULL", household_id
+    )
+    return Snapshot(
+        [dict(row) for row in memories], [dict(row) for row in reminders], [dict(row) for row in events], forgotten
+    )
 
 
 def _row_sources(after: Snapshot) -> Sources:
     texts = [row["content"] for row in after.memories] + [r["text"] for r in after.reminders]
     texts += [row["rrule"] for row in after.reminders if row["rrule"]]
+    texts += [row["title"] for row in after.events]
     moments: list[datetime] = [row["occurred_at"] for row in after.memories]
+    moments += [row["starts_at"] for row in after.events]
     for row in after.reminders:
         moments += [m for m in (row["next_fire_at"], row["dtstart_local"], row["last_fired_at"]) if m is not None]
         moments += list(row["fired"])

@@ -15,6 +15,7 @@ from _golden import (
     Effects,
     Expectation,
     ExpectedChange,
+    ExpectedEvent,
     ExpectedMemory,
     ExpectedReminder,
     ExpectedReminderStatus,
@@ -70,6 +71,7 @@ def check(expect: Expectation, effects: Effects) -> list[str]:
         reasons.append(f"{effects.reminders} reminders, expected {expect.reminders}")
     reasons += _memory_state(expect, effects, today)
     reasons += _reminder_state(expect, effects, now)
+    reasons += _calendar_state(expect, effects, now)
     reasons += _reply_text(expect, effects.reply)
     return reasons
 
@@ -202,6 +204,8 @@ def _reminder_problems(expected: ExpectedReminder, row: dict[str, Any], now: dat
     problems.append(_rrule_problem(expected.rrule, row, now))
     if expected.text_has is not None and not any(t.casefold() in row["text"].casefold() for t in expected.text_has):
         problems.append(f"text {row['text']!r} lacks {' or '.join(expected.text_has)}")
+    if expected.event is not None and (row.get("event_id") is not None) != expected.event:
+        problems.append("hangs off an event, expected not" if expected.event is False else "hangs off no event")
     return [problem for problem in problems if problem]
 
 
@@ -235,6 +239,43 @@ def _reminder_state(expect: Expectation, effects: Effects, now: datetime) -> lis
         reasons += _match_all(expect.reminder_list, new, lambda e, r: _reminder_problems(e, r, now), "reminders")
     for status in expect.reminder_status:
         reasons += _status_problems(status, effects, now)
+    return reasons
+
+
+# ---------------------------------------------------------------------------------------------------- calendar
+
+
+def _event_problems(expected: ExpectedEvent, row: dict[str, Any], now: datetime) -> list[str]:
+    problems = []
+    if expected.at is not None:
+        problems.append(_at_problem(expected.at, row["starts_at"], now))
+    if expected.all_day is not None and row["all_day"] != expected.all_day:
+        problems.append("an all-day event" if row["all_day"] else "an event with a time, expected all day")
+    if expected.whose is not None and row["whose"] != expected.whose:
+        problems.append(f"event for {row['whose']}, expected {expected.whose}")
+    if expected.rrule is not None:
+        problems.append(_rrule_problem(expected.rrule, {**row, "next_fire_at": row["starts_at"]}, now))
+    if expected.title_has is not None and not any(t.casefold() in row["title"].casefold() for t in expected.title_has):
+        problems.append(f"title {row['title']!r} lacks {' or '.join(expected.title_has)}")
+    return [problem for problem in problems if problem]
+
+
+def _calendar_state(expect: Expectation, effects: Effects, now: datetime) -> list[str]:
+    """New calendar events (their count, the one expected) and whether the message made a member forgotten."""
+    reasons = []
+    known = {row["id"] for row in effects.before.events}
+    new = [row for row in effects.after.events if row["id"] not in known]
+    if expect.events is not None and len(new) != expect.events:
+        reasons.append(f"{len(new)} new events, expected {expect.events}")
+    if expect.event is not None:
+        if len(new) != 1:
+            reasons.append(f"{len(new)} new events, expected 1")
+        else:
+            reasons += _event_problems(expect.event, new[0], now)
+    if expect.member_forgotten is not None:
+        forgotten = effects.after.forgotten > effects.before.forgotten
+        if forgotten != expect.member_forgotten:
+            reasons.append("a member was forgotten, expected not" if forgotten else "no member was forgotten")
     return reasons
 
 

@@ -342,3 +342,32 @@ def test_every_case_is_consistent(case: g.Case) -> None:
             assert any(needle.casefold() in seeded for needle in alternatives), alternatives
     for number in expect.forbid_numbers:
         assert number not in expect.numbers
+
+
+def test_calendar_expectations_check_the_new_event_the_linked_reminder_and_a_forgotten_member() -> None:
+    friday = datetime(2026, 11, 27, 15, 0, tzinfo=ZONE)
+    dentist = {"id": 1, "title": "Dentist on Friday", "starts_at": friday, "all_day": False, "rrule": None}
+    dentist.update({"status": "confirmed", "whose": "Anna"})
+    planned = case(expect={"events": 1, "event": {"at": "weekday fri 15:00", "whose": "Anna", "title_has": "dentist"}})
+
+    assert score(planned, [effects(after=g.Snapshot(events=[dentist]))]).passed
+    assert score(planned, [effects(after=g.Snapshot(events=[{**dentist, "whose": "household"}]))]).reasons == [
+        "event for household, expected Anna"
+    ]
+    assert score(
+        planned, [effects(before=g.Snapshot(events=[dentist]), after=g.Snapshot(events=[dentist]))]
+    ).reasons == [
+        "0 new events, expected 1",
+        "0 new events, expected 1",
+    ]
+
+    linked = case(expect={"reminder": {"at": "weekday fri 14:00", "event": True}})
+    before = reminder(next_fire_at=friday - timedelta(hours=1), event_id=1)
+    assert score(linked, [effects(new_reminders=[before], reminders=1)]).passed
+    assert score(linked, [effects(new_reminders=[{**before, "event_id": None}], reminders=1)]).reasons == [
+        "hangs off no event"
+    ]
+
+    forget = case(expect={"member_forgotten": True})
+    assert score(forget, [effects(after=g.Snapshot(forgotten=1))]).passed
+    assert score(forget, [effects()]).reasons == ["no member was forgotten"]
