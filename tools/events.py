@@ -264,7 +264,13 @@ async def move_event(ctx: ToolContext, args: MoveEventArgs) -> ChangedEvent:
         ends_at = starts_at + (row["ends_at"] - row["starts_at"])
     moved = await stored.move(ctx.conn, ctx.household_id, args.event_id, starts_at, ends_at)
     before = event(row)
-    return ChangedEvent(**event(moved).model_dump(), previous={"start": before.start, "end": before.end})
+    previous = {
+        "start": before.start,
+        "end": before.end,
+        "starts_at": row["starts_at"].isoformat(),
+        "ends_at": None if row["ends_at"] is None else row["ends_at"].isoformat(),
+    }
+    return ChangedEvent(**event(moved).model_dump(), previous=previous)
 
 
 async def cancel_event(ctx: ToolContext, args: EventIdArgs) -> ChangedEvent:

@@ -1,5 +1,6 @@
 """The `undo` tool: take back what the member's latest change did — whatever it stored, changed, forgot, restored,
-scheduled, cancelled, snoozed or completed — from the journal of that message."""
+scheduled, cancelled, snoozed or completed, and the calendar events it added, moved or cancelled — from the journal
+of that message. (`forget_me` is not undoable: what it removed is gone.)"""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.context import ToolContext
+from tools.storage import events as stored_events
 from tools.storage import journal
 from tools.storage import memories as stored_memories
 from tools.storage import reminders as stored_reminders
@@ -125,6 +127,29 @@ async def _unquiet(ctx: ToolContext, result: dict[str, Any]) -> str:
     return "put the quiet hours back as they were"
 
 
+async def _unadd_event(ctx: ToolContext, result: dict[str, Any]) -> str:
+    event_id = int(result["event_id"])
+    row = await stored_events.get(ctx.conn, ctx.household_id, event_id, lock=True)
+    if row is None or row["status"] == "cancelled":
+        return ""
+    await stored_events.cancel(ctx.conn, ctx.household_id, event_id)
+    return f"took the new event {result.get('title', '')!r} out of the calendar"
+
+
+async def _unchange_event(ctx: ToolContext, result: dict[str, Any]) -> str:
+    before = result.get("previous") or {}
+    event_id = int(result["event_id"])
+    if not before or await stored_events.get(ctx.conn, ctx.household_id, event_id, lock=True) is None:
+        return ""
+    if "status" in before:
+        await stored_events.restore(ctx.conn, ctx.household_id, event_id)
+    if before.get("starts_at"):
+        starts_at = _instant(before["starts_at"])
+        assert starts_at is not None
+        await stored_events.move(ctx.conn, ctx.household_id, event_id, starts_at, _instant(before.get("ends_at")))
+    return f"put the event {result.get('title', '')!r} back as it was"
+
+
 def _instant(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
 
@@ -139,4 +164,8 @@ _REVERTS: dict[str, Callable[[ToolContext, dict[str, Any]], Awaitable[str]]] = {
     "snooze_reminder": _unchange_reminder,
     "complete_reminder": _unchange_reminder,
     "set_quiet_hours": _unquiet,
+    "add_event": _unadd_event,
+    "move_event": _unchange_event,
+    "cancel_event": _unchange_event,
+    "remind_before_event": _unschedule,
 }

@@ -3,6 +3,7 @@ UID (twice changes nothing), with reminders that follow their event."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -200,3 +201,40 @@ def test_a_floating_time_is_read_on_the_members_clock() -> None:
     [event] = ics.read(data, "Asia/Shanghai")
     assert event.starts_at == datetime(2026, 3, 12, 4, 0, tzinfo=UTC) and event.timezone == "Asia/Shanghai"
     assert event.ends_at == datetime(2026, 3, 12, 5, 0, tzinfo=UTC)
+
+
+async def test_undo_takes_back_an_added_moved_or_cancelled_event(db: Database, admin_conn) -> None:
+    family = await make_family(admin_conn, "Anna")
+    inbox = iter(range(1, 100))
+
+    async def message(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A tool call as one message makes it: journaled under a new inbox row, so undo can find it."""
+        inbox_id = await admin_conn.fetchval(
+            """INSERT INTO inbox (household_id, user_id, channel, external_id, trace_id)
+               VALUES ($1, $2, 'web', $3, 't') RETURNING id""",
+            family.household_id,
+            family.id("Anna"),
+            f"undo-events-{family.household_id}-{next(inbox)}",
+        )
+        result = await call(db, family, "Anna", name, args, now=NOW, inbox_id=inbox_id)
+        await admin_conn.execute(
+            "INSERT INTO journal (household_id, inbox_id, seq, kind, payload) VALUES ($1, $2, 1, 'tool', $3::jsonb)",
+            family.household_id,
+            inbox_id,
+            json.dumps({"tool": name, "writes": name != "undo", "result": result}),
+        )
+        return result
+
+    added = await message("add_event", {"title": "Dentist", "start": "2026-03-13T15:00"})
+    await message("move_event", {"event_id": added["event_id"], "start": "2026-03-13T17:00"})
+    undone = await message("undo", {})
+    assert undone["undone"] == ["put the event 'Dentist' back as it was"]
+    row = await admin_conn.fetchrow("SELECT starts_at, status FROM events WHERE id = $1", added["event_id"])
+    assert row["starts_at"] == datetime(2026, 3, 13, 14, 0, tzinfo=UTC) and row["status"] == "confirmed"
+
+    await message("cancel_event", {"event_id": added["event_id"]})
+    await message("undo", {})
+    assert await admin_conn.fetchval("SELECT status FROM events WHERE id = $1", added["event_id"]) == "confirmed"
+    undone = await message("undo", {})  # the move was undone already: next comes the add
+    assert undone["undone"] == ["took the new event 'Dentist' out of the calendar"]
+    assert await admin_conn.fetchval("SELECT status FROM events WHERE id = $1", added["event_id"]) == "cancelled"

@@ -168,6 +168,16 @@ async def cancel(conn: Connection, household_id: int, event_id: int) -> None:
     await follow(conn, household_id, event_id)
 
 
+async def restore(conn: Connection, household_id: int, event_id: int) -> None:
+    """A cancelled event back in the calendar (its reminders stay cancelled: they may have been due meanwhile)."""
+    await conn.execute(
+        """UPDATE events SET status = 'confirmed', sequence = sequence + 1, updated_at = now()
+           WHERE household_id = $1 AND id = $2""",
+        household_id,
+        event_id,
+    )
+
+
 async def follow(conn: Connection, household_id: int, event_id: int) -> None:
     """Keep the active reminders of an event at `minutes_before` its start: moved with it, cancelled with it."""
     await conn.execute(
