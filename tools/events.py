@@ -14,12 +14,13 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from tools.context import ToolContext
 from tools.errors import RecurrenceError, ToolRetry
 from tools.fields import Moment, RowId
 from tools.infra.ics import IcsEvent
+from tools.infra.periods import check_year
 from tools.infra.recurrence import occurrences, parse_rule, resolve_wall_time, wall_time
 from tools.reminders import ScheduleReminderArgs, schedule_reminder
 from tools.storage import events as stored
@@ -48,7 +49,9 @@ class AddEventArgs(BaseModel):
 class ListEventsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    start: date | None = Field(None, description="first day, ISO date; default today")
+    start: Annotated[date, AfterValidator(check_year)] | None = Field(
+        None, description="first day, ISO date; default today"
+    )
     days: int = Field(7, ge=1, le=366, description="how many days from start")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -138,6 +138,8 @@ class Targets:
     foreign_reminders: list[int]
     foreign_household: int
     foreign_user: int
+    events: list[int] = field(default_factory=list)
+    foreign_events: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -197,6 +199,10 @@ class Hostile:
     def reminder_id(self) -> Any:
         own, foreign = self.targets.reminders, self.targets.foreign_reminders
         return self.value(own + foreign[:1], [0, -1, BIGINT, BIGINT + 1, 10**20, "7", None])
+
+    def event_id(self) -> Any:
+        own, foreign = self.targets.events, self.targets.foreign_events
+        return self.value(own + foreign[:1], [0, -1, BIGINT, BIGINT + 1, 10**20, "3", None])
 
     def memory_ids(self) -> Any:
         if self.plausible:
@@ -439,6 +445,34 @@ class Hostile:
             "labels": labels,
             "series": series,
             "unit": self.value(["EUR", "$", None], ["x" * 13]),
+        }
+
+    def _add_event(self) -> dict[str, Any]:
+        args: dict[str, Any] = {"title": self.text(), "start": self.value([self.when(), self.date()], DATES)}
+        if self.chance(0.3):
+            args["end"] = self.when()
+        if self.chance(0.3):
+            args["rrule"] = self.value(["FREQ=WEEKLY", "FREQ=MONTHLY;BYMONTHDAY=1"], RRULES)
+        args["whose"] = self.value(["self", "household", "Ben"], NAMES)
+        return args
+
+    def _list_events(self) -> dict[str, Any]:
+        return {"start": self.value([self.date(), None], DATES), "days": self.value([1, 7, 366], [0, 367, -1, "7"])}
+
+    def _move_event(self) -> dict[str, Any]:
+        args: dict[str, Any] = {"event_id": self.event_id(), "start": self.when()}
+        if self.chance(0.3):
+            args["end"] = self.when()
+        return args
+
+    def _cancel_event(self) -> dict[str, Any]:
+        return {"event_id": self.event_id()}
+
+    def _remind_before_event(self) -> dict[str, Any]:
+        return {
+            "event_id": self.event_id(),
+            "minutes_before": self.value([0, 30, 60 * 24], [-1, 28 * 24 * 60 + 1, 10**12, "60"]),
+            "recipient": self.value(["self", "household", "Ben"], NAMES),
         }
 
     def _undo(self) -> dict[str, Any]:
