@@ -154,7 +154,7 @@ class FactRoute:
         if when is not None:
             args["occurred_at"] = when
         calls = [PlannedCall(id="s1", tool="store", args=args)]
-        event = planned_event(situation, answer)
+        event = planned_event(situation, kind, answer.person)
         return [*calls, PlannedCall(id="s2", tool="add_event", args=event)] if event else calls
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
@@ -182,14 +182,14 @@ def checked_kind(kind: str, text: str) -> str:
 _NOT_EVENTS = frozenset({"contact", "shopping"})
 
 
-def planned_event(situation: Situation, answer: FactAnswer) -> dict[str, object] | None:
+def planned_event(situation: Situation, kind: str, person: str | None) -> dict[str, object] | None:
     """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or a
     repetition, for the member it names, the household ("we", "the family") or the writer; None for anything else."""
-    if answer.kind in _NOT_EVENTS:
+    if kind in _NOT_EVENTS:
         return None
     grounding = situation.grounding
     today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
-    args: dict[str, object] = {"title": _clip(situation.text, 120), "whose": _whose(situation, answer)}
+    args: dict[str, object] = {"title": _clip(situation.text, 120), "whose": _whose(situation, person)}
     if grounding.repeats:
         repeat = grounding.repeats[0]
         return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
@@ -201,8 +201,8 @@ def planned_event(situation: Situation, answer: FactAnswer) -> dict[str, object]
     return {**args, "start": start}
 
 
-def _whose(situation: Situation, answer: FactAnswer) -> str:
-    named = [m.name for m in situation.run.members if answer.person and m.name.lower() == answer.person.lower()]
+def _whose(situation: Situation, person: str | None) -> str:
+    named = [m.name for m in situation.run.members if person and m.name.lower() == person.lower()]
     if named:
         return named[0]
     if _WE.search(situation.text):
