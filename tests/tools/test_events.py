@@ -4,18 +4,20 @@ UID (twice changes nothing), with reminders that follow their event."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import icalendar
 import pytest
 
+from engine.digests import gather_facts, template
 from tools.errors import ToolRetry
 from tools.events import import_events
 from tools.infra import ics
 from tools.storage import events as stored
 from tools.storage.database import Database
+from tools.storage.digests import Occurrence
 
 from . import call, make_family, tool_context
 
@@ -238,3 +240,22 @@ async def test_undo_takes_back_an_added_moved_or_cancelled_event(db: Database, a
     undone = await message("undo", {})  # the move was undone already: next comes the add
     assert undone["undone"] == ["took the new event 'Dentist' out of the calendar"]
     assert await admin_conn.fetchval("SELECT status FROM events WHERE id = $1", added["event_id"]) == "cancelled"
+
+
+async def test_the_morning_agenda_lists_the_days_events_and_a_repeating_one_on_its_day(
+    db: Database, admin_conn
+) -> None:
+    family = await make_family(admin_conn, "Anna", "Tom")
+    await add(db, family, title="Dentist", start="2026-03-13T15:00")
+    await add(db, family, title="Football", start="2026-03-06T17:00", rrule="FREQ=WEEKLY", whose="Tom")
+    await add(db, family, title="Ski trip", start="2026-03-13", whose="household")
+    await add(db, family, title="Tomorrow's thing", start="2026-03-14T09:00")
+    friday = Occurrence("morning", date(2026, 3, 13), date(2026, 3, 14), NOW)
+    async with tool_context(db, family, "Anna", now=NOW) as ctx:
+        facts = await gather_facts(ctx, friday)
+    assert facts["events"] == [
+        {"time": "all day", "text": "Ski trip", "people": []},
+        {"time": "15:00", "text": "Dentist", "people": ["Anna"]},
+        {"time": "17:00", "text": "Football", "people": ["Tom"]},
+    ]
+    assert "Calendar:\n- all day Ski trip\n- 15:00 Dentist (Anna)\n- 17:00 Football (Tom)" in template(facts)
