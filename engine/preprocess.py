@@ -6,6 +6,7 @@ second import changes nothing), and what was imported is the answer."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
 from dataclasses import dataclass
@@ -71,7 +72,7 @@ async def _import_calendar(run: Run, attachment: Attachment) -> dict[str, Any]:
     """The events of an .ics attachment, stored in the household's calendar: counts and titles, or an error."""
     try:
         data = attachment.text.encode() if attachment.text else await _bytes(run, attachment)
-        found = ics.read(data, run.timezone)
+        found = await asyncio.to_thread(ics.read, data, run.timezone)  # seconds for a big file: off the loop
     except (AttachmentError, ics.IcsError) as exc:
         if isinstance(exc, AttachmentError) and exc.transient and not run.final_attempt:
             raise

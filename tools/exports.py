@@ -3,6 +3,7 @@ reminders and events as iCalendar — for `faa export` and the web app's downloa
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
@@ -34,8 +35,15 @@ async def export_files(
     memories = await exports.memories(conn, household_id, member_id, viewer_id)
     reminders = await exports.reminders(conn, household_id, member_id)
     events = await exports.events(conn, household_id, member_id)
+    # Writing thousands of rows takes seconds of CPU: off the event loop.
+    return await asyncio.to_thread(_files, memories, reminders, events, ZoneInfo(timezone), now, name)
+
+
+def _files(
+    memories: list[Any], reminders: list[Any], events: list[Any], tz: ZoneInfo, now: datetime, name: str
+) -> dict[str, bytes]:
     return {
-        "expenses.csv": _money_csv(memories, ZoneInfo(timezone)),
+        "expenses.csv": _money_csv(memories, tz),
         "memories.json": _memories_json(memories),
         "reminders.ics": calendar(f"{name}: reminders", [_reminder(row, now) for row in reminders], stamp=now),
         "events.ics": calendar(f"{name}: events", [_event(row) for row in events], stamp=now),

@@ -5,6 +5,7 @@ key."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Literal
 
 import structlog
@@ -99,7 +100,7 @@ async def upload(request: web.Request) -> web.Response:
     data = field.file.read(ics.MAX_BYTES + 1)
     viewer = request[VIEWER]
     try:
-        found = ics.read(data, viewer.timezone)
+        found = await asyncio.to_thread(ics.read, data, viewer.timezone)
     except ics.IcsError as exc:
         return await calendar_page(request, error=str(exc))
     async with member_tools(request) as ctx:
@@ -132,7 +133,8 @@ async def feed(request: web.Request) -> web.Response:
         rows = await stored.feed(conn, found.household_id, found.member_id)
         name = await conn.fetchval("SELECT name FROM households WHERE id = $1", found.household_id)
     title = name if found.member_id is None else f"{name}: {members[found.member_id].name}"
-    body = ics.calendar(title, [stored.as_ics(row) for row in rows], stamp=deps.clock.now())
+    # Thousands of events take a second or more to write: off the event loop.
+    body = await asyncio.to_thread(ics.calendar, title, [stored.as_ics(row) for row in rows], stamp=deps.clock.now())
     return web.Response(
         body=body,
         content_type="text/calendar",

@@ -4,6 +4,8 @@ and then runs the same `forget_me` tool the chat runs after its yes/no question.
 
 from __future__ import annotations
 
+import asyncio
+
 import structlog
 from aiohttp import web
 
@@ -39,7 +41,7 @@ async def _download(request: web.Request, *, household: bool) -> web.Response:
     stamp = ctx.now.strftime("%Y-%m-%d")
     filename = f"faa-{'household' if household else 'my-data'}-{stamp}.zip"
     return web.Response(
-        body=zipped(files),
+        body=await asyncio.to_thread(zipped, files),
         content_type="application/zip",
         headers={"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store"},
     )
