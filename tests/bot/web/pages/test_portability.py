@@ -9,7 +9,7 @@ import zipfile
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from tests.bot.web.pages.test_calendar import session
+from tests.bot.web.pages.test_calendar import feed_paths, session
 from tests.system import System, make_family
 from tools.storage import households, memories
 
@@ -55,6 +55,8 @@ async def test_forgetting_needs_the_typed_confirmation(system: System) -> None:
     await _note(system, family.household_id, family.user_ids["Anna"], "Anna's private bakery", "private")
     await _note(system, family.household_id, family.user_ids["Anna"], "Bread for everyone", "household")
     anna = await session(system, family, "Anna")
+    feed = feed_paths(await (await system.client.get("/calendar", headers=anna)).text())["mine"]
+    assert (await system.client.get(feed)).status == 200
 
     refused = await system.client.post("/data/forget", data={"confirm": "yes"}, headers=anna)
     assert refused.status == 400 and "Type FORGET to confirm." in await refused.text()
@@ -68,5 +70,6 @@ async def test_forgetting_needs_the_typed_confirmation(system: System) -> None:
     assert [(r["content"], r["author_id"]) for r in rows] == [("Bread for everyone", None)]
     page = await system.client.get("/data", headers=anna, allow_redirects=False)
     assert page.status == 303  # the session is gone
+    assert (await system.client.get(feed)).status == 404  # and so is their calendar feed
     async with system.deps.db.household(family.household_id) as conn:
         assert [m.name for m in await households.members(conn, family.household_id)] == ["Tom"]
