@@ -17,7 +17,7 @@ from engine.analysis import PlannedCall
 from engine.executor import StepResult
 from engine.routes.phrases import say, when_text
 from engine.routes.reminders import recipient
-from engine.routes.route import Ask, Picked, Said, Situation
+from engine.routes.route import Ask, Picked, Reroute, Said, Situation
 
 _UPCOMING_DAYS = 60
 _WORD = re.compile(r"[^\W\d_]{3,}")
@@ -92,7 +92,7 @@ class EventPick(BaseModel):
 class EventReminderRoute:
     name = "event_reminder"
 
-    async def prepare(self, situation: Situation) -> Ask | Said | None:
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         run = situation.run
         registry = run.deps.registry
         args = registry.validate("list_events", {"days": _UPCOMING_DAYS})
@@ -103,9 +103,11 @@ class EventReminderRoute:
         unique = {row["event_id"]: row for row in rows}  # one row per event, its next start
         if not unique:
             return Said(say("no_upcoming_events", situation.language))
-        situation.rows = list(unique.values())
-        situation.choices["event_id"] = list(unique)
-        named = _named(situation.text, situation.rows)
+        named = _named(situation.text, list(unique.values()))
+        if not named:  # "10 minutes before the guests arrive": no event of the calendar is meant
+            return Reroute("reminder")
+        situation.rows = [unique[event_id] for event_id in named]
+        situation.choices["event_id"] = named
         if len(named) == 1:
             situation.decided = EventPick(event_id=named[0])
         return None

@@ -65,25 +65,26 @@ async def test_a_plan_becomes_an_event_is_listed_and_gets_a_reminder_before_it(r
     assert len(routed.llm.requests) == calls  # one event named: no model call to pick it
 
 
-async def test_several_events_leave_the_pick_to_the_model_within_the_offered_ids(routed: System) -> None:
+async def test_events_the_message_names_alike_leave_the_pick_to_the_model(routed: System) -> None:
     family = await make_family(routed.admin, "Calendar pick", {"Li": "Asia/Shanghai"})
     routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))
-    await send(routed, family, "周三下午4点家长会", member="Li")
+    await send(routed, family, "周三下午4点带小明体检", member="Li")
     await send(routed, family, "周四上午9点体检", member="Li")
+    await send(routed, family, "周五晚上7点家长会", member="Li")
     ids = [
         r["id"]
         for r in await routed.admin.fetch(
             "SELECT id FROM events WHERE household_id = $1 ORDER BY id", family.household_id
         )
     ]
-    assert len(ids) == 2
+    assert len(ids) == 3
 
     routed.llm.script(answers(event_reminder={"event_id": ids[1]}))
-    reply = await send(routed, family, "提前半小时提醒我", member="Li")
+    reply = await send(routed, family, "体检前半小时提醒我", member="Li")
     assert "提前30分钟" in reply["reply"]
     request = routed.llm.requests[-1]
     assert request.schema_name == "route_event_reminder"
-    assert request.schema is not None and request.schema["properties"]["event_id"]["enum"] == ids
+    assert request.schema is not None and request.schema["properties"]["event_id"]["enum"] == ids[:2]  # the 体检s
     linked = await routed.admin.fetchval("SELECT event_id FROM reminders WHERE household_id = $1", family.household_id)
     assert linked == ids[1]
 
@@ -128,3 +129,15 @@ async def test_forgetting_a_member_waits_for_their_yes(routed: System) -> None:
         assert await households.resolve_token(conn, family.tokens["Anna"]) is None
     tom = await send(routed, family, "What's on this week?", member="Tom")
     assert tom["outcome"] == "answered"
+
+
+async def test_a_reminder_before_something_not_in_the_calendar_asks_when(routed: System) -> None:
+    family = await make_family(routed.admin, "Calendar guests", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "dentist"}))
+    await send(routed, family, "Dentist on Friday at 3pm")
+
+    asked = await send(routed, family, "remind me 10 minutes before the guests arrive")
+    assert asked["outcome"] == "clarifying" and asked["reply"] == "When should I remind you?"
+    assert (
+        await routed.admin.fetchval("SELECT count(*) FROM reminders WHERE household_id = $1", family.household_id) == 0
+    )
