@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.routes.calendar import CalendarRoute, EventReminderRoute, ForgetMeRoute
+from engine.routes.calendar import CalendarRoute, EventMoveRoute, EventReminderRoute, ForgetMeRoute
 from engine.routes.changes import ForgetRoute, UndoRoute, UpdateRoute
 from engine.routes.questions import LookupRoute, SumRoute
 from engine.routes.records import ExpenseRoute, FactRoute
@@ -30,6 +30,7 @@ ROUTES: dict[str, Route] = {
         ListRoute(),
         CalendarRoute(),
         EventReminderRoute(),
+        EventMoveRoute(),
         ForgetMeRoute(),
         ChatRoute(),
         UnclearRoute(),
@@ -50,6 +51,7 @@ RouteName = Literal[
     "unclear",
     "calendar",
     "event_reminder",
+    "event_change",
 ]
 
 

@@ -1,6 +1,7 @@
 """Routes for the calendar: what is on (a stretch of days from the grounding, listed by the `list_events` tool),
 a reminder before an event ("an hour before the dentist": the duration from the grounding, the event from the
-calendar), and a member's request to be forgotten (which runs only after their yes, see `engine.consent`).
+calendar), an event that moved ("the dentist moved to 4pm": the new time from the grounding; its reminders move
+with it), and a member's request to be forgotten (which runs only after their yes, see `engine.consent`).
 
 Putting a plan with a time into the calendar is the fact route's: it stores the note and adds the event."""
 
@@ -22,6 +23,7 @@ from engine.routes.route import Ask, Picked, Reroute, Said, Situation
 _UPCOMING_DAYS = 60
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]+")
+_CLOCK_ONLY = re.compile(r"(?:上午|下午|晚上|早上|中午)?\s*\d{1,2}(?:[:：]\d{2}|点(?:半|\d{1,2}分?)?)")
 
 
 def days_asked(situation: Situation) -> tuple[date, int]:
@@ -47,13 +49,18 @@ def _zone(situation: Situation) -> ZoneInfo:
 
 
 def event_line(row: dict[str, Any], language: str) -> str:
+    whose = row.get("whose")
+    return f"{starts(row, language)}: {row.get('title', '')}" + (
+        f" ({whose})" if whose and whose != "household" else ""
+    )
+
+
+def starts(row: dict[str, Any], language: str) -> str:
+    """When an event (as the event tools return it) starts, as the member reads it."""
     start = str(row.get("start", ""))
     if row.get("all_day") or len(start) <= 10:
-        shown = when_text(datetime.fromisoformat(start[:10]), language, with_time=False)
-    else:
-        shown = when_text(datetime.fromisoformat(start).replace(tzinfo=None), language)
-    whose = row.get("whose")
-    return f"{shown}: {row.get('title', '')}" + (f" ({whose})" if whose and whose != "household" else "")
+        return when_text(datetime.fromisoformat(start[:10]), language, with_time=False)
+    return when_text(datetime.fromisoformat(start).replace(tzinfo=None), language)
 
 
 class CalendarRoute:
@@ -93,14 +100,7 @@ class EventReminderRoute:
     name = "event_reminder"
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
-        run = situation.run
-        registry = run.deps.registry
-        args = registry.validate("list_events", {"days": _UPCOMING_DAYS})
-        async with run.transaction() as conn:
-            listed = await registry.run(run.tool_context(conn), "list_events", args)
-        now = run.deps.clock.now().astimezone(_zone(situation)).isoformat(timespec="minutes")
-        rows = [row for row in listed.get("events", []) if not row.get("rrule") and str(row["start"]) > now[:16]]
-        unique = {row["event_id"]: row for row in rows}  # one row per event, its next start
+        unique = {row["event_id"]: row for row in await _upcoming(situation)}
         if not unique:
             return Said(say("no_upcoming_events", situation.language))
         named = _named(situation.text, list(unique.values()))
@@ -156,6 +156,73 @@ def _words(text: str) -> set[str]:
     """Words of three letters or more, and pairs of Chinese characters (Chinese has no spaces between words)."""
     pairs = {run[i : i + 2] for run in _HAN.findall(text) for i in range(len(run) - 1)}
     return {word.lower() for word in _WORD.findall(text)} | pairs
+
+
+class EventMoveRoute:
+    name = "event_change"
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        rows = await _upcoming(situation)
+        named = _named(situation.text, rows)
+        if not named:  # no event of the calendar is meant: a correction of a stored note
+            return Reroute("update")
+        by_id = {row["event_id"]: row for row in rows}
+        situation.rows = [by_id[event_id] for event_id in named]
+        situation.choices["event_id"] = named
+        if len(named) == 1:
+            situation.decided = EventPick(event_id=named[0])
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return EventPick if situation.decided is None else None
+
+    def prompt(self, situation: Situation) -> str:
+        listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
+        return f"Events: {listed}\nMessage: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        picked = answer if isinstance(answer, EventPick) else situation.decided
+        assert isinstance(picked, EventPick)
+        row = next(row for row in situation.rows if row["event_id"] == picked.event_id)
+        moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
+        moment = moments[0]
+        if moment.has_time and _time_only(moment.text):  # "moved to 16:30": the same day, a new time
+            start = f"{str(row['start'])[:10]}T{moment.at:%H:%M}"
+        elif moment.has_time:
+            start = moment.at.isoformat(timespec="minutes")
+        elif row.get("all_day"):
+            start = moment.at.date().isoformat()
+        else:  # "moved to Saturday": the same time of day on the new day
+            start = f"{moment.at.date().isoformat()}T{str(row['start'])[11:16]}"
+        return [PlannedCall(id="s1", tool="move_event", args={"event_id": picked.event_id, "start": start})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        return say(
+            "event_moved",
+            situation.language,
+            text=result["title"],
+            when=event_line(result, situation.language).split(": ")[0],
+        )
+
+
+def _time_only(said: str) -> bool:
+    """A moment the member gave as a time of day alone (the grounding marks a time without a date "(X/X)")."""
+    return "(X/X)" in said or _CLOCK_ONLY.fullmatch(said.strip()) is not None
+
+
+async def _upcoming(situation: Situation) -> list[dict[str, Any]]:
+    """The calendar's coming one-off events, one row each (its next start)."""
+    run = situation.run
+    registry = run.deps.registry
+    args = registry.validate("list_events", {"days": _UPCOMING_DAYS})
+    async with run.transaction() as conn:
+        listed = await registry.run(run.tool_context(conn), "list_events", args)
+    now = run.deps.clock.now().astimezone(_zone(situation)).isoformat(timespec="minutes")
+    rows = [row for row in listed.get("events", []) if not row.get("rrule") and str(row["start"]) > now[:16]]
+    return list({row["event_id"]: row for row in rows}.values())
 
 
 class ForgetMeRoute:

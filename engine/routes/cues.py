@@ -365,6 +365,14 @@ AGENDA = _cues(
 BEFORE = _cues(
     r"\bbefore\b", r"\bahead of\b", r"\bvorher\b", r"\bvor (?:dem|der|den|meinem|meiner|unserem)\b", r"提前|之前|前"
 )
+MOVED = _cues(
+    r"\b(?:is |was |has been |got )?moved\b(?! (?:it|that|this) (?:under|into))",
+    r"\bmove (?:the|my|our)\b",
+    r"\breschedul",
+    r"\bpostpone",
+    r"\bverschoben\b|\bverschieb|\bverlegt\b",
+    r"改到|推迟到|挪到|改期到",
+)
 FORGET_ME = _cues(
     r"\bforget (?:everything|all) (?:about|of) me\b",
     r"\b(?:delete|erase|remove) (?:all )?(?:my (?:data|account)|everything about me)\b",

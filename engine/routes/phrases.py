@@ -122,6 +122,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Okay, ich erinnere {whom} {when}, {minutes} Minuten vorher: {text}",
         "zh": "好的，我会在{when}（提前{minutes}分钟）提醒{whom}：{text}",
     },
+    "event_moved": {
+        "en": "Moved: {text}, now {when}.",
+        "de": "Verschoben: {text}, jetzt {when}.",
+        "zh": "已改期：{text}，现在是{when}。",
+    },
     "forget_me": {
         "en": "forget everything about you: your private notes, reminders, sign-ins and chat links; your household "
         "entries stay as a former member's. This cannot be undone",

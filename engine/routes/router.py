@@ -24,6 +24,7 @@ from engine.routes.cues import (
     FORGET_ME,
     GREETING,
     LIST,
+    MOVED,
     PAYING,
     QUESTION,
     REMIND,
@@ -76,6 +77,8 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
         return Routing("event_reminder", "before an event")
     if reminder_words:
         return Routing("reminder", "remind")
+    if MOVED.search(text) and not question and grounding.moments:
+        return Routing("event_change", "moved")
     if UPDATE.search(text) and not question:
         return Routing("update", "correction")
     if question:

@@ -25,14 +25,16 @@ from _golden_time import VirtualClock  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-CALENDAR = [c for c in g.load_cases() if c.category in ("event", "calendar", "event_reminder", "forget_me")]
+CALENDAR = [
+    c for c in g.load_cases() if c.category in ("event", "calendar", "event_reminder", "event_change", "forget_me")
+]
 
 
 def competent(request: ChatRequest) -> Scripted:
     route = (request.schema_name or "").removeprefix("route_")
     if route == "fact":
         return Scripted.json({"kind": "plan", "person": None, "category": "plan"})
-    if route == "event_reminder":
+    if route in ("event_reminder", "event_change"):
         return Scripted.json({"event_id": first_choice(request, "event_id")})
     return Scripted.json({"route": "unclear"})  # a message the cues leave open: counted as a miss
 

@@ -141,3 +141,23 @@ async def test_a_reminder_before_something_not_in_the_calendar_asks_when(routed:
     assert (
         await routed.admin.fetchval("SELECT count(*) FROM reminders WHERE household_id = $1", family.household_id) == 0
     )
+
+
+async def test_a_moved_event_takes_its_reminder_along(routed: System) -> None:
+    family = await make_family(routed.admin, "Calendar move", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "dentist"}))
+    await send(routed, family, "Dentist on Friday at 3pm")
+    await send(routed, family, "remind me an hour before the dentist")
+
+    moved = await send(routed, family, "The dentist moved to 16:30")
+    assert moved["reply"] == "Moved: Dentist on Friday at 3pm, now on Fri 2031-03-14 at 16:30."
+    event = await routed.admin.fetchrow("SELECT starts_at FROM events WHERE household_id = $1", family.household_id)
+    assert event["starts_at"] == datetime(2031, 3, 14, 16, 30, tzinfo=BERLIN)
+    fire_at = await routed.admin.fetchval(
+        "SELECT next_fire_at FROM reminders WHERE household_id = $1", family.household_id
+    )
+    assert fire_at == datetime(2031, 3, 14, 15, 30, tzinfo=BERLIN)
+
+    await send(routed, family, "den Dentist auf Samstag verschoben")
+    event = await routed.admin.fetchrow("SELECT starts_at FROM events WHERE household_id = $1", family.household_id)
+    assert event["starts_at"] == datetime(2031, 3, 15, 16, 30, tzinfo=BERLIN)  # the same time on the new day
