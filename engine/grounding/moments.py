@@ -86,6 +86,8 @@ _REWRITES = tuple(
         (r"\bvorgestern\b", "vor 2 tagen"),
         (r"\blast week\b", "7 days ago"),
         (r"\bletzte woche\b", "vor 7 tagen"),
+        # A moment said not to be the one ("yesterday, not today"): ctparse would join both into one.
+        (r"\b(?:not|nicht)\s+(?:on\s+|at\s+|am\s+|um\s+)?[\w:.]+", " "),
     )
 )
 # Rules that fix the day from words ctparse matches exactly (today, tomorrow, dates written in digits).

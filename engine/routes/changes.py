@@ -99,7 +99,7 @@ class UpdateRoute:
             args["currency"] = named[0]  # "it was dollars, not euros"
         if answer.category and answer.category != row.get("category"):
             args["category"] = answer.category
-        moment = _new_moment(answer, row, situation)
+        moment = _new_moment(answer, row, situation, new_amount=amount is not None)
         if moment is not None:
             args["occurred_at"] = moment.at.isoformat(timespec="minutes") if moment.has_time else str(moment.at.date())
         if answer.content and answer.content != row.get("content") and len(args) == 1:
@@ -130,15 +130,18 @@ def _plain_correction(situation: Situation) -> UpdateAnswer | None:
     return None
 
 
-def _new_moment(answer: UpdateAnswer, row: dict[str, Any], situation: Situation) -> Moment | None:
-    """The time the entry moves to: the model's choice; or, when it chose nothing else to change either, the one
-    time the message names that is not the entry's day already ("it was yesterday, not today")."""
+def _new_moment(answer: UpdateAnswer, row: dict[str, Any], situation: Situation, *, new_amount: bool) -> Moment | None:
+    """The time the entry moves to: the model's choice unless it is the entry's day already; or, when nothing else
+    changes, the one time the message names that is not the entry's day ("it was yesterday, not today", read
+    either way round)."""
     moments = situation.grounding.moments
-    if answer.time:
-        return next(m for m in moments if m.key == answer.time)
-    if answer.amount is not None or answer.category is not None:
-        return None
     day = str(row.get("occurred_at") or "")[:10]
+    if answer.time:
+        chosen = next(m for m in moments if m.key == answer.time)
+        if chosen.at.date().isoformat() != day:
+            return chosen
+    elif new_amount or answer.category is not None:
+        return None
     other = [m for m in moments if m.at.date().isoformat() != day]
     return other[0] if len(other) == 1 else None
 

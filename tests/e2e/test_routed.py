@@ -167,6 +167,31 @@ async def test_a_correction_right_after_a_store_changes_that_row_instead_of_addi
     assert memory["amount"] == Decimal("24.80")
 
 
+async def test_a_day_correction_moves_the_entry_even_when_the_model_picks_the_day_it_is_on(
+    routed: System, clock: ManualClock
+) -> None:
+    family = await make_family(routed.admin, "Routed day", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(
+            expense={"kind": "expense", "category": "restaurants", "merchant": "Pizzeria Roma"},
+            # "yesterday, not today" read backwards: the model picks the day the entry is on already.
+            update=lambda r: {"memory_id": first_choice(r, "memory_id"), "amount": None, "category": None,
+                              "time": [k for k in r.schema["properties"]["time"]["enum"] if k][-1], "content": None},
+        )
+    )  # fmt: skip
+    await send(routed, family, "Dinner at Pizzeria Roma, 48 EUR")
+
+    body = await send(routed, family, "the pizzeria roma dinner was yesterday, not today")
+
+    assert body["outcome"] == "answered"
+    [row] = await routed.admin.fetch(
+        "SELECT amount, (occurred_at AT TIME ZONE 'Europe/Berlin')::date AS day FROM memories "
+        "WHERE household_id = $1 AND deleted_at IS NULL",
+        family.household_id,
+    )
+    assert (row["amount"], row["day"]) == (Decimal("48.00"), clock.now().astimezone(BERLIN).date() - timedelta(days=1))
+
+
 async def test_forget_removes_only_the_row_the_model_picked_and_offers_undo(routed: System) -> None:
     family = await make_family(routed.admin, "Routed forget", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(fact={"kind": "fact", "person": None, "category": "wifi"}))

@@ -24,6 +24,8 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("remind me at 9 pm today", "2026-11-23T21:00", True),
         ("at 7:30 please", "2026-11-24T07:30", True),  # 7:30 has passed today
         ("yesterday we had dinner out", "2026-11-22T09:00", False),
+        ("the pizzeria dinner was yesterday, not today", "2026-11-22T09:00", False),
+        ("das Essen war gestern, nicht heute", "2026-11-22T09:00", False),
         ("last Friday I paid the plumber", "2026-11-20T09:00", False),
         ("明天早上八点提醒我给牙医打电话", "2026-11-24T08:00", True),
         ("下午四点半提醒我去接孩子", "2026-11-23T16:30", True),
