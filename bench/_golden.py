@@ -120,6 +120,26 @@ class ExpectedReminderStatus(_Strict):
     _text = field_validator("text_has", mode="before")(_listed)
 
 
+class ExpectedListItem(_Strict):
+    """A live item on a shared list: its words have one of `text_has`; the other fields as given."""
+
+    text_has: list[str] = Field(min_length=1)
+    list_name: str | None = Field(None, alias="list")  # the list's name (shopping, todo, packing, …)
+    quantity: list[str] | None = None  # any of these spellings ("2 kg", "2kg")
+    assignee: Member | None = None
+    done: bool | None = None
+
+    _text = field_validator("text_has", "quantity", mode="before")(_listed)
+
+
+class ExpectedBudget(_Strict):
+    category: list[str] = Field(min_length=1)
+    amount: Decimal
+    currency: str
+
+    _category = field_validator("category", mode="before")(_listed)
+
+
 class Expectation(_Strict):
     clarify: bool = False
     memories: list[ExpectedMemory] | None = None  # None: not checked
@@ -138,6 +158,8 @@ class Expectation(_Strict):
     events: int | None = None  # N new calendar events
     event: ExpectedEvent | None = None
     member_forgotten: bool | None = None  # the message made a member forgotten (true) or left every member (false)
+    list_items: list[ExpectedListItem] | None = None  # exactly these live list items afterwards; None: not checked
+    budgets: list[ExpectedBudget] | None = None  # exactly these budgets afterwards
 
     _reply_has = field_validator("reply_has", mode="before")(_any_of)
 
@@ -158,6 +180,20 @@ class Seed(_Strict):
     when: str = "today"
     author: Member = "Anna"
     visibility: Literal["household", "private"] = "household"
+
+
+class SeedListItem(_Strict):
+    list_name: str = Field("shopping", alias="list")
+    text: str = Field(min_length=1)
+    quantity: str | None = None
+    assignee: Member | None = None
+    done: bool = False
+
+
+class SeedBudget(_Strict):
+    category: str
+    amount: Decimal
+    currency: str = "EUR"
 
 
 class SeedReminder(_Strict):
@@ -191,6 +227,8 @@ class Case(_Strict):
     needs: Literal["reminders"] | None = None
     seed: list[Seed] = []
     seed_reminders: list[SeedReminder] = []
+    seed_lists: list[SeedListItem] = []
+    seed_budgets: list[SeedBudget] = []
     turns: list[Turn] = []
     text: str = Field(min_length=1)
     expect: Expectation
@@ -233,12 +271,15 @@ def load_cases(path: Path = CASES_FILE) -> list[Case]:
 
 @dataclass
 class Snapshot:
-    """The household's memories and reminders at one moment, as plain rows."""
+    """The household's memories, reminders, events, forgotten members, list items and budgets at one moment, as plain
+    rows."""
 
     memories: list[dict[str, Any]] = field(default_factory=list)
     reminders: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     forgotten: int = 0  # members forgotten ("forget everything about me")
+    list_items: list[dict[str, Any]] = field(default_factory=list)  # live (not cleared) items
+    budgets: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -23,10 +23,12 @@ from bot.channels import intake
 from bot.channels.live import ReplyWaiter
 from engine.deps import Deps
 from tests import system
+from tools.budgets import SetBudgetArgs, set_budget
 from tools.context import ToolContext
 from tools.infra.recurrence import next_occurrence, parse_rule, resolve_wall_time
+from tools.lists import AddListItemsArgs, UpdateListItemArgs, add_list_items, update_list_item
 from tools.memories import StoreArgs, store
-from tools.storage import firings
+from tools.storage import firings, households
 from tools.storage.households import Principal
 
 FIRED_BEFORE_START = timedelta(minutes=5)
@@ -50,6 +52,7 @@ async def run_case(
     family = await system.make_family(admin, name, dict.fromkeys(MEMBERS, TIMEZONE))
     await seed_memories(deps, family, case, start)
     await seed_reminders(deps, family, case, start)
+    await seed_lists_and_budgets(deps, family, case, start)
     given = seed_sources(case, start)
     before = await snapshot(admin, family.household_id)
     sent: list[Sent] = []
@@ -116,6 +119,28 @@ async def seed_memories(deps: Deps, family: system.Family, case: Case, now: date
             ctx = ToolContext(conn, author.household_id, author.user_id, TIMEZONE, now, deps.embedder)
             args = seed.model_dump(exclude={"when", "author"}, exclude_none=True)
             await store(ctx, StoreArgs(**args, occurred_at=seed_moment(seed.when, now)))
+
+
+async def seed_lists_and_budgets(deps: Deps, family: system.Family, case: Case, now: datetime) -> None:
+    """The seed list items and budgets, through the list and budget tools as the member who writes."""
+    if not case.seed_lists and not case.seed_budgets:
+        return
+    me = family.principal(case.member)
+    async with deps.db.household(me.household_id, me.user_id) as conn:
+        members = await households.members(conn, me.household_id)
+        ctx = ToolContext(conn, me.household_id, me.user_id, TIMEZONE, now, deps.embedder, members=members)
+        for item in case.seed_lists:
+            added = await add_list_items(
+                ctx,
+                AddListItemsArgs.model_validate(
+                    {"list_name": item.list_name, "items": [item.model_dump(include={"text", "quantity", "assignee"})]}
+                ),
+            )
+            if item.done:
+                item_id = added.items[0].item_id
+                await update_list_item(ctx, UpdateListItemArgs.model_validate({"item_id": item_id, "done": True}))
+        for budget in case.seed_budgets:
+            await set_budget(ctx, SetBudgetArgs.model_validate(budget.model_dump()))
 
 
 def _first_time(seed: SeedReminder, now: datetime) -> tuple[datetime, datetime]:
@@ -215,8 +240,22 @@ async def snapshot(admin: asyncpg.Connection, household_id: int) -> Snapshot:
     forgotten = await admin.fetchval(
         "SELECT count(*) FROM users WHERE household_id = $1 AND forgotten_at IS NOT NULL", household_id
     )
+    items = await admin.fetch(
+        """SELECT i.id, l.name AS list, i.text, i.quantity, u.name AS assignee, i.done_at IS NOT NULL AS done
+           FROM list_items i JOIN lists l ON l.id = i.list_id LEFT JOIN users u ON u.id = i.assignee_id
+           WHERE i.household_id = $1 AND i.cleared_at IS NULL ORDER BY i.id""",
+        household_id,
+    )
+    budgets = await admin.fetch(
+        "SELECT id, category, amount, currency FROM budgets WHERE household_id = $1 ORDER BY id", household_id
+    )
     return Snapshot(
-        [dict(row) for row in memories], [dict(row) for row in reminders], [dict(row) for row in events], forgotten
+        [dict(row) for row in memories],
+        [dict(row) for row in reminders],
+        [dict(row) for row in events],
+        forgotten,
+        [dict(row) for row in items],
+        [dict(row) for row in budgets],
     )
 
 
@@ -229,7 +268,9 @@ def _row_sources(after: Snapshot) -> Sources:
     for row in after.reminders:
         moments += [m for m in (row["next_fire_at"], row["dtstart_local"], row["last_fired_at"]) if m is not None]
         moments += list(row["fired"])
+    texts += [f"{row['quantity'] or ''} {row['text']}" for row in after.list_items]
     amounts = tuple(Decimal(row["amount"]) for row in after.memories if row["amount"] is not None)
+    amounts += tuple(Decimal(row["amount"]) for row in after.budgets)
     return Sources(texts=tuple(texts), numbers=amounts, moments=tuple(moments))
 
 

@@ -14,8 +14,10 @@ from _golden import (
     CaseResult,
     Effects,
     Expectation,
+    ExpectedBudget,
     ExpectedChange,
     ExpectedEvent,
+    ExpectedListItem,
     ExpectedMemory,
     ExpectedReminder,
     ExpectedReminderStatus,
@@ -72,6 +74,10 @@ def check(expect: Expectation, effects: Effects) -> list[str]:
     reasons += _memory_state(expect, effects, today)
     reasons += _reminder_state(expect, effects, now)
     reasons += _calendar_state(expect, effects, now)
+    if expect.list_items is not None:
+        reasons += _match_all(expect.list_items, effects.after.list_items, _list_item_problems, "list items")
+    if expect.budgets is not None:
+        reasons += _match_all(expect.budgets, effects.after.budgets, _budget_problems, "budgets")
     reasons += _reply_text(expect, effects.reply)
     return reasons
 
@@ -112,6 +118,31 @@ def _match_all(expected: list[Any], rows: list[dict[str, Any]], problems: Any, w
             closest = min(unused, key=lambda row: len(problems(wanted, row)))
             reasons.append("; ".join(problems(wanted, closest)))
     return reasons
+
+
+def _list_item_problems(expected: ExpectedListItem, row: dict[str, Any]) -> list[str]:
+    problems = []
+    if not any(needle.casefold() in str(row["text"]).casefold() for needle in expected.text_has):
+        problems.append(f"item {row['text']!r} has none of {expected.text_has}")
+    if expected.list_name is not None and str(row["list"]).casefold() != expected.list_name.casefold():
+        problems.append(f"list {row['list']!r} != {expected.list_name!r}")
+    quantity = "".join(str(row["quantity"] or "").split()).casefold()
+    if expected.quantity is not None and quantity not in {"".join(q.split()).casefold() for q in expected.quantity}:
+        problems.append(f"quantity {row['quantity']!r} not in {expected.quantity}")
+    if expected.assignee is not None and row["assignee"] != expected.assignee:
+        problems.append(f"assignee {row['assignee']!r} != {expected.assignee}")
+    if expected.done is not None and row["done"] != expected.done:
+        problems.append(f"{row['text']!r} is {'' if row['done'] else 'not '}ticked")
+    return problems
+
+
+def _budget_problems(expected: ExpectedBudget, row: dict[str, Any]) -> list[str]:
+    problems = []
+    if str(row["category"]).casefold() not in {c.casefold() for c in expected.category}:
+        problems.append(f"budget category {row['category']!r} not in {expected.category}")
+    if row["amount"] != expected.amount or row["currency"] != expected.currency:
+        problems.append(f"budget {row['amount']} {row['currency']} != {expected.amount} {expected.currency}")
+    return problems
 
 
 def _mentions_text(row: dict[str, Any], *needles: str) -> bool:

@@ -18,6 +18,7 @@ import structlog
 
 from engine import metrics
 from engine.analysis import PlannedCall
+from engine.checklists import checklist
 from engine.errors import FAAError, PlanningError, ToolError, ToolRetry, ToolTimeoutError
 from engine.run import Run
 from tools.infra.embeddings import EmbeddingKind
@@ -177,8 +178,16 @@ def _keep_media(run: Run, outcome: StepResult) -> StepResult:
     return outcome
 
 
+def _keep_checklist(run: Run, outcome: StepResult) -> None:
+    """A reply that shows one shared list carries it as a checklist: a channel with buttons adds tick buttons."""
+    lists = (outcome.result or {}).get("lists") if outcome.ok and outcome.tool == "show_list" else None
+    if isinstance(lists, list) and len(lists) == 1:
+        run.checklist = checklist(lists[0])
+
+
 async def _finish(run: Run, outcome: StepResult) -> StepResult:
     _keep_media(run, outcome)
+    _keep_checklist(run, outcome)
     run.tool_calls += 1
     result = "ok" if outcome.ok else "invalid" if outcome.fixable else "error"
     metrics.tool_call(outcome.tool, result, run.deps.registry.names())

@@ -91,14 +91,17 @@ def tool_signatures(registry: ToolRegistry) -> str:
     """One short line per tool, `name(arg, optional?, choice: a|b)`: the arguments at a fraction of the JSON
     schemas' length, for prompt versions that must stay short (small local models read ~70 tokens/s)."""
     lines = []
+    shown: set[tuple[str, str]] = set()  # an argument's choices are listed once, where it first appears
     for name in registry.names():
         parameters = registry.get(name).parameters()
         required = set(parameters.get("required", ()))
         args = []
         for arg, schema in parameters.get("properties", {}).items():
             text = arg if arg in required else f"{arg}?"
-            if "enum" in schema:
-                text += ": " + "|".join(str(value) for value in schema["enum"])
+            choices = "|".join(str(value) for value in schema.get("enum", ()))
+            if choices and (arg, choices) not in shown:
+                shown.add((arg, choices))
+                text += ": " + choices
             elif "$defs" in parameters and "FilterNode" in str(schema):
                 text += ": filter"
             args.append(text)

@@ -69,7 +69,7 @@ async def record(
             channel=message.channel,
             recipient=message.reply_to or str(message.user_id),
             text=reply.text,
-            payload=reply.payload(),
+            payload={**reply.payload(), **({"checklist": run.checklist} if run.checklist else {})},
         )
     metrics.message_finished(message.channel, reply.outcome, time.monotonic() - run.started)
     log.info(

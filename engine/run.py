@@ -74,6 +74,7 @@ class Run:
     tool_calls: int = 0
     trace: list[dict[str, Any]] = field(default_factory=list)
     media_ids: list[int] = field(default_factory=list)  # images the tools made, sent with the reply
+    checklist: dict[str, Any] | None = None  # a list shown in the reply, for channels with tick buttons
     started: float = field(default_factory=time.monotonic)
     embed_cache: dict[tuple[str, str], list[float]] = field(default_factory=dict)
 

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from tools.budgets import after_expense
 from tools.context import ToolContext
 from tools.errors import ToolRetry
 from tools.fields import (
@@ -239,6 +240,10 @@ async def store(ctx: ToolContext, args: StoreArgs) -> Memory:
         visibility=args.visibility,
         source_inbox_id=ctx.inbox_id,
     )
+    if args.kind == "expense":
+        await after_expense(
+            ctx, category=args.category, currency=args.currency, amount=args.amount, occurred_at=row["occurred_at"]
+        )
     return _memory(row, ZoneInfo(ctx.timezone))
 
 
@@ -300,6 +305,14 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
         occurred_at=_when(ctx, args.occurred_at) if args.occurred_at is not None else row["occurred_at"],
         visibility=args.visibility or row["visibility"],
     )
+    if understanding.get("kind") == "expense":
+        await after_expense(
+            ctx,
+            category=understanding.get("category"),
+            currency=currency,
+            amount=amount,
+            occurred_at=updated["occurred_at"],
+        )
     return UpdatedMemory(**_memory(updated, ZoneInfo(ctx.timezone)).model_dump(), previous=stored.values(row))
 
 

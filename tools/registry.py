@@ -18,11 +18,13 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
+from tools.budgets import budget_status, set_budget
 from tools.charts import render_chart
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
 from tools.events import add_event, cancel_event, list_events, move_event, remind_before_event
 from tools.forgetting import forget_me
+from tools.lists import add_list_items, clear_done_items, show_list, update_list_item
 from tools.memories import forget, restore, search, store, update_memory_fields
 from tools.reminders import (
     cancel_reminder,
@@ -297,6 +299,12 @@ def default_registry() -> ToolRegistry:
             tool(cancel_event, writes=True),
             tool(remind_before_event, writes=True),
             tool(forget_me, writes=True),
+            tool(add_list_items, writes=True),
+            tool(show_list, writes=False),
+            tool(update_list_item, writes=True),
+            tool(clear_done_items, writes=True),
+            tool(set_budget, writes=True),
+            tool(budget_status, writes=False),
             tool(render_chart, writes=False),
             tool(undo, writes=True),
         ]

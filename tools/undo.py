@@ -1,6 +1,7 @@
 """The `undo` tool: take back what the member's latest change did — whatever it stored, changed, forgot, restored,
-scheduled, cancelled, snoozed or completed, and the calendar events it added, moved or cancelled — from the journal
-of that message. (`forget_me` is not undoable: what it removed is gone.)"""
+scheduled, cancelled, snoozed or completed, the calendar events it added, moved or cancelled, the list items it
+added, ticked or cleared, the budget it set — from the journal of that message. (`forget_me` is not undoable: what
+it removed is gone.)"""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.context import ToolContext
+from tools.storage import budgets as stored_budgets
 from tools.storage import events as stored_events
 from tools.storage import journal
+from tools.storage import lists as stored_lists
 from tools.storage import memories as stored_memories
 from tools.storage import reminders as stored_reminders
 
@@ -150,6 +153,45 @@ async def _unchange_event(ctx: ToolContext, result: dict[str, Any]) -> str:
     return f"put the event {result.get('title', '')!r} back as it was"
 
 
+async def _unadd_items(ctx: ToolContext, result: dict[str, Any]) -> str:
+    ids = [int(item["item_id"]) for item in result.get("items", [])]
+    done = await stored_lists.set_cleared(ctx.conn, ctx.household_id, ids, cleared=True)
+    return f"took {done} new items off the {result.get('list_name', '')} list" if done else ""
+
+
+async def _unupdate_item(ctx: ToolContext, result: dict[str, Any]) -> str:
+    before = result.get("previous") or {}
+    if not before:
+        return ""
+    await stored_lists.restore_item(
+        ctx.conn,
+        ctx.household_id,
+        int(result["item_id"]),
+        done_at=_instant(before.get("done_at")),
+        assignee_id=None if before.get("assignee_id") is None else int(before["assignee_id"]),
+        quantity=before.get("quantity"),
+    )
+    return f"put {result.get('text', '')!r} back as it was"
+
+
+async def _unclear_items(ctx: ToolContext, result: dict[str, Any]) -> str:
+    ids = [int(i) for i in result.get("cleared", [])]
+    done = await stored_lists.set_cleared(ctx.conn, ctx.household_id, ids, cleared=False)
+    return f"put {done} cleared items back on the {result.get('list_name', '')} list" if done else ""
+
+
+async def _unset_budget(ctx: ToolContext, result: dict[str, Any]) -> str:
+    category, currency = str(result["category"]), str(result["currency"])
+    if result.get("previous_amount") is None:
+        await stored_budgets.remove(ctx.conn, ctx.household_id, int(result["budget_id"]))
+        return f"removed the new {category} budget"
+    amount = Decimal(str(result["previous_amount"]))
+    await stored_budgets.upsert(
+        ctx.conn, ctx.household_id, category=category, currency=currency, amount=amount, by=ctx.user_id
+    )
+    return f"put the {category} budget back to {amount} {currency}"
+
+
 def _instant(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
 
@@ -168,4 +210,8 @@ _REVERTS: dict[str, Callable[[ToolContext, dict[str, Any]], Awaitable[str]]] = {
     "move_event": _unchange_event,
     "cancel_event": _unchange_event,
     "remind_before_event": _unschedule,
+    "add_list_items": _unadd_items,
+    "update_list_item": _unupdate_item,
+    "clear_done_items": _unclear_items,
+    "set_budget": _unset_budget,
 }

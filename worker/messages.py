@@ -20,7 +20,7 @@ from engine.pipeline import Engine
 from engine.record import Finished
 from tools.infra.queue import HANDLE_INBOUND, enqueue_message, inbox_job_id
 from tools.reminders import RESCHEDULING_TOOLS
-from tools.storage import inbox
+from tools.storage import budgets, inbox
 from tools.storage.inbox import InboxRow
 from worker import delivery, reminders
 
@@ -31,6 +31,8 @@ log = structlog.get_logger()
 _QUEUED_GRACE_S = 15.0
 _TYPING_EVERY_S = 4.5
 _SWEEP_PAGE = 200
+# The tools that store or change an expense, and so may set off a budget alert.
+EXPENSE_TOOLS = frozenset({"store", "update_memory_fields"})
 
 
 async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> str:
@@ -43,6 +45,11 @@ async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, j
         await reminders.enqueue_for_message(deps, inbox_id, household_id)
     if finished is None:
         return "already finished"
+    if finished.tools & EXPENSE_TOOLS:  # budget alerts the message's expenses set off, each adult on their channel
+        async with deps.db.household(household_id) as conn:
+            alerts = await budgets.pending_alerts(conn, household_id, inbox_id)
+        for outbox_id in alerts:
+            await delivery.deliver(deps, outbox_id, household_id)
     if finished.outbox_id is not None:
         # Deliver right here rather than through another queue hop; failures re-enqueue a delivery job,
         # and the sweeper covers a crash in between.

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.routes.calendar import CalendarRoute, EventMoveRoute, EventReminderRoute, ForgetMeRoute
 from engine.routes.changes import ForgetRoute, UndoRoute, UpdateRoute
+from engine.routes.lists import BudgetRoute, SharedListRoute
 from engine.routes.questions import LookupRoute, SumRoute
 from engine.routes.records import ExpenseRoute, FactRoute
 from engine.routes.reminders import ListRoute, ReminderChangeRoute, ReminderRoute
@@ -32,6 +33,8 @@ ROUTES: dict[str, Route] = {
         EventReminderRoute(),
         EventMoveRoute(),
         ForgetMeRoute(),
+        SharedListRoute(),
+        BudgetRoute(),
         ChatRoute(),
         UnclearRoute(),
     )
@@ -52,6 +55,8 @@ RouteName = Literal[
     "calendar",
     "event_reminder",
     "event_change",
+    "shared_list",
+    "budget",
 ]
 
 

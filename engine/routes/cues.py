@@ -380,3 +380,35 @@ FORGET_ME = _cues(
     r"\blösche? (?:alle )?meine daten\b",
     r"忘记关于我的一切|忘掉关于我的一切|删除我的(?:所有)?数据",
 )
+# Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
+SHARED_LIST = _cues(
+    r"\b(?:shopping|grocery|groceries|to-?do|todo|packing|camping|holiday|trip)[ -]?lists?\b",
+    r"\b(?:on|onto|to|off|from) (?:the|my|our) (?:\w+ )?list\b",
+    r"\bwhat'?s on (?:the|my|our) (?:\w+ )?list",
+    r"\bnew (?:\w+ )?list\b",
+    r"\bclear (?:the |all )?(?:bought|done|ticked|checked)",
+    r"^\W*(?:i |we )?(?:just )?(?:bought|got) the [^\W\d]+(?: [^\W\d]+){0,2}\W*$",
+    r"\btakes? (?:on |over )?the [^\d]{1,30} (?:task|chore)\b",
+    r"einkaufsliste",
+    r"packliste",
+    r"to-?do-?liste",
+    r"aufgabenliste",
+    r"\b(?:auf|von) (?:die|der|unsere|meine|meiner|unserer) (?:\w+)?liste\b",
+    r"\bneue \w*\s?liste\b",
+    r"\bübernimmt\b.{0,30}\baufgabe\b",
+    r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
+    r"^\W*(?:ich habe |hab(?:e)? )?(?:die |den |das )?[^\d\s]+ (?:ist )?(?:gekauft|besorgt)\W*$",
+    r"^[^\d]{1,8}(?:买了|买好了|已经买了)\W*$",
+    r"购物清单",
+    r"购物单",
+    r"清单",
+    r"待办",
+    r"负责.{0,10}(?:任务|家务)",
+)
+BUDGET = _cues(
+    r"\bbudget",
+    r"预算",
+    r"\bhow much (?:is|do we have|have we got) left\b",
+    r"\bwie ?viel (?:ist|haben wir) (?:noch )?übrig\b",
+    r"还剩多少",
+)

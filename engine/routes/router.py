@@ -15,6 +15,7 @@ from engine.grounding import Grounding
 from engine.routes.cues import (
     AGENDA,
     BEFORE,
+    BUDGET,
     CANCEL,
     DONE,
     DONE_WORDS,
@@ -28,6 +29,7 @@ from engine.routes.cues import (
     PAYING,
     QUESTION,
     REMIND,
+    SHARED_LIST,
     SMALL_TALK,
     SNOOZE,
     SPEND,
@@ -79,6 +81,10 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
         return Routing("reminder", "remind")
     if MOVED.search(text) and not question and grounding.moments:
         return Routing("event_change", "moved")
+    if BUDGET.search(text):
+        return Routing("budget", "budget")
+    if SHARED_LIST.search(text) and not grounding.money:
+        return Routing("shared_list", "shared list")
     if UPDATE.search(text) and not question:
         return Routing("update", "correction")
     if question:

@@ -477,3 +477,48 @@ class Hostile:
 
     def _undo(self) -> dict[str, Any]:
         return {} if self.plausible else {"message_id": self.pick(NUMBERS), "all": True}
+
+    def list_name(self) -> Any:
+        return self.value(["shopping", "Einkaufsliste", "购物清单", "todo", "packing for the trip"], TEXTS, NAMES)
+
+    def list_items(self) -> Any:
+        if self.plausible:
+            return [
+                {"text": self.value(["milk", "eggs", "take out the bins"]), "quantity": self.value(["2 kg", None, 6])}
+                for _ in range(self.rnd.randint(1, 3))
+            ]
+        return self.pick(
+            [[], [{"text": "x"}] * 51, [{"text": ""}], [{"text": "a", "assignee": "Nobody Known"}]],
+            [[{"text": self.pick(TEXTS), "quantity": self.pick(TEXTS, NUMBERS), "assignee": self.pick(NAMES)}]],
+            WRONG_TYPES,
+        )
+
+    def _add_list_items(self) -> dict[str, Any]:
+        return {"list_name": self.list_name(), "items": self.list_items()}
+
+    def _show_list(self) -> dict[str, Any]:
+        return {"list_name": self.value(["shopping", None], TEXTS), "include_done": self.value([True, False], [None])}
+
+    def _update_list_item(self) -> dict[str, Any]:
+        args: dict[str, Any] = {"item": self.value(["milk", "eggs", "bins"], TEXTS)}
+        if self.chance(0.3):
+            args = {"item_id": self.value(list(range(1, 30)), [0, -1, BIGINT, BIGINT + 1, "3", None])}
+        args["done"] = self.value([True, False], ["yes", None])
+        if self.chance(0.4):
+            args["assignee"] = self.value(["Ben", "Anna", "nobody"], NAMES)
+        if self.chance(0.2):
+            args["quantity"] = self.value(["3", "1 l"], TEXTS, NUMBERS)
+        return args
+
+    def _clear_done_items(self) -> dict[str, Any]:
+        return {"list_name": self.list_name()}
+
+    def _set_budget(self) -> dict[str, Any]:
+        return {
+            "category": self.value(["groceries", "rent"], SLUGS),
+            "amount": self.value(["400", 250, "99.99"], AMOUNTS),
+            "currency": self.value(["EUR", "€"], CURRENCIES),
+        }
+
+    def _budget_status(self) -> dict[str, Any]:
+        return {"category": self.value(["groceries", None], SLUGS)}

@@ -35,6 +35,12 @@ EXPECTED_TOOLS = [
     "cancel_event",
     "remind_before_event",
     "forget_me",
+    "add_list_items",
+    "show_list",
+    "update_list_item",
+    "clear_done_items",
+    "set_budget",
+    "budget_status",
     "render_chart",
     "undo",
 ]

@@ -16,6 +16,7 @@ from aiogram.types import CallbackQuery, Message, ReplyParameters, Update
 
 from bot.channels.gate import Incoming, Received, Verdict, receive
 from bot.channels.telegram import CHANNEL
+from bot.channels.telegram.checklists import on_tick, read_tick
 from bot.channels.telegram.formatting import ButtonAnswer, Recipient
 from bot.channels.telegram.updates import GROUPS, PRIVATE, read_message, recipient
 from engine.deps import Deps
@@ -66,7 +67,12 @@ async def on_message(
 
 
 async def on_button(query: CallbackQuery, bot: Bot, deps: Deps, trace_id: str) -> Verdict | None:
-    """A pressed inline button: the option's label becomes the member's next message."""
+    """A pressed inline button: the option's label becomes the member's next message; a list's tick button ticks
+    its item at once."""
+    tick = read_tick(query.data or "")
+    if tick is not None:
+        await on_tick(query, bot, deps, tick)
+        return None
     answer = ButtonAnswer.decode(query.data or "")
     label = _label(query)
     message = query.message

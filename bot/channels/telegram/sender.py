@@ -21,6 +21,7 @@ from aiogram.exceptions import (
 from aiogram.types import BufferedInputFile, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters
 
 from bot.channels.media import LoadMedia
+from bot.channels.telegram.checklists import tick_buttons
 from bot.channels.telegram.drafts import DraftSink
 from bot.channels.telegram.formatting import ButtonAnswer, Recipient, split_text, to_html
 from engine.channel_settings import TelegramSettings
@@ -116,9 +117,11 @@ class TelegramSender:
 
 
 def _keyboard(payload: Mapping[str, Any]) -> InlineKeyboardMarkup | None:
-    """One button per row (labels are sentences, not digits); a reminder's buttons carry its id."""
+    """One button per row (labels are sentences, not digits); a reminder's buttons carry its id; a list shown
+    in the reply gets a tick button per item."""
     options = [str(option) for option in payload.get("options") or ()][:MAX_BUTTONS]
-    if not options:
+    ticks = tick_buttons(payload)
+    if not options and not ticks:
         return None
     reminder_id = payload.get("reminder_id") if payload.get("kind") == "reminder" else None
     rows = [
@@ -130,7 +133,7 @@ def _keyboard(payload: Mapping[str, Any]) -> InlineKeyboardMarkup | None:
         ]
         for index, option in enumerate(options)
     ]
-    return InlineKeyboardMarkup(inline_keyboard=rows)
+    return InlineKeyboardMarkup(inline_keyboard=rows + ticks)
 
 
 def _delivery_error(exc: TelegramAPIError) -> DeliveryError:

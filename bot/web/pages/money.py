@@ -1,5 +1,6 @@
 """The money page: one month's expenses by category and currency, added up by PostgreSQL through the `aggregate`
-tool (never in Python), drawn as bars, with a month picker and the month's rows as CSV."""
+tool (never in Python), drawn as bars, with a month picker and the month's rows as CSV; and the household's
+monthly budgets with this month's spending against them (adults set and remove them)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from aiohttp import web
+from pydantic import ValidationError
 
-from bot.web.pages.render import VIEWER, html
+from bot.web.pages.render import VIEWER, html, redirect
 from bot.web.pages.security import DEPS
 from bot.web.pages.tooling import member_tools
 from tools.aggregate import AggregateArgs, aggregate
+from tools.budgets import BudgetStatusArgs, SetBudgetArgs, budget_status, set_budget
+from tools.errors import ToolRetry
 from tools.filters import compile_filter
 from tools.memories import SearchArgs
+from tools.registry import describe_errors
+from tools.storage import budgets as stored_budgets
 from tools.storage import memories as stored
 
 CSV_ROWS = 5000
@@ -65,11 +71,12 @@ def _bars(groups: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
-async def money_page(request: web.Request) -> web.Response:
+async def money_page(request: web.Request, *, error: str | None = None) -> web.Response:
     month = _month(request)
     args = AggregateArgs.model_validate({"op": "sum", "filter": _expenses_in(month), "group_by": "category"})
     async with member_tools(request) as ctx:
         result = await aggregate(ctx, args)
+        budgets = await stored_budgets.status(ctx.conn, ctx.household_id, ctx.now)
     previous = (month - timedelta(days=1)).replace(day=1)
     following = (month + timedelta(days=31)).replace(day=1)
     return html(
@@ -81,7 +88,44 @@ async def money_page(request: web.Request) -> web.Response:
         bars=_bars(result.groups),
         totals=result.totals,
         bar_width=_BAR_WIDTH,
+        budgets=budgets,
+        error=error,
+        status=400 if error else 200,
     )
+
+
+async def set_budget_form(request: web.Request) -> web.Response:
+    """An adult sets (or changes) the monthly budget of a category, through the `set_budget` tool."""
+    form = await request.post()
+    fields = {key: str(form.get(key, "")) for key in ("category", "amount", "currency")}
+    try:
+        args = SetBudgetArgs.model_validate(fields)
+        async with member_tools(request) as ctx:
+            await set_budget(ctx, args)
+    except ValidationError as exc:
+        return await money_page(request, error=describe_errors(exc))
+    except ToolRetry as exc:
+        return await money_page(request, error=exc.message)
+    return redirect("/money")
+
+
+async def remove_budget(request: web.Request) -> web.Response:
+    try:
+        budget_id = int(request.match_info["budget_id"])
+    except ValueError:
+        raise web.HTTPNotFound() from None
+    if not 0 < budget_id < 2**63:
+        raise web.HTTPNotFound()
+    async with member_tools(request) as ctx:
+        await stored_budgets.remove(ctx.conn, ctx.household_id, budget_id)
+    return redirect("/money")
+
+
+async def budgets_json(request: web.Request) -> web.Response:
+    """GET /app/budgets: this month's spending against each budget, from the `budget_status` tool."""
+    async with member_tools(request) as ctx:
+        status = await budget_status(ctx, BudgetStatusArgs(category=None))
+    return web.json_response(status.model_dump(mode="json"))
 
 
 async def money_csv(request: web.Request) -> web.Response:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.web.pages import calendar, chat, household, memories, money, onboarding, portability, reminders
+from bot.web.pages import calendar, chat, household, lists, memories, money, onboarding, portability, reminders
 from bot.web.pages.render import JINJA, STATIC, environment
 from bot.web.pages.security import DEPS, security_headers
 from engine.deps import Deps
@@ -44,7 +44,19 @@ ROUTES = [
     web.get("/data/mine.zip", portability.export_mine, name="page:export-mine"),
     web.get("/data/household.zip", portability.export_household, name="adult:export-household"),
     web.post("/data/forget", portability.forget, name="page:forget-me"),
+    web.get("/lists", lists.lists_page, name="page:lists"),
+    web.post("/lists/items", lists.add_item, name="page:list-add"),
+    web.post("/lists/items/{item_id}/tick", lists.tick_item, name="page:list-tick"),
+    web.post("/lists/items/{item_id}/assign", lists.assign_item, name="page:list-assign"),
+    web.post("/lists/clear", lists.clear_items, name="page:list-clear"),
+    web.get("/app/lists", lists.lists_json, name="page:lists-json"),
+    web.post("/app/lists/items", lists.add_items_json, name="page:list-add-json"),
+    web.post("/app/lists/items/{item_id}", lists.update_item_json, name="page:list-update-json"),
+    web.post("/app/lists/clear", lists.clear_json, name="page:list-clear-json"),
     web.get("/money", money.money_page, name="page:money"),
+    web.post("/money/budgets", money.set_budget_form, name="adult:budget-set"),
+    web.post("/money/budgets/{budget_id}/remove", money.remove_budget, name="adult:budget-remove"),
+    web.get("/app/budgets", money.budgets_json, name="page:budgets-json"),
     web.get("/money.csv", money.money_csv, name="page:money-csv"),
     web.get("/household", household.household_page, name="adult:household"),
     web.post("/household/members", household.add_member, name="adult:member-add"),

@@ -1,0 +1,152 @@
+"""Shared lists and budgets end to end on the routed engine: the web API, the queue, the scripted model answering
+the routes' small schemas, the tools, and the budget alerts delivered to each adult's own channel."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import asyncpg
+import pytest
+
+from tests.e2e.test_routed import answers, send
+from tests.fakes.clock import ManualClock
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI
+from tests.system import Family, System, make_family, make_settings, running_system
+
+BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@pytest.fixture
+async def routed(
+    migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
+) -> AsyncIterator[System]:
+    fake_llm.reset()
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
+    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(datetime.now(BERLIN))) as system:
+        yield system
+
+
+def entry(text: str, quantity: str | None = None) -> dict[str, Any]:
+    return {"text": text, "quantity": quantity}
+
+
+def shared_list(**fields: Any) -> Any:
+    """The model's list answer: the action the engine offers, the rest as given."""
+
+    def answer(request: ChatRequest) -> dict[str, Any]:
+        assert request.schema is not None
+        action = request.schema["properties"]["action"]["enum"][0]
+        return {"action": action, "list_name": None, "items": [], "assignee": None, **fields}
+
+    return answer
+
+
+async def items(system: System, family: Family) -> list[tuple[str, str, str | None, str | None, bool]]:
+    rows = await system.admin.fetch(
+        """SELECT l.name, i.text, i.quantity, u.name AS assignee, i.done_at IS NOT NULL AS done
+           FROM list_items i JOIN lists l ON l.id = i.list_id LEFT JOIN users u ON u.id = i.assignee_id
+           WHERE i.household_id = $1 AND i.cleared_at IS NULL ORDER BY i.id""",
+        family.household_id,
+    )
+    return [tuple(r) for r in rows]  # type: ignore[misc]
+
+
+async def test_a_family_keeps_its_shopping_and_todo_lists(routed: System) -> None:
+    family = await make_family(routed.admin, "Lists", {"Anna": "Europe/Berlin", "Tom": "Europe/Berlin"})
+    script = routed.llm.script
+
+    script(answers(shared_list=shared_list(list_name="shopping", items=[entry("milk"), entry("eggs")])))
+    added = await send(routed, family, "add milk and eggs to the shopping list")
+    assert added["outcome"] == "answered" and added["reply"] == "Added to the shopping list: milk, eggs."
+    [request] = routed.llm.requests
+    assert request.schema_name == "route_shared_list"
+    assert request.schema["properties"]["action"]["enum"] == ["add"]
+    assert request.schema["properties"]["assignee"]["enum"] == ["Anna", "Tom", None]
+
+    script(answers(shared_list=shared_list(items=[entry("flour", "2 kg")])))
+    await send(routed, family, "put 2 kg flour on the list", member="Tom")
+    script(answers(shared_list=shared_list(list_name="todo", items=[entry("take out the bins")])))
+    await send(routed, family, "new to-do list: take out the bins")
+    script(answers(shared_list=shared_list(items=[entry("bins")], assignee="Tom")))
+    assigned = await send(routed, family, "Tom takes the bins task")
+    assert assigned["reply"] == "Tom takes: take out the bins."
+    script(answers(shared_list=shared_list(items=[entry("milk")])))
+    ticked = await send(routed, family, "bought the milk", member="Tom")
+    assert ticked["reply"] == "Ticked off: milk."
+    assert await items(routed, family) == [
+        ("shopping", "milk", None, None, True),
+        ("shopping", "eggs", None, None, False),
+        ("shopping", "flour", "2 kg", None, False),
+        ("todo", "take out the bins", None, "Tom", False),
+    ]
+
+    script(answers(shared_list=shared_list(list_name="shopping")))
+    shown = await send(routed, family, "what's on the shopping list?")
+    assert shown["reply"] == "shopping list:\n• eggs\n• 2 kg flour"  # the open items
+    payload = json.loads(
+        await routed.admin.fetchval("SELECT payload::text FROM outbox WHERE inbox_id = $1", shown["message_id"])
+    )
+    assert [label for _, label, _ in payload["checklist"]["items"]] == ["eggs", "2 kg flour"]
+
+    script(answers(shared_list=shared_list(list_name="shopping")))
+    cleared = await send(routed, family, "clear the bought items")
+    assert cleared["reply"] == "Cleared the ticked items from the shopping list."
+    assert [row[1] for row in await items(routed, family)] == ["eggs", "flour", "take out the bins"]
+
+    undone = await send(routed, family, "undo")
+    assert undone["outcome"] == "answered"
+    assert [row[1] for row in await items(routed, family)] == ["milk", "eggs", "flour", "take out the bins"]
+
+
+async def test_german_and_chinese_reach_the_same_list(routed: System) -> None:
+    family = await make_family(routed.admin, "Listen", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(list_name="Einkaufsliste", items=[entry("Milch")])))
+    german = await send(routed, family, "Milch auf die Einkaufsliste")
+    assert german["reply"] == "Auf der Liste shopping: Milch."
+    routed.llm.script(answers(shared_list=shared_list(list_name="购物清单", items=[entry("牛奶")])))
+    chinese = await send(routed, family, "把牛奶加到购物清单")
+    assert chinese["reply"] == "已加到shopping清单：牛奶。"
+    assert [(row[0], row[1]) for row in await items(routed, family)] == [("shopping", "Milch"), ("shopping", "牛奶")]
+
+
+async def test_bought_something_not_on_any_list_is_news(routed: System) -> None:
+    family = await make_family(routed.admin, "News", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "note", "person": None, "category": "concert"}))
+    body = await send(routed, family, "bought the concert tickets")
+    assert body["outcome"] == "answered"
+    assert await items(routed, family) == []
+    assert await routed.admin.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", family.household_id)
+
+
+async def test_a_budget_is_set_asked_about_and_alerts_the_adults(routed: System) -> None:
+    family = await make_family(
+        routed.admin, "Budget", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin", "Kid": "Europe/Berlin"}
+    )
+    await routed.admin.execute("UPDATE users SET role = 'child' WHERE id = $1", family.user_ids["Kid"])
+    routed.llm.script(answers(budget={"category": "groceries"}))
+    made = await send(routed, family, "set a 400 euro grocery budget")
+    assert made["reply"] == "Budget set: groceries 400.00 EUR a month."
+
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": "Rewe"}))
+    await send(routed, family, "spent 330 € on groceries at Rewe", member="Kid")
+    alerts = await routed.admin.fetch(
+        "SELECT user_id, channel, status, text FROM outbox WHERE household_id = $1 AND payload ->> 'kind' = "
+        "'budget_alert' ORDER BY user_id",
+        family.household_id,
+    )
+    assert [(r["user_id"], r["channel"], r["status"]) for r in alerts] == [
+        (family.user_ids["Anna"], "web", "sent"),
+        (family.user_ids["Ben"], "web", "sent"),
+    ]
+    assert "330.00 of the 400.00 EUR groceries budget" in alerts[0]["text"]
+    feed = await routed.client.get("/v1/notifications", headers=family.auth("Ben"))
+    assert "330.00" in str(await feed.json())
+
+    left = await send(routed, family, "how much is left for groceries?")
+    assert left["reply"] == "groceries: 330.00 of 400.00 EUR spent this month, 70.00 left (83 %)."
+    # the status of the one budget needs no model call
+    assert [r.schema_name for r in routed.llm.requests] == ["route_budget", "route_expense"]

@@ -1,0 +1,62 @@
+"""The shared-list and budget routes: which messages take them, and what the words do to a list."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.routes.lists import list_action
+from tests.engine.test_router import route
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("add milk and eggs to the shopping list", "shared_list"),
+        ("put 2 kg flour on the list", "shared_list"),
+        ("what's on the list?", "shared_list"),
+        ("bought the milk", "shared_list"),
+        ("Tom takes the bins task", "shared_list"),
+        ("clear the bought items", "shared_list"),
+        ("new packing list for the trip", "shared_list"),
+        ("Milch auf die Einkaufsliste", "shared_list"),
+        ("Milch gekauft", "shared_list"),
+        ("把牛奶加到购物清单", "shared_list"),
+        ("购物清单上有什么？", "shared_list"),
+        ("set a 400 euro grocery budget", "budget"),
+        ("how much is left for groceries?", "budget"),
+        ("Setze ein Budget von 300 Euro für Lebensmittel", "budget"),
+        ("买菜预算还剩多少？", "budget"),
+        # not lists: money spent, a reminder about the list
+        ("bought the milk for 2 euros", "expense"),
+        ("remind me at 6 pm to check the shopping list", "reminder"),
+    ],
+)
+def test_lists_and_budgets_are_routed_by_their_words(text: str, expected: str) -> None:
+    assert route(text) == expected
+
+
+@pytest.mark.parametrize("text", ["Ich habe heute Brot gekauft", "got the car back from the garage today"])
+def test_a_longer_story_of_buying_is_no_tick(text: str) -> None:
+    assert route(text) != "shared_list"
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("add milk and eggs to the shopping list", "add"),
+        ("put 2 kg flour on the list", "add"),
+        ("what's on the shopping list?", "show"),
+        ("bought the milk", "done"),
+        ("Milch gekauft", "done"),
+        ("牛奶买了", "done"),
+        ("Tom takes the bins task", "assign"),
+        ("Ben übernimmt die Aufgabe Müll", "assign"),
+        ("clear the bought items", "clear"),
+        ("new packing list for the trip", "new_list"),
+        ("Milch auf die Einkaufsliste", "add"),
+        ("把牛奶加到购物清单", "add"),
+        ("购物清单上有什么？", "show"),
+    ],
+)
+def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> None:
+    assert list_action(text) == action
