@@ -371,3 +371,30 @@ def test_calendar_expectations_check_the_new_event_the_linked_reminder_and_a_for
     forget = case(expect={"member_forgotten": True})
     assert score(forget, [effects(after=g.Snapshot(forgotten=1))]).passed
     assert score(forget, [effects()]).reasons == ["no member was forgotten"]
+
+
+def test_list_and_budget_expectations_check_the_live_items_and_budgets_afterwards() -> None:
+    milk = {"id": 1, "list": "shopping", "text": "milk", "quantity": None, "assignee": None, "done": True}
+    flour = {"id": 2, "list": "shopping", "text": "flour", "quantity": "2kg", "assignee": "Ben", "done": False}
+    ticked = case(
+        expect={"list_items": [{"text_has": "milk", "done": True}, {"text_has": ["Mehl", "flour"], "quantity": "2 kg"}]}
+    )
+    assert score(ticked, [effects(after=g.Snapshot(list_items=[milk, flour]))]).passed
+    assert score(ticked, [effects(after=g.Snapshot(list_items=[{**milk, "done": False}, flour]))]).reasons == [
+        "'milk' is not ticked"
+    ]
+    assert score(ticked, [effects(after=g.Snapshot(list_items=[milk]))]).reasons == ["1 new list items, expected 2"]
+    assigned = case(expect={"list_items": [{"text_has": "flour", "assignee": "Anna", "list": "todo"}]})
+    assert score(assigned, [effects(after=g.Snapshot(list_items=[flour]))]).reasons == [
+        "list 'shopping' != 'todo'; assignee 'Ben' != Anna"
+    ]
+
+    budget = {"id": 1, "category": "groceries", "amount": Decimal("400.00"), "currency": "EUR"}
+    set_one = case(expect={"budgets": [{"category": ["groceries", "food"], "amount": "400", "currency": "EUR"}]})
+    assert score(set_one, [effects(after=g.Snapshot(budgets=[budget]))]).passed
+    assert score(set_one, [effects(after=g.Snapshot(budgets=[{**budget, "currency": "CNY"}]))]).reasons == [
+        "budget 400.00 CNY != 400 EUR"
+    ]
+    seeded = case(seed_lists=[{"list": "todo", "text": "bins", "assignee": "Ben", "done": True}],
+                  seed_budgets=[{"category": "groceries", "amount": "400"}], expect={})  # fmt: skip
+    assert seeded.seed_lists[0].list_name == "todo" and seeded.seed_budgets[0].currency == "EUR"
