@@ -53,6 +53,7 @@ class ListEventsArgs(BaseModel):
         None, description="first day, ISO date; default today"
     )
     days: int = Field(7, ge=1, le=366, description="how many days from start")
+    limit: int = Field(30, ge=1, le=stored.MAX_LISTED, description="at most this many, the earliest first")
 
 
 class EventIdArgs(BaseModel):
@@ -93,6 +94,7 @@ class Event(BaseModel):
 class EventList(BaseModel):
     count: int
     events: list[Event]
+    more: bool = Field(False, description="true when more events fall in the days than were listed")
     start: str
     end: str
 
@@ -216,9 +218,14 @@ async def list_events(ctx: ToolContext, args: ListEventsArgs) -> EventList:
     first = args.start or ctx.now.astimezone(tz).date()
     start = datetime(first.year, first.month, first.day, tzinfo=tz)
     end = start + timedelta(days=args.days)
-    listed = await upcoming(ctx, start, end)
+    found = await upcoming(ctx, start, end)
+    listed = found[: args.limit]
     return EventList(
-        count=len(listed), events=listed, start=first.isoformat(), end=(end - timedelta(days=1)).date().isoformat()
+        more=len(found) > len(listed),
+        count=len(listed),
+        events=listed,
+        start=first.isoformat(),
+        end=(end - timedelta(days=1)).date().isoformat(),
     )
 
 

@@ -150,11 +150,19 @@ class Findings:
     def succeeded(self, tool: str, args: Any, result: dict[str, Any]) -> None:
         self.outcomes[(tool, "ok")] += 1
         self.stored += tool == "store"
-        self.scheduled += tool == "schedule_reminder"
+        self.scheduled += tool in ("schedule_reminder", "remind_before_event")
         if tool in ("update_memory_fields", "store"):
             self.touched_memories.add(result["memory_id"])
         self.touched_memories.update(result.get("forgotten", []), result.get("restored", []))
-        if tool in ("cancel_reminder", "snooze_reminder", "complete_reminder", "schedule_reminder"):
+        # A reminder set before an event moves and is cancelled with its event: it counts as touched when made.
+        reminding = (
+            "cancel_reminder",
+            "snooze_reminder",
+            "complete_reminder",
+            "schedule_reminder",
+            "remind_before_event",
+        )
+        if tool in reminding:
             self.touched_reminders.add(result["reminder_id"])
 
     def refused(self, tool: str, message: str) -> None:

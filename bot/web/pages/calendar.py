@@ -20,6 +20,7 @@ from tools.events import AddEventArgs, EventIdArgs, ListEventsArgs, add_event, c
 from tools.infra import ics
 from tools.storage import events as stored
 from tools.storage import feeds, households
+from tools.storage.events import MAX_LISTED
 
 log = structlog.get_logger()
 
@@ -35,7 +36,7 @@ def base(request: web.Request) -> str:
 async def calendar_page(request: web.Request, *, error: str | None = None, note: str | None = None) -> web.Response:
     viewer = request[VIEWER]
     async with member_tools(request) as ctx:
-        listed = await list_events(ctx, ListEventsArgs(start=None, days=DAYS_SHOWN))
+        listed = await list_events(ctx, ListEventsArgs(start=None, days=DAYS_SHOWN, limit=MAX_LISTED))
         household_token = await feeds.token(ctx.conn, viewer.household_id, None)
         own_token = await feeds.token(ctx.conn, viewer.household_id, viewer.user_id)
         members = await households.members(ctx.conn, viewer.household_id)
