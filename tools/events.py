@@ -218,7 +218,7 @@ async def list_events(ctx: ToolContext, args: ListEventsArgs) -> EventList:
     first = args.start or ctx.now.astimezone(tz).date()
     start = datetime(first.year, first.month, first.day, tzinfo=tz)
     end = start + timedelta(days=args.days)
-    found = await upcoming(ctx, start, end)
+    found = await upcoming(ctx, start, end, limit=args.limit + 1)  # one more says whether there are more
     listed = found[: args.limit]
     return EventList(
         more=len(found) > len(listed),
@@ -229,28 +229,30 @@ async def list_events(ctx: ToolContext, args: ListEventsArgs) -> EventList:
     )
 
 
-async def upcoming(ctx: ToolContext, start: datetime, end: datetime, *, member_id: int | None = None) -> list[Event]:
-    """The events in [start, end), one per occurrence, in time order."""
+async def upcoming(
+    ctx: ToolContext, start: datetime, end: datetime, *, member_id: int | None = None, limit: int = stored.MAX_LISTED
+) -> list[Event]:
+    """The first `limit` events in [start, end), one per occurrence, in time order."""
     rows = await stored.between(ctx.conn, ctx.household_id, start, end, member_id=member_id)
-    found: list[tuple[datetime, Event]] = []
-    for row in rows:
+    found: list[tuple[datetime, int, datetime | None]] = []  # (start, row, occurrence of a repeating event)
+    for index, row in enumerate(rows):
         if row["rrule"] is None:
-            found.append((row["starts_at"], event(row)))
+            found.append((row["starts_at"], index, None))
             continue
-        for at in await asyncio.to_thread(_occurrences, row, start, end):
-            found.append((at, event(row, at)))
-    found.sort(key=lambda pair: pair[0])
-    return [item for _, item in found[: stored.MAX_LISTED]]
+        for at in await asyncio.to_thread(_occurrences, row, start, end, limit):
+            found.append((at, index, at))
+    found.sort(key=lambda item: (item[0], item[1]))
+    return [event(rows[index], at) for _, index, at in found[:limit]]
 
 
-def _occurrences(row: Any, start: datetime, end: datetime) -> list[datetime]:
+def _occurrences(row: Any, start: datetime, end: datetime, limit: int) -> list[datetime]:
     """A repeating event's starts in [start, end); only its first when its rule cannot be worked out (an imported
     rule FAA's checks refuse)."""
     tz = ZoneInfo(row["timezone"])
     try:
         rule = parse_rule(row["rrule"], wall_time(row["starts_at"], tz), tz)
         times = itertools.takewhile(lambda t: t < end, occurrences(rule, tz, start, inclusive=True))
-        return list(itertools.islice(times, _MAX_OCCURRENCES))
+        return list(itertools.islice(times, min(limit, _MAX_OCCURRENCES)))
     except RecurrenceError:
         return [row["starts_at"]] if start <= row["starts_at"] < end else []
 
