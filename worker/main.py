@@ -14,6 +14,7 @@ from arq import Worker
 from arq.connections import ArqRedis, RedisSettings, create_pool
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from redis.exceptions import WatchError
 
 from bot.channels.registry import enabled_channels
 from bot.web.metrics import start_server
@@ -89,8 +90,9 @@ def create_worker(
     )
 
 
-# What a lost Redis raises in arq's loop (redis-py's own errors, and the socket's).
-REDIS_LOST = (RedisConnectionError, RedisTimeoutError, OSError)
+# What a lost Redis raises in arq's loop: redis-py's own errors, the socket's, and the WatchError redis-py raises
+# when the connection of a transaction that watches a key dies (arq handles a watched key that changed itself).
+REDIS_LOST = (RedisConnectionError, RedisTimeoutError, WatchError, OSError)
 _RECONNECT_DELAYS_S = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
@@ -101,28 +103,38 @@ async def run_worker(
     started: Callable[[], None] | None = None,
     handle_signals: bool = True,
 ) -> None:
-    """`faa worker`: an arq worker that rides out a Redis outage instead of exiting with it. When Redis goes away,
-    the running jobs finish (their results cannot be kept; the inbox and outbox rows they finished are the truth),
-    the dependencies close, Redis is awaited with backoff, and a new worker starts on the same pool; what was lost
-    with Redis the sweep (run at start) finds in PostgreSQL. Returns when arq stops (SIGTERM or SIGINT, after
-    letting running jobs finish)."""
-    pool = await _connected_pool(settings)
-    while True:
-        worker = create_worker(
+    """`faa worker`: an arq worker that rides out a Redis outage instead of exiting with it (`_ride_out`); Redis
+    down at start is awaited too. Returns when arq stops (SIGTERM or SIGINT, after letting running jobs finish)."""
+
+    def make(pool: ArqRedis) -> Worker:
+        return create_worker(
             settings, redis_pool=pool, serve_metrics=serve_metrics, started=started, handle_signals=handle_signals
         )
+
+    workers = [make(await _connected_pool(settings))]
+    try:
+        await _ride_out(workers, make)
+    except asyncio.CancelledError:
+        pass  # SIGTERM or SIGINT: arq cancelled its main task (and re-queued what still ran)
+    await workers[-1].close()  # closes the dependencies (on_shutdown) and the Redis pool
+
+
+async def _ride_out(workers: list[Worker], make: Callable[[ArqRedis], Worker]) -> None:
+    """Run the last of `workers` until arq returns. When Redis goes away, the running jobs finish (their results
+    cannot be kept; the inbox and outbox rows they finished are the truth), the dependencies close, Redis is
+    awaited with backoff, and a new worker starts on the same pool; what was lost with Redis the sweep (run at
+    start) finds in PostgreSQL."""
+    while True:
+        worker = workers[-1]
         try:
             await worker.async_run()
-        except asyncio.CancelledError:
-            pass  # SIGTERM or SIGINT: arq cancelled its main task (and re-queued what still ran)
+            return
         except REDIS_LOST as exc:
             log.warning("worker.redis.lost", error=type(exc).__name__, running_jobs=len(worker.tasks))
             await _wind_down(worker)
-            await _redis_back(pool)
+            await _redis_back(worker.pool)
             log.info("worker.redis.back")
-            continue
-        await worker.close()  # closes the dependencies (on_shutdown) and the Redis pool
-        return
+            workers.append(make(worker.pool))
 
 
 async def _wind_down(worker: Worker) -> None:
@@ -160,15 +172,21 @@ async def _redis_back(pool: ArqRedis) -> None:
 async def background_worker(
     settings: Settings, *, grace_s: float = 10.0, clock: Clock | None = None
 ) -> AsyncIterator[Worker]:
-    """A worker running in this process's event loop. On exit it stops taking jobs, gives running ones
-    `grace_s` to finish (the rest are cancelled; arq re-queues them), and closes its dependencies."""
-    worker = create_worker(settings, handle_signals=False, clock=clock)
-    task = asyncio.create_task(worker.async_run())
+    """A worker running in this process's event loop (`faa up`, `faa chat`), riding out Redis outages like
+    `faa worker`. On exit it stops taking jobs, gives running ones `grace_s` to finish (the rest are cancelled;
+    arq re-queues them), and closes its dependencies. Yields the first worker (tests read its counters)."""
+
+    def make(pool: ArqRedis) -> Worker:
+        return create_worker(settings, redis_pool=pool, handle_signals=False, clock=clock)
+
+    workers = [make(await _connected_pool(settings))]
+    task = asyncio.create_task(_ride_out(workers, make))
     try:
-        yield worker
+        yield workers[0]
     finally:
         # arq's own way out of its loop: in burst mode with no jobs left to start, it waits for the running jobs
         # and returns. Cancelling the loop instead could cut a Redis pipeline in half and leak its connection.
+        worker = workers[-1]
         worker.allow_pick_jobs = False
         worker.burst, worker.max_burst_jobs = True, 0
         done, _ = await asyncio.wait({task}, timeout=grace_s)
@@ -177,7 +195,7 @@ async def background_worker(
         with contextlib.suppress(asyncio.CancelledError):
             await task
         try:
-            await worker.close()
+            await workers[-1].close()
         except asyncio.CancelledError:
             # close() re-raises the cancellation of a job that outlived the grace period, before its shutdown hook.
-            await _shutdown(worker.ctx)
+            await _shutdown(workers[-1].ctx)

@@ -1,5 +1,6 @@
-"""`faa worker` rides out a Redis outage: Redis stopped while a job runs, then started again empty. The running job
-finishes, the worker waits for Redis and goes on taking jobs; it does not exit."""
+"""`faa worker`, and the worker inside `faa up` and `faa chat`, ride out a Redis outage: Redis stopped while a job
+runs, then started again empty. The running job finishes, the worker waits for Redis and goes on taking jobs; it
+does not exit."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 import contextlib
 import shutil
 import subprocess
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import asyncpg
@@ -20,7 +21,7 @@ from tests.e2e.scripts import analysis, member_message
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, System, accept_unqueued, eventually, free_port, make_family, running_system
 from tools.infra.queue import enqueue_message
-from worker.main import run_worker
+from worker.main import background_worker, run_worker
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server program")
 
@@ -63,22 +64,36 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
 
 
 @contextlib.asynccontextmanager
-async def faa_worker(settings: Settings) -> AsyncIterator[asyncio.Task[None]]:
+async def faa_worker(settings: Settings) -> AsyncIterator[Callable[[], bool]]:
+    """`faa worker`'s loop; yields whether it still runs."""
     task = asyncio.create_task(run_worker(settings, handle_signals=False))
     try:
-        yield task
+        yield lambda: not task.done()
     finally:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
 
+@contextlib.asynccontextmanager
+async def faa_up_worker(settings: Settings) -> AsyncIterator[Callable[[], bool]]:
+    """The worker `faa up` runs beside the web API; alive while the context is open (a dead one takes no jobs,
+    which the test sees)."""
+    async with background_worker(settings):
+        yield lambda: True
+
+
+@pytest.mark.parametrize("worker_of", [faa_worker, faa_up_worker], ids=["faa worker", "faa up"])
 async def test_the_worker_finishes_its_job_waits_for_redis_and_resumes(
-    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, private_redis: PrivateRedis
+    settings: Settings,
+    fake_llm: FakeOpenAI,
+    admin_conn: asyncpg.Connection,
+    private_redis: PrivateRedis,
+    worker_of: Callable[[Settings], contextlib.AbstractAsyncContextManager[Callable[[], bool]]],
 ) -> None:
     await private_redis.start()
     settings = settings.model_copy(update={"redis": settings.redis.model_copy(update={"url": private_redis.url})})
-    family = await make_family(admin_conn, "Outage", {"Anna": "Europe/Berlin"})
+    family = await make_family(admin_conn, f"Outage {worker_of.__name__}", {"Anna": "Europe/Berlin"})
     answering, released = asyncio.Event(), asyncio.Event()
 
     async def model(request: ChatRequest) -> Scripted:
@@ -88,7 +103,7 @@ async def test_the_worker_finishes_its_job_waits_for_redis_and_resumes(
         return analysis("chat", reply="Here I am.")
 
     fake_llm.script(model)
-    async with running_system(settings, fake_llm, admin_conn, worker=False) as system, faa_worker(settings) as worker:
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system, worker_of(settings) as alive:
         before = await send(system, family, "before")
         await asyncio.wait_for(answering.wait(), 20)
 
@@ -96,17 +111,17 @@ async def test_the_worker_finishes_its_job_waits_for_redis_and_resumes(
         await asyncio.sleep(0.5)  # the worker polls every 20 ms: it meets the outage before the job ends
         released.set()
         await eventually(lambda: finished(admin_conn, before))  # the running job was not cut off
-        assert not worker.done()  # waiting for Redis, not exited
+        assert alive()  # waiting for Redis, not exited
 
         await private_redis.start()  # back, and empty
         after = await send(system, family, "after")
         await eventually(lambda: finished(admin_conn, after), 60)
-        assert not worker.done()
+        assert alive()
     assert await admin_conn.fetchval("SELECT text FROM outbox WHERE inbox_id = $1", before) == "Here I am."
 
 
 async def send(system: System, family: Family, text: str) -> int:
-    row = await accept_unqueued(system.deps, family, "Anna", f"outage-{text}", text)
+    row = await accept_unqueued(system.deps, family, "Anna", f"outage-{family.household_id}-{text}", text)
     await enqueue_message(system.deps.redis, row.id, family.household_id)
     return row.id
 
