@@ -26,12 +26,12 @@ from tools.events import add_event, cancel_event, list_events, move_event, remin
 from tools.forgetting import forget_me
 from tools.lists import add_list_items, clear_done_items, show_list, update_list_item
 from tools.memories import forget, restore, search, store, update_memory_fields
+from tools.quiet_hours import set_quiet_hours
 from tools.reminders import (
     cancel_reminder,
     complete_reminder,
     list_reminders,
     schedule_reminder,
-    set_quiet_hours,
     snooze_reminder,
 )
 from tools.storage.database import is_transient, storable_text, transient_error

@@ -1,5 +1,6 @@
-"""The reminder tools: schedule_reminder, list_reminders, cancel_reminder, snooze_reminder, complete_reminder and
-set_quiet_hours, over the rows of `tools.storage.reminders`; firing reminders is `tools.storage.firings`.
+"""The reminder tools: schedule_reminder, list_reminders, cancel_reminder, snooze_reminder and complete_reminder,
+over the rows of `tools.storage.reminders`; firing reminders is `tools.storage.firings`; quiet hours are
+`tools.quiet_hours`.
 
 Times are stored in UTC together with the IANA timezone whose wall clock the reminder keeps (see
 `tools/infra/recurrence.py` for how DST gaps and folds are resolved).
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Callable
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal, TypeVar
 from zoneinfo import ZoneInfo
 
@@ -22,7 +23,6 @@ from pydantic import (
     Field,
     StringConstraints,
     WithJsonSchema,
-    field_validator,
     model_validator,
 )
 
@@ -116,28 +116,6 @@ class ListRemindersArgs(BaseModel):
     limit: int = Field(20, ge=1, le=50)
 
 
-class SetQuietHoursArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    start: time | None = Field(None, description="HH:MM on the member's clock, e.g. 22:00; null with end clears")
-    end: time | None = Field(None, description="HH:MM, e.g. 07:00")
-
-    @field_validator("start", "end")
-    @classmethod
-    def _wall_clock_minute(cls, value: time | None) -> time | None:
-        if value is not None and value.tzinfo is not None:
-            raise ValueError("give HH:MM on the member's own clock, without a UTC offset")
-        return None if value is None else value.replace(second=0, microsecond=0)
-
-    @model_validator(mode="after")
-    def _both_or_neither(self) -> SetQuietHoursArgs:
-        if (self.start is None) != (self.end is None):
-            raise ValueError("give both start and end, or neither to clear the quiet hours")
-        if self.start is not None and self.start == self.end:
-            raise ValueError("start and end must differ")
-        return self
-
-
 class Reminder(BaseModel):
     reminder_id: int
     text: str
@@ -162,12 +140,6 @@ class ReminderList(BaseModel):
 
 class ChangedReminder(Reminder):
     previous: dict[str, Any] = Field(description="the reminder's state before this change, for undo")
-
-
-class QuietHours(BaseModel):
-    start: str | None
-    end: str | None
-    previous: dict[str, str | None] = Field({}, description="the quiet hours before this change, for undo")
 
 
 # The tools that can leave an active reminder due at a new time, which then needs its job in the queue.
@@ -390,17 +362,3 @@ async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> ChangedRe
     if (status, next_fire, occurrence) != (row["status"], row["next_fire_at"], row["occurrence_at"]):
         row = await _update(ctx, args.reminder_id, status, next_fire, occurrence)
     return _changed(row, before, await _members(ctx))
-
-
-async def set_quiet_hours(ctx: ToolContext, args: SetQuietHoursArgs) -> QuietHours:
-    """Set the member's own quiet hours (e.g. 22:00 to 07:00 on their clock): reminders that fall inside them are
-    delivered when they end. Both null clears them."""
-    before = await stored.quiet_hours(ctx.conn, ctx.household_id, ctx.user_id)
-    await stored.set_quiet_hours(ctx.conn, ctx.household_id, ctx.user_id, args.start, args.end)
-    return QuietHours(
-        start=_clock(args.start), end=_clock(args.end), previous={"start": _clock(before[0]), "end": _clock(before[1])}
-    )
-
-
-def _clock(value: time | None) -> str | None:
-    return None if value is None else value.strftime("%H:%M")

@@ -10,17 +10,17 @@ import re
 _I = re.IGNORECASE
 
 
-def _cues(*patterns: str) -> re.Pattern[str]:
+def cues(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(patterns), _I)
 
 
-GREETING = _cues(
+GREETING = cues(
     r"^\W*(?:hi|hello|hey|yo|hiya|thanks?|thank you|thx|ty|cheers|good (?:morning|night|evening)|ok(?:ay)?|cool|"
     r"great|nice|perfect|super|got it|you'?re (?:great|the best)|hallo|danke(?: schön| dir)?|guten (?:morgen|abend)|"
     r"gute nacht|moin|servus|alles klar|你好|您好|谢谢|谢了|多谢|早上好|早安|晚安|好的|嗯+|哈喽|收到)"
     r"(?:\s+(?:faa|you|so much|a lot|very much|sehr|dir))*\W*$"
 )
-SMALL_TALK = _cues(
+SMALL_TALK = cues(
     r"\bhow are you\b",
     r"\bwhat can you do\b",
     r"\bwho are you\b",
@@ -35,7 +35,7 @@ SMALL_TALK = _cues(
     r"\bwas kannst du\b",
     r"\bwer bist du\b",
 )
-UNDO = _cues(
+UNDO = cues(
     r"^\W*undo\b",
     r"\bundo (?:that|it|this|the last|my last)\b",
     r"\btake (?:that|it) back\b",
@@ -43,7 +43,7 @@ UNDO = _cues(
     r"撤回",
     r"\brückgängig\b",
 )
-REMIND = _cues(
+REMIND = cues(
     r"\bremind",
     r"\breminder",
     r"\bremnd",
@@ -59,14 +59,14 @@ REMIND = _cues(
     r"\bwecker\b",
 )
 # "Don't let me forget …" asks for a reminder; it is no request to forget anything.
-DONT_FORGET = _cues(
+DONT_FORGET = cues(
     r"\b(?:don'?t|do not|never) let me forget\b",
     r"\bmake sure i (?:don'?t|do not) forget\b",
     r"别让我忘",
     r"\blass mich (?:das )?nicht vergessen\b",
     r"\bdamit ich (?:das )?nicht vergesse\b",
 )
-CANCEL = _cues(
+CANCEL = cues(
     r"\bcancel",
     r"\bcall off",
     r"\bstop remind",
@@ -81,7 +81,7 @@ CANCEL = _cues(
     r"\babsagen",
     r"nicht mehr erinnern",
 )
-SNOOZE = _cues(
+SNOOZE = cues(
     r"\bsnooze",
     r"\bremind me again\b",
     r"\blater\b",
@@ -98,7 +98,7 @@ SNOOZE = _cues(
     r"\bschlummer",
 )
 # Said of a reminder: it is no longer wanted.
-UNWANTED = _cues(
+UNWANTED = cues(
     r"\b(?:dont|don't|do not|no longer) need\b",
     r"\bnot needed\b",
     r"\banymore\b",
@@ -110,7 +110,7 @@ UNWANTED = _cues(
     r"不要了",
 )
 # Said right after a reminder was sent: done with it.
-DONE_WORDS = _cues(
+DONE_WORDS = cues(
     r"\bdone\b",
     r"\bfinished\b",
     r"\bdid it\b",
@@ -124,12 +124,12 @@ DONE_WORDS = _cues(
     r"做了",
     r"已经",
 )
-DONE = _cues(
+DONE = cues(
     r"^\W*(?:done|did it|i did it|finished|all done|completed?|taken|erledigt|fertig|gemacht|"
     r"好了|完成了?|做完了|搞定了?|已经?做了|吃过了|交了)\W*$",
     r"\bmark (?:it|that|the \w+) (?:as )?done",
 )
-FORGET = _cues(
+FORGET = cues(
     r"\bforget\b",
     r"\bdelete\b",
     r"\bremove\b",
@@ -147,7 +147,7 @@ FORGET = _cues(
     r"\blösch",
     r"\bentfern",
 )
-LIST = _cues(
+LIST = cues(
     r"\b(?:what|which|list|show|any)\b.{0,30}\breminders\b",
     r"\bmy reminders\b",
     r"\breminders do i have",
@@ -158,7 +158,7 @@ LIST = _cues(
     r"welche erinnerungen",
     r"meine erinnerungen",
 )
-UPDATE = _cues(
+UPDATE = cues(
     r"\bactually\b",
     r"\bcorrection\b",
     r"\bcorrect (?:that|it|the)\b",
@@ -190,7 +190,7 @@ UPDATE = _cues(
     r"\bänder",
     r"\bwar falsch",
 )
-QUESTION = _cues(
+QUESTION = cues(
     r"[?？]\s*$",
     r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",
@@ -205,7 +205,7 @@ QUESTION = _cues(
     r"有没有",
     r"怎么样",
 )
-SUM = _cues(
+SUM = cues(
     r"\bhow much\b",
     r"\bhow many times\b",
     r"\bhow often\b",
@@ -252,11 +252,11 @@ SUM = _cues(
     r"\bgekostet\b",
     r"\bam meisten\b",
 )
-RECORD_VERB = _cues(
+RECORD_VERB = cues(
     r"^\W*(?:note|write down|remember|save|store|log|add|record|put down|keep in mind|merk dir|notier|speicher)\b",
     r"^\W*(?:记下|记住|记一下|帮我记|存一下)",
 )
-SPEND = _cues(
+SPEND = cues(
     r"\bspen[dt]\b",
     r"\bpaid\b",
     r"\bpay\b",
@@ -297,7 +297,7 @@ SPEND = _cues(
 )
 # References without content: "the thing", "that", "it" — a message made only of these and function words says
 # nothing to store or look up.
-VAGUE = _cues(
+VAGUE = cues(
     r"\b(?:the|that|this) (?:thing|stuff|one)\b",
     r"\b(?:it|that|this|those|them)\b",
     r"那个",
@@ -309,7 +309,7 @@ VAGUE = _cues(
     r"\bdas\b",
     r"\bes\b",
 )
-FILLER = _cues(
+FILLER = cues(
     r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|"
     r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
     r"about|with|and|or|so|then|ok|"
@@ -319,7 +319,7 @@ FILLER = _cues(
 
 
 # Words of paying only, without the ones that name what the money was (salary, bill, rent…).
-PAYING = _cues(
+PAYING = cues(
     r"\bspen[dt]\b",
     r"\bpaid\b",
     r"\bpay\b",
@@ -341,74 +341,13 @@ PAYING = _cues(
 )
 
 # A dose of a medicine: whatever else the message says, it is a health note.
-DOSE = _cues(
+DOSE = cues(
     r"\d\s?(?:mg|ml|µg|mcg|milligram\w*|pills?|drops|tabletten|tropfen|hübe)\b",
     r"\d\s?(?:毫克|毫升|片|粒|滴)",
 )
 # What makes a note a contact: a phone number, an email or a web address.
-CONTACT_DETAILS = _cues(
+CONTACT_DETAILS = cues(
     r"\+?\d[\d /-]{6,}\d",
     r"[\w.+-]+@[\w-]+\.[\w.]+",
     r"\bhttps?://|\bwww\.",
-)
-
-# The calendar: asking what is on ("what's on this week?"; not "what's on the shopping list"), reminders before an
-# event ("an hour before the dentist"), and a member's request to be forgotten altogether.
-AGENDA = _cues(
-    r"\bwhat(?:'s| is| do (?:we|i) have)(?: going)? on\b(?!.{0,20}\blist\b)",
-    r"\b(?:my|our|the family'?s?) (?:calendar|schedule|agenda|appointments)\b",
-    r"\bany (?:plans|appointments|events)\b",
-    r"\bwas (?:steht|haben wir|habe ich)\b.{0,30}\b(?:an|vor)\b",
-    r"\b(?:meine|unsere) termine\b|\bim kalender\b",
-    r"什么安排|有安排吗|日程|日历",
-)
-BEFORE = _cues(
-    r"\bbefore\b", r"\bahead of\b", r"\bvorher\b", r"\bvor (?:dem|der|den|meinem|meiner|unserem)\b", r"提前|之前|前"
-)
-MOVED = _cues(
-    r"\b(?:is |was |has been |got )?moved\b(?! (?:it|that|this) (?:under|into))",
-    r"\bmove (?:the|my|our)\b",
-    r"\breschedul",
-    r"\bpostpone",
-    r"\bverschoben\b|\bverschieb|\bverlegt\b",
-    r"改到|推迟到|挪到|改期到",
-)
-FORGET_ME = _cues(
-    r"\bforget (?:everything|all) (?:about|of) me\b",
-    r"\b(?:delete|erase|remove) (?:all )?(?:my (?:data|account)|everything about me)\b",
-    r"\bvergiss alles über mich\b",
-    r"\blösche? (?:alle )?meine daten\b",
-    r"忘记关于我的一切|忘掉关于我的一切|删除我的(?:所有)?数据",
-)
-# Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
-SHARED_LIST = _cues(
-    r"\b(?:shopping|grocery|groceries|to-?do|todo|packing|camping|holiday|trip)[ -]?lists?\b",
-    r"\b(?:on|onto|to|off|from) (?:the|my|our) (?:\w+ )?list\b",
-    r"\bwhat'?s on (?:the|my|our) (?:\w+ )?list",
-    r"\bnew (?:\w+ )?list\b",
-    r"\bclear (?:the |all )?(?:bought|done|ticked|checked)",
-    r"^\W*(?:i |we )?(?:just )?(?:bought|got) the [^\W\d]+(?: [^\W\d]+){0,2}\W*$",
-    r"\btakes? (?:on |over )?the [^\d]{1,30} (?:task|chore)\b",
-    r"einkaufsliste",
-    r"packliste",
-    r"to-?do-?liste",
-    r"aufgabenliste",
-    r"\b(?:auf|von) (?:die|der|unsere|meine|meiner|unserer) (?:\w+)?liste\b",
-    r"\bneue \w*\s?liste\b",
-    r"\bübernimmt\b.{0,30}\baufgabe\b",
-    r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
-    r"^\W*(?:ich habe |hab(?:e)? )?(?:die |den |das )?[^\d\s]+ (?:ist )?(?:gekauft|besorgt)\W*$",
-    r"^[^\d]{1,8}(?:买了|买好了|已经买了)\W*$",
-    r"购物清单",
-    r"购物单",
-    r"清单",
-    r"待办",
-    r"负责.{0,10}(?:任务|家务)",
-)
-BUDGET = _cues(
-    r"\bbudget",
-    r"预算",
-    r"\bhow much (?:is|do we have|have we got) left\b",
-    r"\bwie ?viel (?:ist|haben wir) (?:noch )?übrig\b",
-    r"还剩多少",
 )

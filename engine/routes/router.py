@@ -13,23 +13,17 @@ from dataclasses import dataclass
 
 from engine.grounding import Grounding
 from engine.routes.cues import (
-    AGENDA,
-    BEFORE,
-    BUDGET,
     CANCEL,
     DONE,
     DONE_WORDS,
     DONT_FORGET,
     FILLER,
     FORGET,
-    FORGET_ME,
     GREETING,
     LIST,
-    MOVED,
     PAYING,
     QUESTION,
     REMIND,
-    SHARED_LIST,
     SMALL_TALK,
     SNOOZE,
     SPEND,
@@ -39,6 +33,7 @@ from engine.routes.cues import (
     UPDATE,
     VAGUE,
 )
+from engine.routes.organising_cues import AGENDA, BEFORE, BUDGET, FORGET_ME, MOVED, SHARED_LIST
 
 _I = re.IGNORECASE
 

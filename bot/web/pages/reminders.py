@@ -16,18 +16,17 @@ from bot.web.pages.tooling import member_tools
 from engine.deps import Deps
 from tools.errors import ToolRetry
 from tools.infra.queue import FIRE_REMINDER, reminder_job_id
+from tools.quiet_hours import SetQuietHoursArgs, set_quiet_hours
 from tools.reminders import (
     ListRemindersArgs,
     Reminder,
     ReminderIdArgs,
     ScheduleReminderArgs,
-    SetQuietHoursArgs,
     SnoozeReminderArgs,
     cancel_reminder,
     complete_reminder,
     list_reminders,
     schedule_reminder,
-    set_quiet_hours,
     snooze_reminder,
 )
 from tools.storage import households, outbox
