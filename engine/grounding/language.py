@@ -8,7 +8,8 @@ import re
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _GERMAN = re.compile(
     r"[äöüß]|\b(?:ich|wir|und|der|die|das|ist|nicht|bitte|mich|mir|für|um|uhr|morgen|heute|gestern|habe|haben|"
-    r"hat|wie|viel|was|wann|erinnere|jeden|einen|eine|beim|vom|zum|mein|meine|unser|unsere|noch|schon|auch)\b",
+    r"hat|wie|viel|was|wann|erinnere|jeden|einen|eine|beim|vom|zum|mein|meine|unser|unsere|noch|schon|auch|"
+    r"absagen|abgesagt|verschoben|vergiss|lösche|gekauft|bezahlt|ausgegeben|termin|kalender|liste)\b",
     re.IGNORECASE,
 )
 _ENGLISH = re.compile(

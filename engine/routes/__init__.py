@@ -7,7 +7,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.routes.calendar import CalendarRoute, EventMoveRoute, EventReminderRoute, ForgetMeRoute
+from engine.routes.calendar import (
+    CalendarRoute,
+    EventCancelRoute,
+    EventMoveRoute,
+    EventReminderRoute,
+    ForgetMeRoute,
+)
 from engine.routes.changes import ForgetRoute, UndoRoute, UpdateRoute
 from engine.routes.lists import BudgetRoute, SharedListRoute
 from engine.routes.questions import LookupRoute, SumRoute
@@ -32,6 +38,7 @@ ROUTES: dict[str, Route] = {
         CalendarRoute(),
         EventReminderRoute(),
         EventMoveRoute(),
+        EventCancelRoute(),
         ForgetMeRoute(),
         SharedListRoute(),
         BudgetRoute(),
@@ -55,6 +62,7 @@ RouteName = Literal[
     "calendar",
     "event_reminder",
     "event_change",
+    "event_cancel",
     "shared_list",
     "budget",
 ]

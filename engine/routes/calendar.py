@@ -1,7 +1,8 @@
 """Routes for the calendar: what is on (a stretch of days from the grounding, listed by the `list_events` tool),
 a reminder before an event ("an hour before the dentist": the duration from the grounding, the event from the
 calendar), an event that moved ("the dentist moved to 4pm": the new time from the grounding; its reminders move
-with it), and a member's request to be forgotten (which runs only after their yes, see `engine.consent`).
+with it), an event called off ("cancel the dentist": it leaves the calendar with its reminders), and a member's
+request to be forgotten (which runs only after their yes, see `engine.consent`).
 
 Putting a plan with a time into the calendar is the fact route's: it stores the note and adds the event."""
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
 from engine.executor import StepResult
+from engine.routes.cues import FILLER
 from engine.routes.phrases import say, when_text
 from engine.routes.reminders import recipient
 from engine.routes.route import Ask, Picked, Reroute, Said, Situation
@@ -23,6 +25,12 @@ from engine.routes.route import Ask, Picked, Reroute, Said, Situation
 _UPCOMING_DAYS = 60
 _WORD = re.compile(r"[^\W\d_]{3,}")
 _HAN = re.compile(r"[\u4e00-\u9fff]+")
+# The routes' own words, which name no event ("remind me an hour before", "cancel", "moved").
+_NOT_NAMES = re.compile(
+    r"remind\w*|before|ahead|hours?|minutes?|mins?|moved?|cancel\w*|call|off|erinner\w*|vorher|stunden?|minuten|"
+    r"verschoben|verlegt|absagen|abgesagt|termin",
+    re.IGNORECASE,
+)
 _CLOCK_ONLY = re.compile(r"(?:上午|下午|晚上|早上|中午)?\s*\d{1,2}(?:[:：]\d{2}|点(?:半|\d{1,2}分?)?)")
 
 
@@ -155,7 +163,8 @@ def _named(text: str, rows: list[dict[str, Any]]) -> list[int]:
 def _words(text: str) -> set[str]:
     """Words of three letters or more, and pairs of Chinese characters (Chinese has no spaces between words)."""
     pairs = {run[i : i + 2] for run in _HAN.findall(text) for i in range(len(run) - 1)}
-    return {word.lower() for word in _WORD.findall(text)} | pairs
+    words = {word.lower() for word in _WORD.findall(text)}
+    return {word for word in words if not (FILLER.fullmatch(word) or _NOT_NAMES.fullmatch(word))} | pairs
 
 
 class EventMoveRoute:
@@ -206,6 +215,39 @@ class EventMoveRoute:
             text=result["title"],
             when=event_line(result, situation.language).split(": ")[0],
         )
+
+
+class EventCancelRoute:
+    name = "event_cancel"
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        rows = await _upcoming(situation)
+        named = _named(situation.text, rows)
+        if not named:  # no event of the calendar is meant: "cancel the bins" is about a reminder
+            return Reroute("reminder_change")
+        by_id = {row["event_id"]: row for row in rows}
+        situation.rows = [by_id[event_id] for event_id in named]
+        situation.choices["event_id"] = named
+        if len(named) == 1:
+            situation.decided = EventPick(event_id=named[0])
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return EventPick if situation.decided is None else None
+
+    def prompt(self, situation: Situation) -> str:
+        listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
+        return f"Events: {listed}\nMessage: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        picked = answer if isinstance(answer, EventPick) else situation.decided
+        assert isinstance(picked, EventPick)
+        return [PlannedCall(id="s1", tool="cancel_event", args={"event_id": picked.event_id})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        return say("event_cancelled", situation.language, text=results[0].result["title"])
 
 
 def _time_only(said: str) -> bool:

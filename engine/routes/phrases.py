@@ -127,6 +127,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Verschoben: {text}, jetzt {when}.",
         "zh": "已改期：{text}，现在是{when}。",
     },
+    "event_cancelled": {
+        "en": "Cancelled: {text} (and the reminders set for it).",
+        "de": "Abgesagt: {text} (samt den Erinnerungen dafür).",
+        "zh": "已取消：{text}（以及为它设的提醒）。",
+    },
     "forget_me": {
         "en": "forget everything about you: your private notes, reminders, sign-ins and chat links; your household "
         "entries stay as a former member's. This cannot be undone",

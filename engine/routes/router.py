@@ -60,6 +60,8 @@ def route_by_cues(text: str, grounding: Grounding, *, reminder_just_sent: bool) 
     keep_in_mind = bool(DONT_FORGET.search(text))
     reminder_words = bool(REMIND.search(text)) or keep_in_mind
     forget = bool(FORGET.search(text)) and not keep_in_mind
+    if CANCEL.search(text) and not reminder_words:
+        return Routing("event_cancel", "cancel")  # a reminder's change when the message names no event
     if CANCEL.search(text) or (reminder_words and not keep_in_mind and (forget or UNWANTED.search(text))):
         return Routing("reminder_change", "cancel")
     if reminder_just_sent and answers_a_reminder(text):

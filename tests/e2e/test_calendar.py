@@ -161,3 +161,42 @@ async def test_a_moved_event_takes_its_reminder_along(routed: System) -> None:
     await send(routed, family, "den Dentist auf Samstag verschoben")
     event = await routed.admin.fetchrow("SELECT starts_at FROM events WHERE household_id = $1", family.household_id)
     assert event["starts_at"] == datetime(2031, 3, 15, 16, 30, tzinfo=BERLIN)  # the same time on the new day
+
+
+async def test_cancelling_an_event_takes_its_reminder_along_and_a_reminder_is_still_cancelled_by_name(
+    routed: System,
+) -> None:
+    family = await make_family(routed.admin, "Calendar cancel", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(
+            fact={"kind": "plan", "person": None, "category": "dentist"},
+            reminder={"text": "put the bins out", "time": "t1"},
+        )
+    )
+    await send(routed, family, "Dentist on Friday at 3pm")
+    await send(routed, family, "remind me an hour before the dentist")
+    await send(routed, family, "remind me to put the bins out on Thursday at 7pm")
+
+    cancelled = await send(routed, family, "cancel the dentist")
+
+    assert cancelled["reply"] == "Cancelled: Dentist on Friday at 3pm (and the reminders set for it)."
+    statuses = await routed.admin.fetch(
+        "SELECT r.text, r.status FROM reminders r WHERE r.household_id = $1 ORDER BY r.id", family.household_id
+    )
+    assert [(r["text"], r["status"]) for r in statuses] == [
+        ("Dentist on Friday at 3pm", "cancelled"),
+        ("put the bins out", "active"),
+    ]
+    assert (
+        await routed.admin.fetchval("SELECT status FROM events WHERE household_id = $1", family.household_id)
+        == "cancelled"
+    )
+
+    bins = await send(routed, family, "cancel the bins")  # names no event: a reminder
+    assert "put the bins out" in bins["reply"]
+    assert (
+        await routed.admin.fetchval(
+            "SELECT status FROM reminders WHERE household_id = $1 AND text = 'put the bins out'", family.household_id
+        )
+        == "cancelled"
+    )
