@@ -43,8 +43,8 @@ def metrics_url(worker: Worker) -> str:
 
 
 async def test_the_worker_serves_its_metrics_behind_the_token(
-    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
-) -> None:
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, redis: redis_asyncio.Redis
+) -> None:  # `redis`: the database emptied first, so the worker meets no job another test left queued
     served = settings.model_copy(update={"metrics": MetricsSettings(token="w-token", worker_port=0)})
     family = await make_family(admin_conn, "Worked", {"Anna": "Europe/Berlin"})
     fake_llm.script(lambda request: analysis("chat", reply="Hi Anna."))
