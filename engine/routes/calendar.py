@@ -167,14 +167,17 @@ def _words(text: str) -> set[str]:
     return {word for word in words if not (FILLER.fullmatch(word) or _NOT_NAMES.fullmatch(word))} | pairs
 
 
-class EventMoveRoute:
-    name = "event_change"
+class _NamedEventRoute:
+    """A change to the coming event the message names; the model picks only among events named alike. A message
+    that names no event of the calendar goes to `otherwise`."""
+
+    otherwise: str
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         rows = await _upcoming(situation)
         named = _named(situation.text, rows)
-        if not named:  # no event of the calendar is meant: a correction of a stored note
-            return Reroute("update")
+        if not named:
+            return Reroute(self.otherwise)
         by_id = {row["event_id"]: row for row in rows}
         situation.rows = [by_id[event_id] for event_id in named]
         situation.choices["event_id"] = named
@@ -188,6 +191,11 @@ class EventMoveRoute:
     def prompt(self, situation: Situation) -> str:
         listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
         return f"Events: {listed}\nMessage: {situation.text}"
+
+
+class EventMoveRoute(_NamedEventRoute):
+    name = "event_change"
+    otherwise = "update"  # a correction of a stored note
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         picked = answer if isinstance(answer, EventPick) else situation.decided
@@ -217,27 +225,9 @@ class EventMoveRoute:
         )
 
 
-class EventCancelRoute:
+class EventCancelRoute(_NamedEventRoute):
     name = "event_cancel"
-
-    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
-        rows = await _upcoming(situation)
-        named = _named(situation.text, rows)
-        if not named:  # no event of the calendar is meant: "cancel the bins" is about a reminder
-            return Reroute("reminder_change")
-        by_id = {row["event_id"]: row for row in rows}
-        situation.rows = [by_id[event_id] for event_id in named]
-        situation.choices["event_id"] = named
-        if len(named) == 1:
-            situation.decided = EventPick(event_id=named[0])
-        return None
-
-    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
-        return EventPick if situation.decided is None else None
-
-    def prompt(self, situation: Situation) -> str:
-        listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
-        return f"Events: {listed}\nMessage: {situation.text}"
+    otherwise = "reminder_change"  # "cancel the bins" is about a reminder
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         picked = answer if isinstance(answer, EventPick) else situation.decided
