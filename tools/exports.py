@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 from tools.infra.ics import IcsEvent, calendar
 from tools.storage import exports
 from tools.storage.database import Connection
+from tools.storage.events import as_ics
 from tools.storage.forgetting import FORMER_MEMBER
 
 FILES = ("expenses.csv", "memories.json", "reminders.ics", "events.ics")
@@ -46,7 +47,7 @@ def _files(
         "expenses.csv": _money_csv(memories, tz),
         "memories.json": _memories_json(memories),
         "reminders.ics": calendar(f"{name}: reminders", [_reminder(row, now) for row in reminders], stamp=now),
-        "events.ics": calendar(f"{name}: events", [_event(row) for row in events], stamp=now),
+        "events.ics": calendar(f"{name}: events", [as_ics(row) for row in events], stamp=now),
     }
 
 
@@ -126,18 +127,4 @@ def _reminder(row: Any, now: datetime) -> IcsEvent:
         timezone=row["timezone"],
         rrule=row["rrule"],
         cancelled=row["status"] != "active",
-    )
-
-
-def _event(row: Any) -> IcsEvent:
-    return IcsEvent(
-        uid=row["uid"],
-        title=row["title"],
-        starts_at=row["starts_at"],
-        ends_at=row["ends_at"],
-        all_day=row["all_day"],
-        timezone=row["timezone"],
-        rrule=row["rrule"],
-        cancelled=row["status"] == "cancelled",
-        sequence=row["sequence"],
     )
