@@ -1,4 +1,5 @@
-"""The golden set (bench/golden/cases.yaml): its cases, and what running one left behind.
+"""The golden set (bench/golden/cases.yaml, and its held-out test split test.yaml): its cases, and what running one
+left behind.
 
 A case runs in a fresh household: its seeds are stored, its earlier turns and then its message go the system
 path (inbox → arq job → engine → tools → outbox → reply), and the score (`_golden_score`) looks only at what
@@ -20,7 +21,8 @@ from _golden_time import check
 from dateutil.rrule import rrulestr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-CASES_FILE = Path(__file__).resolve().parent / "golden" / "cases.yaml"
+CASES_FILE = Path(__file__).resolve().parent / "golden" / "cases.yaml"  # the dev split: what the engine is tuned on
+TEST_FILE = CASES_FILE.with_name("test.yaml")  # the held-out test split: scored, never tuned against
 MEMBERS = ("Anna", "Ben")
 LANGUAGES = ("en", "zh", "de")
 SIMPLE_RECORD_CATEGORIES = frozenset({"expense", "health", "plan", "fact"})
@@ -28,6 +30,7 @@ SIMPLE_RECORD_CATEGORIES = frozenset({"expense", "health", "plan", "fact"})
 Member = Literal["Anna", "Ben"]
 Recipient = Literal["Anna", "Ben", "household"]
 Status = Literal["active", "done", "cancelled"]
+EventStatus = Literal["confirmed", "cancelled"]
 
 
 class _Strict(BaseModel):
@@ -66,11 +69,13 @@ class ExpectedMemory(_Strict):
     category: list[str] | None = None
     person: list[str] | None = None
     amount: Decimal | None = None
-    currency: str | None = None
+    currency: list[str] | None = None  # one of these ISO codes ("三十五块" may be yuan or euros)
     occurred: Literal["today", "yesterday"] | None = None
     no_amount: bool = False  # true: the row has neither amount nor currency (a fact with numbers that are not money)
+    text_has: list[str] | None = None  # its content or merchant has one of these (the member's words kept)
+    visibility: Literal["household", "private"] | None = None
 
-    _as_lists = field_validator("kind", "category", "person", mode="before")(_listed)
+    _as_lists = field_validator("kind", "category", "person", "currency", "text_has", mode="before")(_listed)
 
 
 class ExpectedChange(ExpectedMemory):
@@ -120,6 +125,17 @@ class ExpectedReminderStatus(_Strict):
     _text = field_validator("text_has", mode="before")(_listed)
 
 
+class ExpectedEventStatus(_Strict):
+    """The calendar events that existed before the message and whose title has one of `title_has`, after it."""
+
+    title_has: list[str] = Field(min_length=1)
+    status: EventStatus
+    at: list[str] | None = None  # any of these time expressions (its start)
+
+    _at = field_validator("at", mode="before")(_times)
+    _title = field_validator("title_has", mode="before")(_listed)
+
+
 class ExpectedListItem(_Strict):
     """A live item on a shared list: its words have one of `text_has`; the other fields as given."""
 
@@ -160,6 +176,8 @@ class Expectation(_Strict):
     member_forgotten: bool | None = None  # the message made a member forgotten (true) or left every member (false)
     list_items: list[ExpectedListItem] | None = None  # exactly these live list items afterwards; None: not checked
     budgets: list[ExpectedBudget] | None = None  # exactly these budgets afterwards
+    event_status: list[ExpectedEventStatus] = []
+    writes_nothing: bool = False  # true: no memory, reminder, event, list item, budget or member added or changed
 
     _reply_has = field_validator("reply_has", mode="before")(_any_of)
 
@@ -196,6 +214,17 @@ class SeedBudget(_Strict):
     currency: str = "EUR"
 
 
+class SeedEvent(_Strict):
+    title: str = Field(min_length=1)
+    at: str  # a time expression; an all-day event takes its day
+    all_day: bool = False
+    whose: Recipient | None = None  # default: the member who writes the case
+    rrule: str | None = None
+
+    _at = field_validator("at")(_time)
+    _rrule = field_validator("rrule")(_rule)
+
+
 class SeedReminder(_Strict):
     text: str = Field(min_length=1)
     at: str | None = None  # required unless fired
@@ -229,6 +258,7 @@ class Case(_Strict):
     seed_reminders: list[SeedReminder] = []
     seed_lists: list[SeedListItem] = []
     seed_budgets: list[SeedBudget] = []
+    seed_events: list[SeedEvent] = []
     turns: list[Turn] = []
     text: str = Field(min_length=1)
     expect: Expectation

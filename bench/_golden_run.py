@@ -25,6 +25,7 @@ from engine.deps import Deps
 from tests import system
 from tools.budgets import SetBudgetArgs, set_budget
 from tools.context import ToolContext
+from tools.events import AddEventArgs, add_event
 from tools.infra.recurrence import next_occurrence, parse_rule, resolve_wall_time
 from tools.lists import AddListItemsArgs, UpdateListItemArgs, add_list_items, update_list_item
 from tools.memories import StoreArgs, store
@@ -53,6 +54,7 @@ async def run_case(
     await seed_memories(deps, family, case, start)
     await seed_reminders(deps, family, case, start)
     await seed_lists_and_budgets(deps, family, case, start)
+    await seed_events(deps, family, case, start)
     given = seed_sources(case, start)
     before = await snapshot(admin, family.household_id)
     sent: list[Sent] = []
@@ -143,6 +145,22 @@ async def seed_lists_and_budgets(deps: Deps, family: system.Family, case: Case, 
             await set_budget(ctx, SetBudgetArgs.model_validate(budget.model_dump()))
 
 
+async def seed_events(deps: Deps, family: system.Family, case: Case, now: datetime) -> None:
+    """The seed calendar events, through the calendar tool as the member who writes (an all-day one on the day of
+    its `at`)."""
+    if not case.seed_events:
+        return
+    me = family.principal(case.member)
+    async with deps.db.household(me.household_id, me.user_id) as conn:
+        members = await households.members(conn, me.household_id)
+        ctx = ToolContext(conn, me.household_id, me.user_id, TIMEZONE, now, deps.embedder, members=members)
+        for seed in case.seed_events:
+            wall = resolve(seed.at, now).local
+            start = wall.date() if seed.all_day else wall
+            whose = seed.whose or case.member
+            await add_event(ctx, AddEventArgs(title=seed.title, start=start, rrule=seed.rrule, whose=whose))
+
+
 def _first_time(seed: SeedReminder, now: datetime) -> tuple[datetime, datetime]:
     """(the first instant, its wall time) of a seed reminder: its `at`, or 5 minutes before the start if it
     fired; a repeating one's first occurrence from there."""
@@ -200,8 +218,13 @@ def seed_sources(case: Case, start: datetime) -> Sources:
     for reminder in case.seed_reminders:
         instant, wall = _first_time(reminder, start)
         moments += [instant, wall]
+    moments += [resolve(event.at, start).local for event in case.seed_events]
     return Sources(
-        texts=(*(seed.content for seed in case.seed), *(reminder.text for reminder in case.seed_reminders)),
+        texts=(
+            *(seed.content for seed in case.seed),
+            *(reminder.text for reminder in case.seed_reminders),
+            *(event.title for event in case.seed_events),
+        ),
         numbers=tuple(seed.amount for seed in case.seed if seed.amount is not None),
         moments=tuple(moments),
     )
@@ -332,7 +355,7 @@ async def collect(
 
 
 def _memory_fields(row: dict[str, Any]) -> dict[str, Any]:
-    keys = ("kind", "category", "person", "amount", "currency", "local_day")
+    keys = ("content", "merchant", "kind", "category", "person", "amount", "currency", "local_day", "visibility")
     return {key: row[key] for key in keys}
 
 

@@ -17,6 +17,7 @@ from _golden import (
     ExpectedBudget,
     ExpectedChange,
     ExpectedEvent,
+    ExpectedEventStatus,
     ExpectedListItem,
     ExpectedMemory,
     ExpectedReminder,
@@ -79,7 +80,25 @@ def check(expect: Expectation, effects: Effects) -> list[str]:
     if expect.budgets is not None:
         reasons += _match_all(expect.budgets, effects.after.budgets, _budget_problems, "budgets")
     reasons += _reply_text(expect, effects.reply)
+    if expect.writes_nothing:
+        reasons += _writes(effects)
     return reasons
+
+
+def _writes(effects: Effects) -> list[str]:
+    """What the message wrote, when it was to write nothing: each kind of row added, changed or removed."""
+    before, after = effects.before, effects.after
+    kinds = {
+        "memories": (before.memories, after.memories),
+        "reminders": (before.reminders, after.reminders),
+        "events": (before.events, after.events),
+        "list items": (before.list_items, after.list_items),
+        "budgets": (before.budgets, after.budgets),
+    }
+    wrote = [f"{what} written, expected none" for what, (old, new) in kinds.items() if old != new]
+    if before.forgotten != after.forgotten:
+        wrote.append("a member was forgotten, expected nothing written")
+    return wrote
 
 
 # ---------------------------------------------------------------------------------------------------- memories
@@ -93,10 +112,14 @@ def _memory_problems(expected: ExpectedMemory, row: dict[str, Any], today: date)
             problems.append(f"{key} {row.get(key)!r} not in {allowed}")
     if expected.amount is not None and row.get("amount") != expected.amount:
         problems.append(f"amount {row.get('amount')} != {expected.amount}")
-    if expected.currency is not None and row.get("currency") != expected.currency:
-        problems.append(f"currency {row.get('currency')} != {expected.currency}")
+    if expected.currency is not None and row.get("currency") not in expected.currency:
+        problems.append(f"currency {row.get('currency')} != {' or '.join(expected.currency)}")
     if expected.no_amount and (row.get("amount") is not None or row.get("currency") is not None):
         problems.append(f"amount {row.get('amount')} {row.get('currency')} stored, expected none")
+    if expected.visibility is not None and row.get("visibility") != expected.visibility:
+        problems.append(f"visibility {row.get('visibility')} != {expected.visibility}")
+    if expected.text_has is not None and not _mentions_text(row, *expected.text_has):
+        problems.append(f"text {row.get('content')!r} ({row.get('merchant')}) lacks {' or '.join(expected.text_has)}")
     if expected.occurred is not None:
         day = today if expected.occurred == "today" else today - timedelta(days=1)
         if row.get("local_day") != day:
@@ -146,7 +169,7 @@ def _budget_problems(expected: ExpectedBudget, row: dict[str, Any]) -> list[str]
 
 
 def _mentions_text(row: dict[str, Any], *needles: str) -> bool:
-    haystack = " ".join(str(row.get(key) or "") for key in ("content", "merchant", "text")).casefold()
+    haystack = " ".join(str(row.get(key) or "") for key in ("content", "merchant", "text", "title")).casefold()
     return any(needle.casefold() in haystack for needle in needles)
 
 
@@ -291,8 +314,24 @@ def _event_problems(expected: ExpectedEvent, row: dict[str, Any], now: datetime)
     return [problem for problem in problems if problem]
 
 
+def _event_status_problems(expected: ExpectedEventStatus, effects: Effects, now: datetime) -> list[str]:
+    earlier = {row["id"] for row in effects.before.events if _mentions_text(row, *expected.title_has)}
+    rows = [row for row in effects.after.events if row["id"] in earlier]
+    name = " or ".join(repr(needle) for needle in expected.title_has)
+    if not rows:
+        return [f"no earlier event is titled {name}"]
+    problems = []
+    for row in rows:
+        if row["status"] != expected.status:
+            problems.append(f"event {name} is {row['status']}, expected {expected.status}")
+        elif expected.at is not None and (problem := _at_problem(expected.at, row["starts_at"], now)):
+            problems.append(f"event {name} {problem}")
+    return problems
+
+
 def _calendar_state(expect: Expectation, effects: Effects, now: datetime) -> list[str]:
-    """New calendar events (their count, the one expected) and whether the message made a member forgotten."""
+    """New calendar events (their count, the one expected), earlier ones moved or cancelled, and whether the message
+    made a member forgotten."""
     reasons = []
     known = {row["id"] for row in effects.before.events}
     new = [row for row in effects.after.events if row["id"] not in known]
@@ -303,6 +342,8 @@ def _calendar_state(expect: Expectation, effects: Effects, now: datetime) -> lis
             reasons.append(f"{len(new)} new events, expected 1")
         else:
             reasons += _event_problems(expect.event, new[0], now)
+    for status in expect.event_status:
+        reasons += _event_status_problems(status, effects, now)
     if expect.member_forgotten is not None:
         forgotten = effects.after.forgotten > effects.before.forgotten
         if forgotten != expect.member_forgotten:

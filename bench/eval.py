@@ -1,4 +1,5 @@
-"""How well FAA answers: the golden set (bench/golden/cases.yaml) against whatever model endpoint is configured.
+"""How well FAA answers: the golden set (bench/golden/cases.yaml, the dev split; `--cases bench/golden/test.yaml`
+for the held-out test split) against whatever model endpoint is configured.
 
     .venv/bin/python bench/eval.py [--cases FILE] [--only ID_OR_CATEGORY ...] [--variant fast] [--now ISO]
                                    [--timeout 600]

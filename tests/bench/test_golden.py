@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import uuid
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
@@ -19,13 +20,13 @@ from bot.channels.live import ReplyWaiter
 from engine.settings import Settings
 from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import System, running_system
+from tests.system import System, make_family, running_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import _golden as g  # noqa: E402
 import _golden_run as golden_run  # noqa: E402
 from _golden_score import score  # noqa: E402
-from _golden_time import VirtualClock  # noqa: E402
+from _golden_time import DEFAULT_START, VirtualClock  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -166,3 +167,41 @@ async def test_a_conversation_a_sent_reminder_and_a_forget_through_the_system(
 
     assert not forget.passed
     assert "the memory mentioning 'shoe size' was forgotten, expected kept" in forget.reasons
+
+
+async def test_seed_events_are_in_the_calendar_before_the_first_message(running: System) -> None:
+    seeded = g.Case.model_validate(
+        {
+            "id": "seeded-events",
+            "category": "calendar",
+            "member": "Ben",
+            "seed_events": [
+                {"title": "Dentist", "at": "weekday fri 15:00"},
+                {"title": "Flohmarkt", "at": "+5d 00:00", "all_day": True, "whose": "household"},
+                {"title": "Swimming", "at": "weekday tue 17:30", "whose": "Anna", "rrule": "FREQ=WEEKLY;BYDAY=TU"},
+            ],
+            "text": "what's on this week?",
+            "expect": {},
+        }
+    )
+    name = f"golden-seed-events-{uuid.uuid4().hex[:6]}"
+    family = await make_family(running.admin, name, dict.fromkeys(g.MEMBERS, "Europe/Berlin"))
+
+    await golden_run.seed_events(running.deps, family, seeded, DEFAULT_START)
+
+    events = (await golden_run.snapshot(running.admin, family.household_id)).events
+    shown = [
+        (e["title"], f"{e['starts_at'].astimezone(DEFAULT_START.tzinfo):%a %d %H:%M}", e["all_day"]) for e in events
+    ]
+    assert shown == [
+        ("Dentist", "Fri 27 15:00", False),
+        ("Flohmarkt", "Sat 28 00:00", True),
+        ("Swimming", "Tue 24 17:30", False),
+    ]
+    assert [(e["whose"], e["rrule"], e["status"]) for e in events] == [
+        ("Ben", None, "confirmed"),
+        ("household", None, "confirmed"),
+        ("Anna", "FREQ=WEEKLY;BYDAY=TU", "confirmed"),
+    ]
+    sources = golden_run.seed_sources(seeded, DEFAULT_START)
+    assert "Flohmarkt" in sources.texts and len(sources.moments) == 4  # the start and each event's

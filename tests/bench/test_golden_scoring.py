@@ -298,6 +298,7 @@ def test_the_figures_keep_the_old_keys_and_add_routes_languages_and_the_simple_r
 
 
 CASES = g.load_cases()
+TEST_SPLIT = g.load_cases(g.TEST_FILE)
 
 
 def test_the_golden_set_is_big_enough_and_covers_every_route_and_language() -> None:
@@ -323,11 +324,44 @@ def test_the_golden_set_is_big_enough_and_covers_every_route_and_language() -> N
     assert any(c.turns for c in CASES) and any(r.fired for c in CASES for r in c.seed_reminders)
 
 
+def test_the_test_split_is_held_out_big_enough_and_covers_every_capability_and_language() -> None:
+    assert len(TEST_SPLIT) >= 160 and all(c.id.startswith("t-") for c in TEST_SPLIT)
+    assert not {c.text for c in TEST_SPLIT} & {c.text for c in CASES}  # no message of the dev split reused
+    assert {c.category for c in TEST_SPLIT} >= {
+        "expense",
+        "income",
+        "health",
+        "fact",
+        "event",
+        "reminder",
+        "reminder_op",
+        "lists",
+        "budgets",
+        "calendar",
+        "event_reminder",
+        "event_change",
+        "question",
+        "correction",
+        "forget",
+        "undo",
+        "forget_me",
+        "chat",
+        "ambiguous",
+        "multi",
+        "followup",
+        "injection",
+    }
+    for lang, share in (("en", 0.4), ("de", 0.2), ("zh", 0.2)):
+        assert sum(c.lang == lang for c in TEST_SPLIT) >= share * len(TEST_SPLIT), lang
+    for category in {c.category for c in TEST_SPLIT}:
+        assert {c.lang for c in TEST_SPLIT if c.category == category} == set(g.LANGUAGES), category
+
+
 def _seeded_text(case: g.Case) -> str:
     return " ".join([*(s.content for s in case.seed), *(r.text for r in case.seed_reminders)]).casefold()
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize("case", CASES + TEST_SPLIT, ids=[c.id for c in CASES + TEST_SPLIT])
 def test_every_case_is_consistent(case: g.Case) -> None:
     expect = case.expect
     if case.category == "question":
@@ -340,6 +374,12 @@ def test_every_case_is_consistent(case: g.Case) -> None:
         named += [[needle] for needle in expect.forgotten + expect.kept]
         for alternatives in named:
             assert any(needle.casefold() in seeded for needle in alternatives), alternatives
+        titles = " ".join(event.title for event in case.seed_events).casefold()
+        for status in expect.event_status:
+            assert any(needle.casefold() in titles for needle in status.title_has), status.title_has
+    if expect.writes_nothing:  # nothing written cannot come with rows expected
+        assert not (expect.memories or expect.reminders or expect.events or expect.changed or expect.forgotten)
+        assert expect.reminder is None and expect.event is None and not expect.member_forgotten
     for number in expect.forbid_numbers:
         assert number not in expect.numbers
 
@@ -398,3 +438,83 @@ def test_list_and_budget_expectations_check_the_live_items_and_budgets_afterward
     seeded = case(seed_lists=[{"list": "todo", "text": "bins", "assignee": "Ben", "done": True}],
                   seed_budgets=[{"category": "groceries", "amount": "400"}], expect={})  # fmt: skip
     assert seeded.seed_lists[0].list_name == "todo" and seeded.seed_budgets[0].currency == "EUR"
+
+
+def test_a_new_memory_must_keep_the_members_words() -> None:
+    kept = case(expect={"memories": [{"kind": "fact", "text_has": ["Garagentor", "garage"]}]})
+    gate = memory(kind="fact", content="Der Code fürs Garagentor ist 4711")
+    elsewhere = memory(kind="fact", content="Gate code 4711", merchant="Garagentor-Service")
+    translated = memory(kind="fact", content="The door code is 4711")
+
+    assert score(kept, [effects(memories=[gate])]).passed
+    assert score(kept, [effects(memories=[elsewhere])]).passed  # the merchant counts too
+    assert score(kept, [effects(memories=[translated])]).reasons == [
+        "text 'The door code is 4711' (None) lacks Garagentor or garage"
+    ]
+
+
+def test_writing_nothing_means_no_row_added_changed_or_removed() -> None:
+    quiet = case(expect={"memories": [], "writes_nothing": True})
+    milk = {"id": 1, "list": "shopping", "text": "milk", "quantity": None, "assignee": None, "done": False}
+    budget = {"id": 1, "category": "groceries", "amount": Decimal("400.00"), "currency": "EUR"}
+    household = g.Snapshot([memory(id=1, content="Lea's shoe size is 31")], list_items=[milk], budgets=[budget])
+
+    assert score(quiet, [effects(before=household, after=household)]).passed
+    ticked = g.Snapshot(household.memories, list_items=[{**milk, "done": True}], budgets=[budget])
+    assert score(quiet, [effects(before=household, after=ticked)]).reasons == ["list items written, expected none"]
+    forgot = g.Snapshot([{**household.memories[0], "live": False}], list_items=[milk], budgets=[], forgotten=1)
+    assert score(quiet, [effects(before=household, after=forgot)]).reasons == [
+        "memories written, expected none",
+        "budgets written, expected none",
+        "a member was forgotten, expected nothing written",
+    ]
+    noted = g.Snapshot(household.memories, reminders=[reminder(id=1)], events=[{"id": 1}], list_items=[milk])
+    assert score(case(expect={"writes_nothing": True}), [effects(after=noted)]).reasons == [
+        "memories written, expected none",
+        "reminders written, expected none",
+        "events written, expected none",
+        "list items written, expected none",
+    ]
+
+
+def test_event_status_follows_the_earlier_event_and_a_move_changes_its_start() -> None:
+    friday = datetime(2026, 11, 27, 15, 0, tzinfo=ZONE)
+    dentist = {"id": 1, "title": "Ben: dentist", "starts_at": friday, "all_day": False, "rrule": None}
+    dentist.update({"status": "confirmed", "whose": "Ben"})
+    moved = case(expect={"event_status": [{"title_has": "Dentist", "status": "confirmed", "at": "weekday fri 16:15"}]})
+    later = {**dentist, "starts_at": friday + timedelta(minutes=75)}
+    before = g.Snapshot(events=[dentist])
+
+    assert score(moved, [effects(before=before, after=g.Snapshot(events=[later]))]).passed
+    assert score(moved, [effects(before=before, after=g.Snapshot(events=[dentist, later]))]).reasons == [
+        "event 'Dentist' at Fri 2026-11-27 15:00, expected weekday fri 16:15 (Fri 2026-11-27 16:15)"
+    ]
+    called_off = case(expect={"event_status": [{"title_has": ["dentist", "Zahnarzt"], "status": "cancelled"}]})
+    gone = g.Snapshot(events=[{**dentist, "status": "cancelled"}])
+    assert score(called_off, [effects(before=before, after=gone)]).passed
+    assert score(called_off, [effects(before=before, after=before)]).reasons == [
+        "event 'dentist' or 'Zahnarzt' is confirmed, expected cancelled"
+    ]
+    assert score(called_off, [effects()]).reasons == ["no earlier event is titled 'dentist' or 'Zahnarzt'"]
+
+
+def test_seed_events_are_read_as_the_cases_file_documents() -> None:
+    seeded = case(seed_events=[{"title": "Dentist", "at": "weekday fri 15:00", "whose": "Ben"},
+                               {"title": "Flohmarkt", "at": "+5d 00:00", "all_day": True}], expect={})  # fmt: skip
+    assert [(e.title, e.whose, e.all_day) for e in seeded.seed_events] == [
+        ("Dentist", "Ben", False),
+        ("Flohmarkt", None, True),
+    ]
+    with pytest.raises(ValueError):
+        case(seed_events=[{"title": "Dentist", "at": "friday afternoon"}], expect={})
+
+
+def test_a_memorys_currency_may_be_one_of_several_and_its_visibility_is_checked() -> None:
+    kuai = case(expect={"memories": [{"amount": "35", "currency": ["CNY", "EUR"], "visibility": "private"}]})
+    private = memory(amount=Decimal("35"), currency="EUR", visibility="private")
+
+    assert score(kuai, [effects(memories=[private])]).passed
+    assert score(kuai, [effects(memories=[{**private, "currency": "CNY"}])]).passed
+    assert score(kuai, [effects(memories=[{**private, "currency": "USD", "visibility": "household"}])]).reasons == [
+        "currency USD != CNY or EUR; visibility household != private"
+    ]
