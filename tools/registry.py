@@ -18,6 +18,7 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
+from tools.audience import set_visibility
 from tools.budgets import budget_status, set_budget
 from tools.charts import render_chart
 from tools.context import ToolContext
@@ -156,9 +157,10 @@ class ToolRegistry:
         try:
             result = await item.func(ctx, args)
         except ToolRetry as exc:
-            if exc.tool == name:
-                raise
-            raise ToolRetry(name, exc.message) from exc  # e.g. raised by the filter compiler
+            if exc.tool != name:  # e.g. raised by the filter compiler, or a tool another tool called
+                exc.tool = name
+                exc.args = (f"{name}: {exc.message}",)
+            raise
         except asyncpg.PostgresError as exc:
             if is_transient(exc):  # a statement cancelled or timed out, a lost connection: the job retries
                 raise transient_error(exc) from exc
@@ -303,6 +305,7 @@ def default_registry() -> ToolRegistry:
             tool(show_list, writes=False),
             tool(update_list_item, writes=True),
             tool(clear_done_items, writes=True),
+            tool(set_visibility, writes=True),
             tool(set_budget, writes=True),
             tool(budget_status, writes=False),
             tool(render_chart, writes=False),

@@ -130,6 +130,14 @@ async def the_only_household(conn: Connection) -> int:
     return int(ids[0])
 
 
+async def member_role(conn: Connection, household_id: int, user_id: int) -> str | None:
+    """A current member's role; None when the household has no such member (or they were forgotten)."""
+    role: str | None = await conn.fetchval(
+        "SELECT role FROM users WHERE household_id = $1 AND id = $2 AND forgotten_at IS NULL", household_id, user_id
+    )
+    return role
+
+
 async def member_name(conn: Connection, user_id: int) -> str:
     return str(await conn.fetchval("SELECT name FROM users WHERE id = $1", user_id))
 
