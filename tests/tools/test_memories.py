@@ -303,7 +303,7 @@ async def test_forget_then_restore(db: Database, admin_conn: asyncpg.Connection)
         await call(db, family, "Anna", "update_memory_fields", {"memory_id": gone["memory_id"], "amount": 5})
 
     restored = await call(db, family, "Anna", "restore", {"memory_ids": ids})
-    assert restored == {"restored": [gone["memory_id"]], "not_found": [kept["memory_id"]]}
+    assert restored == {"restored": [gone["memory_id"]], "not_found": [kept["memory_id"]], "not_allowed": []}
     listed = await call(db, family, "Anna", "search", {"query": "bakery"})
     assert sorted(m["memory_id"] for m in listed["memories"]) == sorted(ids)
 
