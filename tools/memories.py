@@ -354,6 +354,27 @@ async def forget(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
     )
 
 
+async def forget_exactly(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
+    """`forget` for a caller that names memories it expects to be there and the member's to forget (the web app):
+    an id it cannot forget refuses the whole call (the caller's transaction then forgets none). Not a tool."""
+    result = await forget(ctx, args)
+    if result.not_allowed:
+        await check_change(ctx, "forget", f"memory {result.not_allowed[0]}", None)
+    if result.not_found:
+        raise RowNotFound("forget", f"there is no memory {result.not_found[0]}")
+    return result
+
+
+async def restore_exactly(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
+    """`restore` that refuses the whole call for an id it cannot restore (as `forget_exactly`). Not a tool."""
+    result = await restore(ctx, args)
+    if result.not_allowed:
+        await check_change(ctx, "restore", f"memory {result.not_allowed[0]}", None)
+    if result.not_found:
+        raise RowNotFound("restore", f"memory {result.not_found[0]} is not among the forgotten ones")
+    return result
+
+
 async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
     """Undo `forget`: bring forgotten memories back, by memory_id.
 
