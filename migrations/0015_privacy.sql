@@ -22,7 +22,7 @@ BEGIN
         EXECUTE format('ALTER TABLE %I ADD COLUMN hidden_from bigint REFERENCES users ON DELETE SET NULL, '
                        'ADD COLUMN updated_by bigint REFERENCES users ON DELETE SET NULL, '
                        'ADD CONSTRAINT %I CHECK (hidden_from IS NULL OR visibility = ''household''), '
-                       'ADD CONSTRAINT %I CHECK (hidden_from IS DISTINCT FROM %I)',
+                       'ADD CONSTRAINT %I CHECK (hidden_from IS NULL OR hidden_from <> %I)',
                        t, t || '_hidden_is_shared', t || '_hidden_not_author', author);
         EXECUTE format('DROP POLICY household_isolation ON %I', t);
     END LOOP;
