@@ -4,6 +4,8 @@ memory, event, reminder, list or list item, and the `set_visibility` tool that c
 `visibility: "private"` keeps a row to its author ("only for me", "nur für mich", "私密"); `hidden_from: "Sam"` keeps
 a household row from one member and shows it to everyone else ("a surprise for Sam"). PostgreSQL enforces both
 (`tools.storage.visibility`); here the model's words become an `Audience`, or a refusal it can act on.
+`set_visibility` is not a model tool (the model sets who sees a row when it writes it, and `update_memory_fields`
+changes it for a memory): the web app's toggle calls it.
 """
 
 from __future__ import annotations
@@ -117,7 +119,8 @@ class VisibilityChanged(BaseModel):
 async def set_visibility(ctx: ToolContext, args: SetVisibilityArgs) -> VisibilityChanged:
     """Change who sees something already stored: make a memory, event, reminder, list or list item private to the
     member who made it (visibility "private"), the household's again ("household"), or keep it from one member
-    (hidden_from, a surprise). Only the member who made it can change this. Returns who sees it now."""
+    (hidden_from, a surprise). Only the member who made it can change this; a reminder kept private must be for
+    its author alone. Returns who sees it now."""
     tool = "set_visibility"
     row = await _locked(ctx, args.kind, args.id)
     if row is None:
@@ -126,12 +129,31 @@ async def set_visibility(ctx: ToolContext, args: SetVisibilityArgs) -> Visibilit
     author = row["author_id"] if table == "memories" else row["created_by"]
     check_audience(ctx, tool, f"{args.kind} {args.id}", author)
     wanted = await audience(ctx, tool, args.visibility, args.hidden_from)
+    if table == "reminders":
+        _check_reminder(tool, row, wanted, author)
     previous = {"visibility": row["visibility"], "hidden_from": row["hidden_from"], "updated_by": row["updated_by"]}
     await set_audience(ctx.conn, table, ctx.household_id, args.id, wanted, by=ctx.user_id)
     shown = await shown_audience(ctx, {"visibility": wanted.visibility, "hidden_from": wanted.hidden_from})
     return VisibilityChanged(
         kind=args.kind, id=args.id, visibility=wanted.visibility, hidden_from=shown["hidden_from"], previous=previous
     )
+
+
+def _check_reminder(tool: str, row: Any, wanted: Audience, author: int | None) -> None:
+    """A reminder is delivered: a private one may reach its author alone, a surprise never the member it is for."""
+    recipients = set(row["recipient_ids"])
+    if wanted.private and (row["for_household"] or recipients != {author}):
+        raise ToolRetry(
+            tool,
+            "a private reminder is for its author alone, and this one reminds others",
+            for_member="This reminder reaches others, so it cannot be private.",
+        )
+    if wanted.hidden_from is not None and wanted.hidden_from in recipients and not row["for_household"]:
+        raise ToolRetry(
+            tool,
+            "the reminder is for the member it would be kept from",
+            for_member="This reminder is for that member.",
+        )
 
 
 async def _locked(ctx: ToolContext, kind: str, row_id: int) -> Any:

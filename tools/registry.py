@@ -18,7 +18,6 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
-from tools.audience import set_visibility
 from tools.budgets import budget_status, set_budget
 from tools.charts import render_chart
 from tools.context import ToolContext
@@ -305,7 +304,6 @@ def default_registry() -> ToolRegistry:
             tool(show_list, writes=False),
             tool(update_list_item, writes=True),
             tool(clear_done_items, writes=True),
-            tool(set_visibility, writes=True),
             tool(set_budget, writes=True),
             tool(budget_status, writes=False),
             tool(render_chart, writes=False),

@@ -1,6 +1,6 @@
 """The `undo` tool: take back what the member's latest change did — whatever it stored, changed, forgot, restored,
 scheduled, cancelled, snoozed or completed, the calendar events it added, moved or cancelled, the list items it
-added, ticked or cleared, the budget it set, who may see something — from the journal of that message.
+added, ticked or cleared, the budget it set — from the journal of that message.
 (`forget_me` is not undoable: what it removed is gone.)
 
 Undo never takes back over another member's work: a row someone else changed since (its `updated_by`) stays as it
@@ -23,7 +23,6 @@ from tools.storage import journal
 from tools.storage import lists as stored_lists
 from tools.storage import memories as stored_memories
 from tools.storage import reminders as stored_reminders
-from tools.storage.visibility import Audience, Table, last_editor, set_audience
 
 
 class UndoArgs(BaseModel):
@@ -65,7 +64,7 @@ class _Undoing:
 async def undo(ctx: ToolContext, args: UndoArgs) -> UndoResult:
     """Undo the member's most recent change: everything their latest message that changed something did (stored,
     corrected, forgot or restored memories; scheduled, cancelled, snoozed or completed reminders; events, list
-    items, budgets, quiet hours, who may see something).
+    items, budgets, quiet hours).
 
     Use it when the member says "undo", "take that back" or "that was wrong, undo it". Called again, it undoes the
     change before that. What another member changed since stays as it is (listed in `kept`). Returns what was
@@ -280,28 +279,6 @@ async def _unset_budget(u: _Undoing, result: dict[str, Any]) -> None:
     u.did(f"put the {category} budget back to {amount} {currency}")
 
 
-_KINDS: dict[str, Table] = {
-    "memory": "memories",
-    "event": "events",
-    "reminder": "reminders",
-    "list": "lists",
-    "list_item": "list_items",
-}
-
-
-async def _unset_visibility(u: _Undoing, result: dict[str, Any]) -> None:
-    ctx = u.ctx
-    before = result.get("previous") or {}
-    table = _KINDS[str(result["kind"])]
-    row_id = int(result["id"])
-    updated_by = await last_editor(ctx.conn, table, ctx.household_id, row_id)
-    if not before or not await u.mine(updated_by, f"{result['kind']} {row_id}"):
-        return
-    previous = Audience(before["visibility"], before.get("hidden_from"))
-    await set_audience(ctx.conn, table, ctx.household_id, row_id, previous, by=_editor(before, ctx))
-    u.did(f"put who sees {result['kind']} {row_id} back as it was")
-
-
 def _instant(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
 
@@ -324,5 +301,4 @@ _REVERTS: dict[str, Callable[[_Undoing, dict[str, Any]], Awaitable[None]]] = {
     "update_list_item": _unupdate_item,
     "clear_done_items": _unclear_items,
     "set_budget": _unset_budget,
-    "set_visibility": _unset_visibility,
 }

@@ -47,8 +47,13 @@ async def search(db: Database, family: Family, member: str, **context: Any) -> l
 
 
 async def test_private_and_surprise_rows_are_seen_by_whom_they_should(db: Database, family: Family) -> None:
-    await run(db, family, "Alex", "store", {"content": "Surprise party for Sam on Dec 12", "kind": "plan",
-                                            "hidden_from": "Sam"})  # fmt: skip
+    await run(
+        db,
+        family,
+        "Alex",
+        "store",
+        {"content": "Surprise party for Sam on Dec 12", "kind": "plan", "hidden_from": "Sam"},
+    )
     await run(db, family, "Mia", "store", {"content": "Locker code 4312", "kind": "fact", "visibility": "private"})
     await run(db, family, "Alex", "store", {"content": "Milk is out", "kind": "note"})
     assert await search(db, family, "Sam") == ["Milk is out"]
@@ -56,8 +61,13 @@ async def test_private_and_surprise_rows_are_seen_by_whom_they_should(db: Databa
     assert await search(db, family, "Mia") == ["Locker code 4312", "Milk is out", "Surprise party for Sam on Dec 12"]
     assert await search(db, family, "Mia", shared=True) == ["Milk is out"]  # a group chat: nobody's private rows
 
-    surprise = await run(db, family, "Alex", "add_event", {"title": "Party", "start": "2026-12-12T18:00",
-                                                          "whose": "household", "hidden_from": "Sam"})  # fmt: skip
+    surprise = await run(
+        db,
+        family,
+        "Alex",
+        "add_event",
+        {"title": "Party", "start": "2026-12-12T18:00", "whose": "household", "hidden_from": "Sam"},
+    )
     assert (surprise["visibility"], surprise["hidden_from"], surprise["author"]) == ("household", "Sam", "Alex")
     listed = await run(db, family, "Sam", "list_events", {"start": "2026-12-01", "days": 31})
     assert listed["events"] == []
@@ -89,11 +99,18 @@ async def test_only_the_author_decides_who_sees_a_row_and_undo_puts_it_back(
 ) -> None:
     note = await run(db, family, "Alex", "store", {"content": "Gift ideas", "kind": "note"})
     with pytest.raises(NotPermitted, match="decides who sees it"):
-        await run(db, family, "Sam", "set_visibility", {"kind": "memory", "id": note["memory_id"],
-                                                        "visibility": "private"})  # fmt: skip
+        await run(
+            db, family, "Sam", "set_visibility", {"kind": "memory", "id": note["memory_id"], "visibility": "private"}
+        )
     inbox = await _inbox(admin_conn, family, "Alex")
-    changed = await run(db, family, "Alex", "set_visibility", {"kind": "memory", "id": note["memory_id"],
-                                                               "hidden_from": "Sam"}, inbox_id=inbox)  # fmt: skip
+    changed = await run(
+        db,
+        family,
+        "Alex",
+        "set_visibility",
+        {"kind": "memory", "id": note["memory_id"], "hidden_from": "Sam"},
+        inbox_id=inbox,
+    )
     await _journal(admin_conn, family, inbox, "set_visibility", changed)
     assert await search(db, family, "Sam") == []
     undone = await run(db, family, "Alex", "undo", {}, inbox_id=inbox + 1_000_000)
@@ -105,12 +122,23 @@ async def test_a_private_reminder_is_the_authors_alone_and_still_fires(
 ) -> None:
     when = (NOW + timedelta(hours=1)).isoformat()
     with pytest.raises(ToolRetry, match="private reminder is for the member alone"):
-        await run(db, family, "Alex", "schedule_reminder", {"text": "x", "when": when, "recipient": "Sam",
-                                                            "visibility": "private"})  # fmt: skip
-    mine = await run(db, family, "Alex", "schedule_reminder", {"text": "Pick up the ring", "when": when,
-                                                               "visibility": "private"})  # fmt: skip
-    surprise = await run(db, family, "Alex", "schedule_reminder", {"text": "Decorate", "when": when,
-                                                                   "recipient": "household", "hidden_from": "Sam"})  # fmt: skip
+        await run(
+            db,
+            family,
+            "Alex",
+            "schedule_reminder",
+            {"text": "x", "when": when, "recipient": "Sam", "visibility": "private"},
+        )
+    mine = await run(
+        db, family, "Alex", "schedule_reminder", {"text": "Pick up the ring", "when": when, "visibility": "private"}
+    )
+    surprise = await run(
+        db,
+        family,
+        "Alex",
+        "schedule_reminder",
+        {"text": "Decorate", "when": when, "recipient": "household", "hidden_from": "Sam"},
+    )
     listed = await run(db, family, "Sam", "list_reminders", {})
     assert listed["reminders"] == []
     # The firing job knows only the reminder and its household; it acts for the author, and keeps the surprise
@@ -133,17 +161,24 @@ async def test_a_private_reminder_is_the_authors_alone_and_still_fires(
 async def test_a_child_changes_only_what_they_made(
     db: Database, family: Family, admin_conn: asyncpg.Connection
 ) -> None:
-    expense = await run(db, family, "Sam", "store", {"content": "Groceries", "kind": "expense", "amount": "26.00",
-                                                     "currency": "EUR", "category": "groceries"})  # fmt: skip
-    own = await run(db, family, "Mia", "store", {"content": "Comic", "kind": "expense", "amount": "4",
-                                                 "currency": "EUR"})  # fmt: skip
+    expense = await run(
+        db,
+        family,
+        "Sam",
+        "store",
+        {"content": "Groceries", "kind": "expense", "amount": "26.00", "currency": "EUR", "category": "groceries"},
+    )
+    own = await run(
+        db, family, "Mia", "store", {"content": "Comic", "kind": "expense", "amount": "4", "currency": "EUR"}
+    )
     with pytest.raises(NotPermitted, match="child's account") as refused:
         await run(db, family, "Mia", "update_memory_fields", {"memory_id": expense["memory_id"], "amount": "26.50"})
     assert refused.value.rule == "child" and refused.value.problem == "not_allowed"
     forgot = await run(db, family, "Mia", "forget", {"memory_ids": [expense["memory_id"], own["memory_id"]]})
     assert (forgot["forgotten"], forgot["not_allowed"]) == ([own["memory_id"]], [expense["memory_id"]])
-    changed = await run(db, family, "Alex", "update_memory_fields", {"memory_id": expense["memory_id"],
-                                                                     "amount": "26.50"})  # fmt: skip
+    changed = await run(
+        db, family, "Alex", "update_memory_fields", {"memory_id": expense["memory_id"], "amount": "26.50"}
+    )
     assert (changed["author"], changed["edited_by"]) == ("Sam", "Alex")
     row = await admin_conn.fetchrow("SELECT amount, updated_by FROM memories WHERE id = $1", expense["memory_id"])
     assert (str(row["amount"]), row["updated_by"]) == ("26.50", family.id("Alex"))
@@ -215,20 +250,32 @@ async def test_a_child_ticks_any_item_but_changes_only_their_own(db: Database, f
 async def test_private_list_items_stay_with_their_author(db: Database, family: Family) -> None:
     await run(db, family, "Sam", "add_list_items", {"items": [{"text": "milk"}]})
     await run(db, family, "Alex", "add_list_items", {"items": [{"text": "ring"}], "visibility": "private"})
-    gifts = await run(db, family, "Alex", "add_list_items", {"list_name": "gifts for Sam", "hidden_from": "Sam",
-                                                            "items": [{"text": "watch"}]})  # fmt: skip
+    gifts = await run(
+        db,
+        family,
+        "Alex",
+        "add_list_items",
+        {"list_name": "gifts for Sam", "hidden_from": "Sam", "items": [{"text": "watch"}]},
+    )
     assert gifts["created"] and gifts["hidden_from"] == "Sam"
 
     def texts(shown: dict[str, Any]) -> dict[str, list[str]]:
         return {view["list_name"]: [item["text"] for item in view["items"]] for view in shown["lists"]}
 
-    assert texts(await run(db, family, "Alex", "show_list", {})) == {"shopping": ["milk", "ring"],
-                                                                      "gifts for Sam": ["watch"]}  # fmt: skip
+    assert texts(await run(db, family, "Alex", "show_list", {})) == {
+        "shopping": ["milk", "ring"],
+        "gifts for Sam": ["watch"],
+    }
     assert texts(await run(db, family, "Sam", "show_list", {})) == {"shopping": ["milk"]}
     assert texts(await run(db, family, "Mia", "show_list", {})) == {"shopping": ["milk"], "gifts for Sam": ["watch"]}
     with pytest.raises(ToolRetry, match="hidden from"):
-        await run(db, family, "Alex", "add_list_items", {"list_name": "gifts for Sam", "hidden_from": "Sam",
-                                                         "items": [{"text": "x", "assignee": "Sam"}]})  # fmt: skip
+        await run(
+            db,
+            family,
+            "Alex",
+            "add_list_items",
+            {"list_name": "gifts for Sam", "hidden_from": "Sam", "items": [{"text": "x", "assignee": "Sam"}]},
+        )
 
 
 # Undo --------------------------------------------------------------------------------------------------------------
@@ -238,15 +285,17 @@ async def test_undo_keeps_a_budget_another_member_changed_since(
     db: Database, family: Family, admin_conn: asyncpg.Connection
 ) -> None:
     inbox = await _inbox(admin_conn, family, "Alex")
-    created = await run(db, family, "Alex", "set_budget", {"category": "groceries", "amount": "300",
-                                                           "currency": "EUR"}, inbox_id=inbox)  # fmt: skip
+    created = await run(
+        db, family, "Alex", "set_budget", {"category": "groceries", "amount": "300", "currency": "EUR"}, inbox_id=inbox
+    )
     await _journal(admin_conn, family, inbox, "set_budget", created)
     await run(db, family, "Sam", "set_budget", {"category": "groceries", "amount": "900", "currency": "EUR"})
     undone = await run(db, family, "Alex", "undo", {}, inbox_id=inbox + 1_000_000)
     assert undone["undone"] == [] and undone["kept"] == ["kept the groceries budget: Sam changed it since"]
-    assert str(await admin_conn.fetchval(
-        "SELECT amount FROM budgets WHERE household_id = $1", family.household_id
-    )) == "900.00"  # fmt: skip
+    assert (
+        str(await admin_conn.fetchval("SELECT amount FROM budgets WHERE household_id = $1", family.household_id))
+        == "900.00"
+    )
 
 
 async def test_undo_of_a_change_puts_back_who_changed_it_before(
@@ -255,8 +304,14 @@ async def test_undo_of_a_change_puts_back_who_changed_it_before(
     note = await run(db, family, "Sam", "store", {"content": "Bins on Tuesday", "kind": "note"})
     await run(db, family, "Alex", "update_memory_fields", {"memory_id": note["memory_id"], "content": "Bins on Wed"})
     inbox = await _inbox(admin_conn, family, "Sam")
-    changed = await run(db, family, "Sam", "update_memory_fields", {"memory_id": note["memory_id"],
-                                                                    "content": "Bins on Thursday"}, inbox_id=inbox)  # fmt: skip
+    changed = await run(
+        db,
+        family,
+        "Sam",
+        "update_memory_fields",
+        {"memory_id": note["memory_id"], "content": "Bins on Thursday"},
+        inbox_id=inbox,
+    )
     await _journal(admin_conn, family, inbox, "update_memory_fields", changed)
     await run(db, family, "Sam", "undo", {}, inbox_id=inbox + 1_000_000)
     row = await admin_conn.fetchrow("SELECT content, updated_by FROM memories WHERE id = $1", note["memory_id"])
@@ -270,11 +325,27 @@ async def test_a_budget_alert_counts_what_its_reader_may_see(
     db: Database, family: Family, admin_conn: asyncpg.Connection
 ) -> None:
     await run(db, family, "Sam", "set_budget", {"category": "groceries", "amount": "100", "currency": "EUR"})
-    await run(db, family, "Sam", "store", {"content": "Groceries", "kind": "expense", "amount": "20",
-                                           "currency": "EUR", "category": "groceries"})  # fmt: skip
-    await run(db, family, "Alex", "store", {"content": "Secret groceries", "kind": "expense", "amount": "777.77",
-                                            "currency": "EUR", "category": "groceries",
-                                            "visibility": "private"})  # fmt: skip
+    await run(
+        db,
+        family,
+        "Sam",
+        "store",
+        {"content": "Groceries", "kind": "expense", "amount": "20", "currency": "EUR", "category": "groceries"},
+    )
+    await run(
+        db,
+        family,
+        "Alex",
+        "store",
+        {
+            "content": "Secret groceries",
+            "kind": "expense",
+            "amount": "777.77",
+            "currency": "EUR",
+            "category": "groceries",
+            "visibility": "private",
+        },
+    )
     rows = await admin_conn.fetch(
         "SELECT user_id, text FROM outbox WHERE household_id = $1 AND payload ->> 'kind' = 'budget_alert'",
         family.household_id,
@@ -294,11 +365,17 @@ async def test_forget_me_removes_every_private_row_and_nothing_anyone_else_wrote
     await run(db, family, "Mia", "store", {"content": "Mia likes pizza", "kind": "fact"})
     await run(db, family, "Mia", "add_event", {"title": "Diary day", "start": "2026-12-01", "visibility": "private"})
     await run(db, family, "Mia", "schedule_reminder", {"text": "Secret", "when": when, "visibility": "private"})
-    await run(db, family, "Mia", "add_list_items", {"list_name": "wishes", "items": [{"text": "pony"}],
-                                                    "visibility": "private"})  # fmt: skip
+    await run(
+        db,
+        family,
+        "Mia",
+        "add_list_items",
+        {"list_name": "wishes", "items": [{"text": "pony"}], "visibility": "private"},
+    )
     await run(db, family, "Mia", "store", {"content": "Dad's present", "kind": "plan", "hidden_from": "Sam"})
-    dentist = await run(db, family, "Sam", "add_event", {"title": "Dentist for Mia", "start": "2026-12-03T09:00",
-                                                        "whose": "Mia"})  # fmt: skip
+    dentist = await run(
+        db, family, "Sam", "add_event", {"title": "Dentist for Mia", "start": "2026-12-03T09:00", "whose": "Mia"}
+    )
     pills = await run(db, family, "Sam", "schedule_reminder", {"text": "Mia: pills", "when": when, "recipient": "Mia"})
     about = await run(
         db, family, "Alex", "store", {"content": "Mia's shoe size is 34", "kind": "fact", "person": "Mia"}
@@ -316,17 +393,27 @@ async def test_forget_me_removes_every_private_row_and_nothing_anyone_else_wrote
     assert about["memory_id"]
     assert await admin_conn.fetchval("SELECT title FROM events WHERE id = $1", dentist["event_id"]) == "Dentist for Mia"
     assert await admin_conn.fetchval("SELECT text FROM reminders WHERE id = $1", pills["reminder_id"]) == "Mia: pills"
-    assert await admin_conn.fetchval(
-        "SELECT count(*) FROM lists WHERE household_id = $1 AND visibility = 'private'", family.household_id
-    ) == 0  # fmt: skip
+    assert (
+        await admin_conn.fetchval(
+            "SELECT count(*) FROM lists WHERE household_id = $1 AND visibility = 'private'", family.household_id
+        )
+        == 0
+    )
 
 
 # Helpers ----------------------------------------------------------------------------------------------------------
 
 
 def _ics(uid: str, title: str) -> IcsEvent:
-    return IcsEvent(uid=uid, title=title, starts_at=NOW + timedelta(days=3), ends_at=None, all_day=False,
-                    timezone="Europe/Berlin", rrule=None)  # fmt: skip
+    return IcsEvent(
+        uid=uid,
+        title=title,
+        starts_at=NOW + timedelta(days=3),
+        ends_at=None,
+        all_day=False,
+        timezone="Europe/Berlin",
+        rrule=None,
+    )
 
 
 async def _inbox(admin: asyncpg.Connection, family: Family, member: str) -> int:

@@ -39,7 +39,6 @@ EXPECTED_TOOLS = [
     "show_list",
     "update_list_item",
     "clear_done_items",
-    "set_visibility",
     "set_budget",
     "budget_status",
     "render_chart",

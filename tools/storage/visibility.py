@@ -65,11 +65,3 @@ async def set_audience(
         by,
     )
     return status != "UPDATE 0"
-
-
-async def last_editor(conn: Connection, table: Table, household_id: int, row_id: int) -> int | None:
-    """Who changed the row last (None: nobody since it was made, or no such row), the row locked."""
-    editor: int | None = await conn.fetchval(
-        f"SELECT updated_by FROM {table} WHERE household_id = $1 AND id = $2 FOR UPDATE", household_id, row_id
-    )
-    return editor
