@@ -12,6 +12,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from tools.audience import SetVisibilityArgs, set_visibility
 from tools.errors import NotPermitted, RowNotFound, ToolRetry
 from tools.events import import_events
 from tools.infra.ics import IcsEvent
@@ -94,27 +95,29 @@ async def test_nothing_is_kept_private_in_a_group_chat(db: Database, family: Fam
     assert refused.value.for_member is not None and "private chat" in refused.value.for_member
 
 
-async def test_only_the_author_decides_who_sees_a_row_and_undo_puts_it_back(
-    db: Database, family: Family, admin_conn: asyncpg.Connection
-) -> None:
+async def visibility(db: Database, family: Family, member: str, **args: Any) -> dict[str, Any]:
+    async with tool_context(db, family, member, roles=ROLES, now=NOW) as ctx:
+        changed = await set_visibility(ctx, SetVisibilityArgs.model_validate(args))
+    return changed.model_dump()
+
+
+async def test_only_the_author_decides_who_sees_a_row(db: Database, family: Family) -> None:
     note = await run(db, family, "Alex", "store", {"content": "Gift ideas", "kind": "note"})
     with pytest.raises(NotPermitted, match="decides who sees it"):
-        await run(
-            db, family, "Sam", "set_visibility", {"kind": "memory", "id": note["memory_id"], "visibility": "private"}
-        )
-    inbox = await _inbox(admin_conn, family, "Alex")
-    changed = await run(
-        db,
-        family,
-        "Alex",
-        "set_visibility",
-        {"kind": "memory", "id": note["memory_id"], "hidden_from": "Sam"},
-        inbox_id=inbox,
-    )
-    await _journal(admin_conn, family, inbox, "set_visibility", changed)
+        await visibility(db, family, "Sam", kind="memory", id=note["memory_id"], visibility="private")
+    changed = await visibility(db, family, "Alex", kind="memory", id=note["memory_id"], hidden_from="Sam")
+    assert (changed["hidden_from"], changed["previous"]["hidden_from"]) == ("Sam", None)
     assert await search(db, family, "Sam") == []
-    undone = await run(db, family, "Alex", "undo", {}, inbox_id=inbox + 1_000_000)
-    assert undone["undone"] and await search(db, family, "Sam") == ["Gift ideas"]
+    await visibility(db, family, "Alex", kind="memory", id=note["memory_id"], visibility="household")
+    assert await search(db, family, "Sam") == ["Gift ideas"]
+    with pytest.raises(RowNotFound):  # Sam cannot even find Alex's private rows
+        private = await run(db, family, "Alex", "store", {"content": "x", "kind": "note", "visibility": "private"})
+        await visibility(db, family, "Sam", kind="memory", id=private["memory_id"], visibility="household")
+
+    when = (NOW + timedelta(hours=1)).isoformat()
+    for_sam = await run(db, family, "Alex", "schedule_reminder", {"text": "x", "when": when, "recipient": "Sam"})
+    with pytest.raises(ToolRetry, match="private reminder is for its author alone"):
+        await visibility(db, family, "Alex", kind="reminder", id=for_sam["reminder_id"], visibility="private")
 
 
 async def test_a_private_reminder_is_the_authors_alone_and_still_fires(
