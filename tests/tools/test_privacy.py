@@ -6,18 +6,20 @@ else's. Sam owns the household, Alex is an adult, Mia a child."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import asyncpg
 import pytest
 
+from engine.digests import gather_facts
 from tools.audience import SetVisibilityArgs, set_visibility
 from tools.errors import NotPermitted, RowNotFound, ToolRetry
 from tools.events import import_events
 from tools.infra.ics import IcsEvent
 from tools.storage import firings
 from tools.storage.database import Database
+from tools.storage.digests import Occurrence
 
 from . import REGISTRY, Family, make_family, tool_context
 
@@ -355,6 +357,32 @@ async def test_a_budget_alert_counts_what_its_reader_may_see(
     )
     assert [(r["user_id"], "797.77" in r["text"]) for r in rows] == [(family.id("Alex"), True)]
     assert not any("777" in r["text"] for r in rows if r["user_id"] == family.id("Sam"))
+
+
+async def test_digests_and_agendas_count_only_what_every_member_may_see(db: Database, family: Family) -> None:
+    """A digest goes to everyone: it is gathered acting for nobody, as the worker gathers it."""
+    october = {"occurred_at": "2026-10-15", "kind": "expense", "currency": "EUR", "category": "groceries"}
+    await run(db, family, "Sam", "store", {"content": "Groceries", "amount": "20", **october})
+    await run(db, family, "Alex", "store", {"content": "Secret", "amount": "500", "visibility": "private", **october})
+    await run(db, family, "Alex", "store", {"content": "Gift", "amount": "70", "hidden_from": "Sam", **october})
+    monthly = Occurrence("monthly", date(2026, 10, 1), date(2026, 11, 1), NOW)
+    async with tool_context(db, family, "Sam", roles=ROLES, now=NOW, shared=True) as ctx:
+        facts = await gather_facts(ctx, monthly)
+    assert facts["totals"] == [{"currency": "EUR", "total": "20.00", "count": 1}]
+
+    tomorrow = (NOW + timedelta(days=1)).replace(hour=9)
+    await run(db, family, "Alex", "add_event", {"title": "Party", "start": tomorrow.isoformat(), "hidden_from": "Sam"})
+    await run(
+        db, family, "Alex", "schedule_reminder", {"text": "Ring", "when": tomorrow.isoformat(), "visibility": "private"}
+    )
+    await run(db, family, "Sam", "add_event", {"title": "Dentist", "start": tomorrow.isoformat()})
+    morning = Occurrence("morning", tomorrow.date(), tomorrow.date() + timedelta(days=1), NOW)
+    async with tool_context(db, family, "Sam", roles=ROLES, now=NOW, shared=True) as ctx:
+        agenda = await gather_facts(ctx, morning)
+    assert [e["text"] for e in agenda["events"]] == ["Dentist"] and agenda["reminders"] == []
+    async with tool_context(db, family, "Sam", roles=ROLES, now=NOW) as ctx:
+        spent = await REGISTRY.run(ctx, "aggregate", {"op": "sum", "field": "amount"})
+    assert [(g["currency"], g["value"]) for g in spent["groups"]] == [("EUR", "20.00")]  # nor Sam's own total
 
 
 # Forget me ---------------------------------------------------------------------------------------------------------
