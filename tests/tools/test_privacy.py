@@ -134,9 +134,17 @@ async def test_a_private_reminder_is_the_authors_alone_and_still_fires(
             "schedule_reminder",
             {"text": "x", "when": when, "recipient": "Sam", "visibility": "private"},
         )
+    inbox = await _inbox(admin_conn, family, "Alex")
     mine = await run(
-        db, family, "Alex", "schedule_reminder", {"text": "Pick up the ring", "when": when, "visibility": "private"}
+        db,
+        family,
+        "Alex",
+        "schedule_reminder",
+        {"text": "Pick up the ring", "when": when, "visibility": "private"},
+        inbox_id=inbox,
     )
+    async with db.household(family.household_id) as conn:  # the worker, once the message committed
+        assert [due.reminder_id for due in await firings.changed_by_message(conn, inbox)] == [mine["reminder_id"]]
     surprise = await run(
         db,
         family,

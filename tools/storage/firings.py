@@ -67,7 +67,12 @@ async def due(conn: Connection, until: datetime, limit: int = 500) -> list[Due]:
 
 
 async def changed_by_message(conn: Connection, inbox_id: int) -> list[Due]:
-    """Active reminders that one message scheduled or snoozed: their jobs are enqueued once it committed."""
+    """Active reminders that one message scheduled or snoozed: their jobs are enqueued once it committed. The
+    transaction acts from here on for the message's member, whose private reminders are among them."""
+    await conn.execute(
+        "SELECT set_config('app.user_id', coalesce((SELECT user_id::text FROM inbox WHERE id = $1), ''), true)",
+        inbox_id,
+    )
     rows = await conn.fetch(
         "SELECT id, household_id, next_fire_at FROM reminders WHERE changed_by_inbox_id = $1 AND status = 'active'",
         inbox_id,
