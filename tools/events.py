@@ -208,6 +208,9 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
     for me"); `hidden_from` keeps it from one member ("a surprise for Sam"). Returns the event_id (for move_event,
     cancel_event and remind_before_event)."""
     kept = await audience(ctx, "add_event", args.visibility, args.hidden_from)
+    member_id = _whose(ctx, "add_event", args.whose)
+    if kept.hidden_from is not None and kept.hidden_from == member_id:
+        raise ToolRetry("add_event", "the event is for the member it would be kept from; keep it from someone else")
     tz = ZoneInfo(ctx.timezone)
     starts_at, ends_at = _span("add_event", args.start, args.end, tz)
     rrule = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None
@@ -217,7 +220,7 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
     row = await stored.insert(
         ctx.conn,
         household_id=ctx.household_id,
-        member_id=_whose(ctx, "add_event", args.whose),
+        member_id=member_id,
         created_by=ctx.user_id,
         uid=f"{uuid.uuid4()}@faa",
         title=args.title,
