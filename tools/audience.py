@@ -22,6 +22,8 @@ from tools.storage import events as stored_events
 from tools.storage import lists as stored_lists
 from tools.storage import memories as stored_memories
 from tools.storage import reminders as stored_reminders
+from tools.storage.forgetting import FORMER_MEMBER
+from tools.storage.households import Member
 from tools.storage.visibility import Audience, Table, Visibility, set_audience
 
 VISIBILITY_HELP = (
@@ -90,12 +92,17 @@ async def _member(ctx: ToolContext, tool: str, name: str) -> int:
     )
 
 
+def name_of(members: tuple[Member, ...], member_id: int | None) -> str | None:
+    """A member's name as tools show it (a member forgotten since: "former member")."""
+    if member_id is None:
+        return None
+    return next((m.name for m in members if m.id == member_id), FORMER_MEMBER)
+
+
 async def shown_audience(ctx: ToolContext, row: Any) -> dict[str, str | None]:
     """A row's `visibility` and `hidden_from` (a member's name), as tools return them."""
     hidden = row["hidden_from"]
-    name = None
-    if hidden is not None:
-        name = next((m.name for m in await ctx.household_members() if m.id == hidden), "former member")
+    name = None if hidden is None else name_of(await ctx.household_members(), hidden)
     return {"visibility": row["visibility"], "hidden_from": name}
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 import asyncpg
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
-from tools.audience import HiddenFromArg, VisibilityArg, audience
+from tools.audience import HiddenFromArg, VisibilityArg, audience, name_of
 from tools.context import ToolContext
 from tools.errors import RowNotFound, ToolRetry
 from tools.fields import RowId, blank_is_none
@@ -170,12 +170,6 @@ def canonical_name(name: str) -> tuple[str, Kind]:
     return bare, "other"
 
 
-def _name_of(members: tuple[Member, ...], member_id: int | None) -> str | None:
-    if member_id is None:
-        return None
-    return next((m.name for m in members if m.id == member_id), "former member")
-
-
 def _item(row: asyncpg.Record, members: tuple[Member, ...]) -> ListItem:
     edited = row["updated_by"] is not None and row["updated_by"] != row["created_by"]
     return ListItem(
@@ -186,7 +180,7 @@ def _item(row: asyncpg.Record, members: tuple[Member, ...]) -> ListItem:
         assignee=row["assignee"],
         done=row["done_at"] is not None,
         visibility=row["visibility"],
-        hidden_from=_name_of(members, row["hidden_from"]),
+        hidden_from=name_of(members, row["hidden_from"]),
         added_by=row["creator"],
         edited_by=row["editor"] if edited else None,
     )
@@ -256,7 +250,7 @@ async def add_list_items(ctx: ToolContext, args: AddListItemsArgs) -> AddedItems
         kind=row["kind"],
         created=found is None and bool(row["created"]),
         visibility=row["visibility"],
-        hidden_from=_name_of(await ctx.household_members(), row["hidden_from"]),
+        hidden_from=name_of(await ctx.household_members(), row["hidden_from"]),
         items=await _items(ctx, rows),
     )
 
@@ -282,7 +276,7 @@ async def show_list(ctx: ToolContext, args: ShowListArgs) -> ShowListResult:
                 kind=row["kind"],
                 items=await _items(ctx, rows),
                 visibility=row["visibility"],
-                hidden_from=_name_of(members, row["hidden_from"]),
+                hidden_from=name_of(members, row["hidden_from"]),
                 author=row["creator"],
             )
         )
