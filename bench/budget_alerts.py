@@ -3,7 +3,8 @@
 Several writers (each its own connection, as worker processes are) store expenses with the `store` tool into one
 household, all in the one category that has a budget, so every store takes the budget row's lock. Measured: the
 `store` call's latency with the budget and without one (another household, same writers), and the alert rows and
-outbox messages per threshold, which must be exactly one row and one message per adult.
+outbox messages per threshold, which must be exactly one row and one message per adult (each adult's sum is what
+that adult may see).
 
     .venv/bin/python bench/budget_alerts.py [--writers 4] [--stores 200]
 

@@ -33,14 +33,37 @@ class StepResult:
     tool: str
     ok: bool
     result: dict[str, Any] | None = None
-    error: str | None = None
+    error: str | None = None  # for the model: what to fix, where ids come from
     fixable: bool = False  # the model can fix it (bad arguments); otherwise the tool itself failed
     writes: bool = False
+    problem: str | None = None  # a failure's kind: "invalid", "not_found", "not_allowed" or "failed"
+    for_member: str | None = None  # a failure as the tool said it to a member, when it did
 
     def for_model(self) -> dict[str, Any]:
         if self.ok:
             return {"id": self.id, "tool": self.tool, "ok": True, "result": self.result}
         return {"id": self.id, "tool": self.tool, "ok": False, "error": self.error, "fixable": self.fixable}
+
+    def member_reason(self) -> str | None:
+        """Why the step failed, in words a member may read (never the hints written for the model)."""
+        if self.ok:
+            return None
+        return self.for_member or _MEMBER_REASONS.get(self.problem or "failed", _MEMBER_REASONS["failed"])
+
+
+_MEMBER_REASONS = {
+    "invalid": "it did not fit",
+    "not_found": "it is not there",
+    "not_allowed": "you may not change that",
+    "failed": "something went wrong",
+}
+
+
+def _refused(step_id: str, tool_name: str, exc: ToolRetry, *, writes: bool = False) -> StepResult:
+    return StepResult(
+        step_id, tool_name, False, error=exc.message, fixable=True, writes=writes, problem=exc.problem,
+        for_member=exc.for_member,
+    )  # fmt: skip
 
 
 def waves(plan: list[PlannedCall]) -> list[list[PlannedCall]]:
@@ -101,19 +124,19 @@ async def run_step(run: Run, seq: int, step_id: str, tool_name: str, raw_args: s
         tool = registry.get(tool_name)
         args = registry.validate(tool_name, raw_args)
     except ToolRetry as exc:
-        return await _finish(run, StepResult(step_id, tool_name, False, error=exc.message, fixable=True))
+        return await _finish(run, _refused(step_id, tool_name, exc))
     run.budget.charge_tool_call()
     await run.emit("tool_use", id=step_id, name=tool_name, arguments=args.model_dump(mode="json"))
     try:
         result = await _execute(run, seq, tool_name, args)
     except ToolRetry as exc:
-        outcome = StepResult(step_id, tool_name, False, error=exc.message, fixable=True, writes=tool.writes)
+        outcome = _refused(step_id, tool_name, exc, writes=tool.writes)
     except FAAError as exc:
         if exc.transient and not run.final_attempt:
             log.warning("tool.call.interrupted", tool=tool_name, error=type(exc).__name__)
             raise
         reason = exc.reason if isinstance(exc, ToolError) else f"{type(exc).__name__}: {str(exc)[:200]}"
-        outcome = StepResult(step_id, tool_name, False, error=reason, writes=tool.writes)
+        outcome = StepResult(step_id, tool_name, False, error=reason, writes=tool.writes, problem="failed")
     else:
         outcome = StepResult(step_id, tool_name, True, result=result, writes=tool.writes)
     return await _finish(run, outcome)
@@ -193,7 +216,8 @@ async def _finish(run: Run, outcome: StepResult) -> StepResult:
     metrics.tool_call(outcome.tool, result, run.deps.registry.names())
     run.note("tool.call", tool=outcome.tool, ok=outcome.ok, error=outcome.error)
     log.info("tool.call.completed", tool=outcome.tool, ok=outcome.ok, fixable=outcome.fixable)
-    await run.emit("tool_result", id=outcome.id, name=outcome.tool, ok=outcome.ok, error=outcome.error)
+    # The event reaches the member's browser or app: it carries the member's reason, not the model's hint.
+    await run.emit("tool_result", id=outcome.id, name=outcome.tool, ok=outcome.ok, error=outcome.member_reason())
     return outcome
 
 

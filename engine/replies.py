@@ -27,6 +27,40 @@ _TOOL_WORDS = {
     "snooze_reminder": "reminder snoozed",
     "complete_reminder": "reminder marked done",
     "set_quiet_hours": "quiet hours set",
+    "add_event": "event added",
+    "move_event": "event moved",
+    "cancel_event": "event cancelled",
+    "remind_before_event": "reminder set",
+    "add_list_items": "added to the list",
+    "update_list_item": "list item changed",
+    "clear_done_items": "list cleared",
+    "set_budget": "budget set",
+    "undo": "undone",
+}
+# What a step that failed was about, for a member ("I could not complete: changing a memory (…)").
+_TOOL_TASKS = {
+    "store": "saving it",
+    "search": "looking it up",
+    "aggregate": "adding it up",
+    "update_memory_fields": "changing a memory",
+    "forget": "forgetting it",
+    "restore": "bringing it back",
+    "schedule_reminder": "setting the reminder",
+    "list_reminders": "listing the reminders",
+    "cancel_reminder": "cancelling the reminder",
+    "snooze_reminder": "snoozing the reminder",
+    "complete_reminder": "marking the reminder done",
+    "add_event": "adding the event",
+    "list_events": "reading the calendar",
+    "move_event": "moving the event",
+    "cancel_event": "cancelling the event",
+    "remind_before_event": "setting the reminder",
+    "add_list_items": "adding to the list",
+    "show_list": "showing the list",
+    "update_list_item": "changing the list item",
+    "clear_done_items": "clearing the list",
+    "set_budget": "setting the budget",
+    "budget_status": "reading the budgets",
 }
 
 
@@ -65,7 +99,8 @@ def basic_answer(results: list[StepResult], budget: BudgetExceeded | None = None
                 key = f"{group.get('key')}: " if group.get("key") else ""
                 lines.append(f"{key}{group.get('value')} {group.get('currency') or ''}".strip())
     if failed:
-        lines.append("I could not complete: " + "; ".join(f"{r.tool} ({r.error})" for r in failed) + ".")
+        told = "; ".join(f"{_TOOL_TASKS.get(r.tool, 'one step')} ({r.member_reason()})" for r in failed)
+        lines.append(f"I could not complete: {told}.")
     if budget is not None and budget.household:
         lines.append("Your household has used up today's allowance for the assistant; I can help again tomorrow.")
     elif budget is not None:

@@ -110,6 +110,7 @@ class Run:
             inbox_id=self.message.inbox_id,
             members=self.members,
             embed_cache=self.embed_cache,
+            shared=self.message.shared,
         )
 
     async def llm(self, purpose: str, call: Callable[[], Awaitable[LLMResponse]]) -> LLMResponse:

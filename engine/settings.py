@@ -239,6 +239,11 @@ class WebSettings(BaseSettings):
         'scheme the browser used, e.g. ["127.0.0.1"]: behind a proxy that terminates TLS the web app then checks '
         "forms against the https origin and marks its cookies Secure. From other peers the header is ignored.",
     )
+    login_attempts_per_client: int = Field(
+        default=10, ge=1, description="Sign-in codes one client (address) may try per LOGIN_WINDOW_S."
+    )
+    login_attempts_per_code: int = Field(default=5, ge=1, description="Tries of one sign-in code per LOGIN_WINDOW_S.")
+    login_window_s: int = Field(default=600, ge=10, description="The window the sign-in attempts are counted in.")
     processes: int = Field(
         default=1,
         ge=1,

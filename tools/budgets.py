@@ -10,8 +10,9 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from tools.context import ToolContext
-from tools.errors import ToolRetry
-from tools.fields import Amount, Currency, Slug, blank_is_none
+from tools.errors import RowNotFound, ToolRetry
+from tools.fields import Amount, Currency, RowId, Slug, blank_is_none
+from tools.permissions import check_adult
 from tools.storage import budgets as stored
 
 
@@ -31,12 +32,19 @@ class BudgetStatusArgs(BaseModel):
     )
 
 
+class RemoveBudgetArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    budget_id: RowId
+
+
 class Budget(BaseModel):
     budget_id: int
     category: str
     currency: str
     amount: str
-    previous_amount: str | None = Field(None, description="the budget before this change; null: it is new")
+    previous_amount: str | None = Field(default=None, description="the budget before this change; null: it is new")
+    previous_updated_by: int | None = Field(default=None, description="who had changed it last before, for undo")
 
 
 class BudgetLine(BaseModel):
@@ -57,10 +65,11 @@ async def set_budget(ctx: ToolContext, args: SetBudgetArgs) -> Budget:
     """Set the household's monthly budget for one spending category ("set a 400 euro grocery budget").
 
     Setting it again changes the amount. The household's adults get a message when the month's spending in that
-    category reaches 80 % and 100 % of it. Returns the budget.
+    category reaches 80 % and 100 % of it. Only adults set budgets. Returns the budget.
     """
+    await check_adult(ctx, "set_budget", "budgets")
     if args.amount <= 0:
-        raise ToolRetry("set_budget", "a budget is an amount above zero")
+        raise ToolRetry("set_budget", "a budget is an amount above zero", for_member="A budget is above zero.")
     row, previous = await stored.upsert(
         ctx.conn, ctx.household_id, category=args.category, currency=args.currency, amount=args.amount, by=ctx.user_id
     )
@@ -69,8 +78,18 @@ async def set_budget(ctx: ToolContext, args: SetBudgetArgs) -> Budget:
         category=row["category"],
         currency=row["currency"],
         amount=str(row["amount"]),
-        previous_amount=None if previous is None else str(previous),
+        previous_amount=None if previous is None else str(previous["amount"]),
+        previous_updated_by=None if previous is None else previous["updated_by"],
     )
+
+
+async def remove_budget(ctx: ToolContext, args: RemoveBudgetArgs) -> Budget:
+    """Remove one monthly budget (adults only). Not a model tool: the web app's budget list removes them."""
+    await check_adult(ctx, "remove_budget", "budgets")
+    row = await stored.remove(ctx.conn, ctx.household_id, args.budget_id)
+    if row is None:
+        raise RowNotFound("remove_budget", f"there is no budget {args.budget_id}")
+    return Budget(budget_id=row["id"], category=row["category"], currency=row["currency"], amount=str(row["amount"]))
 
 
 async def budget_status(ctx: ToolContext, args: BudgetStatusArgs) -> BudgetStatusResult:

@@ -6,6 +6,8 @@ own in one module: `engine.errors`, `bot.channels.errors`, `bot.web.errors`, `bo
 
 from __future__ import annotations
 
+from typing import Literal
+
 
 class FAAError(Exception):
     """Root of every error FAA raises on purpose.
@@ -30,16 +32,41 @@ class StorageError(FAAError):
         self.sqlstate = sqlstate
 
 
+Problem = Literal["invalid", "not_found", "not_allowed"]
+
+
 class ToolRetry(FAAError):
     """A tool call the model must fix: bad arguments or an impossible request.
 
-    The message goes back to the model verbatim, so it is written for the model.
+    `message` goes back to the model verbatim, so it is written for the model (which tool to call, where ids come
+    from) and never shown to a member. A member reads `for_member` when the tool wrote one (a plain sentence about
+    what they asked, e.g. "That time is in the past."), else a text of their page or channel for `problem`.
     """
 
-    def __init__(self, tool: str, message: str) -> None:
+    problem: Problem = "invalid"
+
+    def __init__(self, tool: str, message: str, *, for_member: str | None = None) -> None:
         super().__init__(f"{tool}: {message}")
         self.tool = tool
         self.message = message
+        self.for_member = for_member
+
+
+class RowNotFound(ToolRetry):
+    """The row a call names does not exist, or the asking member may not see it (the two look the same)."""
+
+    problem: Problem = "not_found"
+
+
+class NotPermitted(ToolRetry):
+    """The asking member's role (or authorship) does not allow this change (`tools.permissions`). `rule` names the
+    rule that refused it: "child", "author", "adult" or "owner"."""
+
+    problem: Problem = "not_allowed"
+
+    def __init__(self, tool: str, message: str, *, rule: str, for_member: str | None = None) -> None:
+        super().__init__(tool, message, for_member=for_member)
+        self.rule = rule
 
 
 class ToolError(FAAError):

@@ -16,14 +16,17 @@ from zoneinfo import ZoneInfo
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from tools.audience import HiddenFromArg, VisibilityArg, audience, shown_audience
 from tools.context import ToolContext
-from tools.errors import RecurrenceError, ToolRetry
+from tools.errors import RecurrenceError, RowNotFound, ToolRetry
 from tools.fields import Moment, RowId
 from tools.infra.ics import IcsEvent
 from tools.infra.periods import check_year
 from tools.infra.recurrence import occurrences, parse_rule, resolve_wall_time, wall_time
+from tools.permissions import check_change
 from tools.reminders import ScheduleReminderArgs, schedule_reminder
 from tools.storage import events as stored
+from tools.storage.visibility import EVERYONE, Audience
 
 _SELF = frozenset({"self", "me", "myself"})
 _HOUSEHOLD = frozenset({"household", "everyone", "all", "family", "all of us"})
@@ -44,6 +47,8 @@ class AddEventArgs(BaseModel):
     end: Moment | None = Field(None, description="end, same form as start; omit when not said")
     rrule: Rule | None = Field(None, description="repeat rule, RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=TU")
     whose: Whose = Field("self", description='"self", "household" (everyone) or a member\'s name')
+    visibility: VisibilityArg = "household"
+    hidden_from: HiddenFromArg = None
 
 
 class ListEventsArgs(BaseModel):
@@ -89,6 +94,10 @@ class Event(BaseModel):
     whose: str = Field(description="a member's name, or 'household'")
     source: str
     status: str = "confirmed"
+    visibility: str = "household"
+    hidden_from: str | None = Field(None, description="the member it is kept from (a surprise for them)")
+    author: str | None = Field(None, description="the member who put it in the calendar")
+    edited_by: str | None = Field(None, description="the member who changed it last, when not its author")
 
 
 class EventList(BaseModel):
@@ -118,12 +127,13 @@ def _shown(instant: datetime | None, zone: str, all_day: bool) -> str | None:
     return local.date().isoformat() if all_day else local.isoformat(timespec="minutes")
 
 
-def event(row: Any, start: datetime | None = None) -> Event:
+def event(row: Any, start: datetime | None = None, *, hidden_from: str | None = None) -> Event:
     """A row as the model and the pages read it; `start` is the occurrence to show (for repeating events)."""
     starts_at = start or row["starts_at"]
     ends_at = row["ends_at"]
     if start is not None and ends_at is not None:
         ends_at = start + (row["ends_at"] - row["starts_at"])
+    edited = row["updated_by"] is not None and row["updated_by"] != row["created_by"]
     return Event(
         event_id=row["id"],
         title=row["title"],
@@ -135,7 +145,16 @@ def event(row: Any, start: datetime | None = None) -> Event:
         whose=row["member_name"] or "household",
         source=row["source"],
         status=row["status"],
+        visibility=row["visibility"],
+        hidden_from=hidden_from,
+        author=row["creator"],
+        edited_by=row["editor"] if edited else None,
     )
+
+
+async def _event_of(ctx: ToolContext, row: Any, start: datetime | None = None) -> Event:
+    hidden = (await shown_audience(ctx, row))["hidden_from"] if row["hidden_from"] is not None else None
+    return event(row, start, hidden_from=hidden)
 
 
 def _whose(ctx: ToolContext, tool: str, whose: str) -> int | None:
@@ -185,8 +204,13 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
     """Put an event in the family calendar: an appointment, a plan with a time ("dentist on Friday at 3pm" →
     title "Dentist", start 2026-03-13T15:00). A date without a time makes an all-day event. `whose` is the member
     it is for ("self" by default) or "household" for everyone. Repeating events take an RRULE
-    ("every Tuesday" → FREQ=WEEKLY;BYDAY=TU). Returns the event_id (for move_event, cancel_event and
-    remind_before_event)."""
+    ("every Tuesday" → FREQ=WEEKLY;BYDAY=TU). `visibility: "private"` keeps it to the member who says so ("only
+    for me"); `hidden_from` keeps it from one member ("a surprise for Sam"). Returns the event_id (for move_event,
+    cancel_event and remind_before_event)."""
+    kept = await audience(ctx, "add_event", args.visibility, args.hidden_from)
+    member_id = _whose(ctx, "add_event", args.whose)
+    if kept.hidden_from is not None and kept.hidden_from == member_id:
+        raise ToolRetry("add_event", "the event is for the member it would be kept from; keep it from someone else")
     tz = ZoneInfo(ctx.timezone)
     starts_at, ends_at = _span("add_event", args.start, args.end, tz)
     rrule = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None
@@ -196,7 +220,7 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
     row = await stored.insert(
         ctx.conn,
         household_id=ctx.household_id,
-        member_id=_whose(ctx, "add_event", args.whose),
+        member_id=member_id,
         created_by=ctx.user_id,
         uid=f"{uuid.uuid4()}@faa",
         title=args.title,
@@ -207,8 +231,9 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
         rrule=rrule,
         source="chat",
         source_inbox_id=ctx.inbox_id,
+        audience=kept,
     )
-    return event(row)
+    return await _event_of(ctx, row)
 
 
 async def list_events(ctx: ToolContext, args: ListEventsArgs) -> EventList:
@@ -242,7 +267,7 @@ async def upcoming(
         for at in await asyncio.to_thread(_occurrences, row, start, end, limit):
             found.append((at, index, at))
     found.sort(key=lambda item: (item[0], item[1]))
-    return [event(rows[index], at) for _, index, at in found[:limit]]
+    return [await _event_of(ctx, rows[index], at) for _, index, at in found[:limit]]
 
 
 def _occurrences(row: Any, start: datetime, end: datetime, limit: int) -> list[datetime]:
@@ -257,12 +282,15 @@ def _occurrences(row: Any, start: datetime, end: datetime, limit: int) -> list[d
         return [row["starts_at"]] if start <= row["starts_at"] < end else []
 
 
-async def _locked(ctx: ToolContext, tool: str, event_id: int) -> Any:
+async def _locked(ctx: ToolContext, tool: str, event_id: int, *, changes: bool = True) -> Any:
+    """The event, locked; refused when it is gone or cancelled, or (`changes`) the member may not change it."""
     row = await stored.get(ctx.conn, ctx.household_id, event_id, lock=True)
     if row is None:
-        raise ToolRetry(tool, f"there is no event {event_id}; list_events shows the event_ids")
+        raise RowNotFound(tool, f"there is no event {event_id}; list_events shows the event_ids")
     if row["status"] == "cancelled":
-        raise ToolRetry(tool, f"event {event_id} was cancelled")
+        raise RowNotFound(tool, f"event {event_id} was cancelled", for_member="That event was cancelled.")
+    if changes:
+        await check_change(ctx, tool, f"event {event_id}", row["created_by"])
     return row
 
 
@@ -274,30 +302,32 @@ async def move_event(ctx: ToolContext, args: MoveEventArgs) -> ChangedEvent:
     starts_at, ends_at = _span("move_event", args.start, args.end, tz)
     if args.end is None and row["ends_at"] is not None:
         ends_at = starts_at + (row["ends_at"] - row["starts_at"])
-    moved = await stored.move(ctx.conn, ctx.household_id, args.event_id, starts_at, ends_at)
+    moved = await stored.move(ctx.conn, ctx.household_id, args.event_id, starts_at, ends_at, by=ctx.user_id)
     before = event(row)
     previous = {
         "start": before.start,
         "end": before.end,
         "starts_at": row["starts_at"].isoformat(),
         "ends_at": None if row["ends_at"] is None else row["ends_at"].isoformat(),
+        "updated_by": row["updated_by"],
     }
-    return ChangedEvent(**event(moved).model_dump(), previous=previous)
+    return ChangedEvent(**(await _event_of(ctx, moved)).model_dump(), previous=previous)
 
 
 async def cancel_event(ctx: ToolContext, args: EventIdArgs) -> ChangedEvent:
     """Cancel an event (it leaves the calendar and the subscribed phone calendars); reminders set for it are
     cancelled too."""
     row = await _locked(ctx, "cancel_event", args.event_id)
-    await stored.cancel(ctx.conn, ctx.household_id, args.event_id)
+    await stored.cancel(ctx.conn, ctx.household_id, args.event_id, by=ctx.user_id)
     cancelled = await stored.get(ctx.conn, ctx.household_id, args.event_id)
-    return ChangedEvent(**event(cancelled or row).model_dump(), previous={"status": row["status"]})
+    previous = {"status": row["status"], "updated_by": row["updated_by"]}
+    return ChangedEvent(**(await _event_of(ctx, cancelled or row)).model_dump(), previous=previous)
 
 
 async def remind_before_event(ctx: ToolContext, args: RemindBeforeEventArgs) -> EventReminder:
     """Remind before an event ("remind me an hour before the dentist" → minutes_before 60): the reminder moves
     when the event moves and is cancelled with it."""
-    row = await _locked(ctx, "remind_before_event", args.event_id)
+    row = await _locked(ctx, "remind_before_event", args.event_id, changes=False)
     if row["rrule"] is not None:
         raise ToolRetry("remind_before_event", "the event repeats; use schedule_reminder with the same RRULE instead")
     at = row["starts_at"] - timedelta(minutes=args.minutes_before)
@@ -320,19 +350,30 @@ class Imported(BaseModel):
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    kept: int = Field(
+        default=0, description="events of the file that are another member's in the calendar: not rewritten"
+    )
     titles: list[str] = []
 
 
-async def import_events(ctx: ToolContext, found: list[IcsEvent], whose: Literal["self", "household"]) -> Imported:
+async def import_events(
+    ctx: ToolContext, found: list[IcsEvent], whose: Literal["self", "household"], kept: Audience = EVERYONE
+) -> Imported:
     """Store the events of an .ics file by UID: a second import of the same file changes nothing, a newer version
-    of an event updates it (and moves its reminders)."""
+    of an event the member imported before updates it (and moves its reminders), and an event another member has
+    in the calendar under the same UID stays as it is. New events get the audience `kept`."""
     member_id = ctx.user_id if whose == "self" else None
     result = Imported()
     for item in found:
         outcome = await stored.upsert(
-            ctx.conn, household_id=ctx.household_id, member_id=member_id, created_by=ctx.user_id, event=item
+            ctx.conn,
+            household_id=ctx.household_id,
+            member_id=member_id,
+            created_by=ctx.user_id,
+            event=item,
+            audience=kept,
         )
         setattr(result, outcome, getattr(result, outcome) + 1)
-        if outcome != "unchanged" and len(result.titles) < 10:
+        if outcome in ("created", "updated") and len(result.titles) < 10:
             result.titles.append(item.title)
     return result

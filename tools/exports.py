@@ -32,10 +32,10 @@ async def export_files(
     name: str,
 ) -> dict[str, bytes]:
     """The export's files by name (see FILES), read in the caller's transaction: a household's (`member_id` None)
-    or one member's data; private memories only the viewer's own."""
+    or one member's data, as far as the viewer may see it (private rows only the viewer's own)."""
     memories = await exports.memories(conn, household_id, member_id, viewer_id)
-    reminders = await exports.reminders(conn, household_id, member_id)
-    events = await exports.events(conn, household_id, member_id)
+    reminders = await exports.reminders(conn, household_id, member_id, viewer_id)
+    events = await exports.events(conn, household_id, member_id, viewer_id)
     # Writing thousands of rows takes seconds of CPU: off the event loop.
     return await asyncio.to_thread(_files, memories, reminders, events, ZoneInfo(timezone), now, name)
 

@@ -19,12 +19,15 @@ class ForgotMe(BaseModel):
     reminders: int
     events: int
     channels_unlinked: int
+    lists: int = 0
+    list_items: int = 0
 
 
 async def forget_me(ctx: ToolContext, args: ForgetMeArgs) -> ForgotMe:
     """Forget everything about the member who asks ("forget everything about me"): their private memories,
-    reminders, calendar events, chat links and sign-ins are removed, and what they stored for the household stays
-    under "former member". Cannot be undone; only for that explicit request."""
+    reminders, calendar events, lists and list items (and those they kept from another member), chat links and
+    sign-ins are removed; what they stored for the household stays under "former member", and what other members
+    wrote stays as it is. Cannot be undone; only for that explicit request."""
     done = await forget_member(ctx.conn, ctx.household_id, ctx.user_id, ctx.inbox_id)
     return ForgotMe(
         private_memories=done.private_memories,
@@ -32,4 +35,6 @@ async def forget_me(ctx: ToolContext, args: ForgetMeArgs) -> ForgotMe:
         reminders=done.reminders,
         events=done.events,
         channels_unlinked=done.identities,
+        lists=done.lists,
+        list_items=done.list_items,
     )

@@ -10,10 +10,13 @@ from typing import Annotated, Any, Literal
 import asyncpg
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
 
+from tools.audience import HiddenFromArg, VisibilityArg, audience, name_of
 from tools.context import ToolContext
-from tools.errors import ToolRetry
+from tools.errors import RowNotFound, ToolRetry
 from tools.fields import RowId, blank_is_none
+from tools.permissions import check_change
 from tools.storage import lists as stored
+from tools.storage.households import Member
 
 Kind = Literal["shopping", "todo", "packing", "other"]
 ListName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
@@ -62,6 +65,8 @@ class AddListItemsArgs(BaseModel):
 
     list_name: ListName = Field("shopping", description="the list; created if the household has none of that name")
     items: Annotated[list[NewListItem], Field(max_length=50)] = Field(description="none: only start the list")
+    visibility: VisibilityArg = "household"
+    hidden_from: HiddenFromArg = None
 
 
 class ShowListArgs(BaseModel):
@@ -109,6 +114,10 @@ class ListItem(BaseModel):
     quantity: str | None = None
     assignee: str | None = None
     done: bool = False
+    visibility: str = "household"
+    hidden_from: str | None = Field(None, description="the member it is kept from (a surprise for them)")
+    added_by: str | None = None
+    edited_by: str | None = Field(None, description="the member who changed it last, when not who added it")
 
 
 class ListInfo(BaseModel):
@@ -116,6 +125,8 @@ class ListInfo(BaseModel):
     list_name: str
     kind: str
     created: bool = False
+    visibility: str = "household"
+    hidden_from: str | None = None
 
 
 class AddedItems(ListInfo):
@@ -123,9 +134,13 @@ class AddedItems(ListInfo):
 
 
 class ListView(BaseModel):
+    list_id: int
     list_name: str
     kind: str
     items: list[ListItem]
+    visibility: str = "household"
+    hidden_from: str | None = None
+    author: str | None = None
 
 
 class ShowListResult(BaseModel):
@@ -155,7 +170,8 @@ def canonical_name(name: str) -> tuple[str, Kind]:
     return bare, "other"
 
 
-def _item(row: asyncpg.Record) -> ListItem:
+def _item(row: asyncpg.Record, members: tuple[Member, ...]) -> ListItem:
+    edited = row["updated_by"] is not None and row["updated_by"] != row["created_by"]
     return ListItem(
         item_id=row["id"],
         list_name=row["list_name"],
@@ -163,17 +179,31 @@ def _item(row: asyncpg.Record) -> ListItem:
         quantity=row["quantity"],
         assignee=row["assignee"],
         done=row["done_at"] is not None,
+        visibility=row["visibility"],
+        hidden_from=name_of(members, row["hidden_from"]),
+        added_by=row["creator"],
+        edited_by=row["editor"] if edited else None,
     )
 
 
-def _member_id(ctx: ToolContext, tool: str, name: str) -> int:
+async def _items(ctx: ToolContext, rows: list[asyncpg.Record]) -> list[ListItem]:
+    members = await ctx.household_members()
+    return [_item(row, members) for row in rows]
+
+
+async def _member_id(ctx: ToolContext, tool: str, name: str) -> int:
     if name.lower() in _ME:
         return ctx.user_id
-    for member in ctx.members:
+    members = await ctx.household_members()
+    for member in members:
         if member.name.lower() == name.lower():
             return member.id
-    names = ", ".join(member.name for member in ctx.members)
-    raise ToolRetry(tool, f"{name!r} is not a member of the household; members: {names}")
+    names = ", ".join(member.name for member in members)
+    raise ToolRetry(
+        tool,
+        f"{name!r} is not a member of the household; members: {names}",
+        for_member=f"{name!r} is not a member of the household.",
+    )
 
 
 async def _existing(ctx: ToolContext, tool: str, name: str) -> asyncpg.Record:
@@ -182,7 +212,11 @@ async def _existing(ctx: ToolContext, tool: str, name: str) -> asyncpg.Record:
         row = await stored.find_list(ctx.conn, ctx.household_id, name)
     if row is None:
         known = [r["name"] for r in await stored.all_lists(ctx.conn, ctx.household_id)]
-        raise ToolRetry(tool, f"there is no list {name!r}; the lists are: {', '.join(known) or 'none yet'}")
+        raise RowNotFound(
+            tool,
+            f"there is no list {name!r}; the lists are: {', '.join(known) or 'none yet'}",
+            for_member=f"There is no list {name!r}.",
+        )
     return row
 
 
@@ -191,23 +225,33 @@ async def add_list_items(ctx: ToolContext, args: AddListItemsArgs) -> AddedItems
 
     One item per thing, its quantity apart ("2 kg", "6"), and an assignee when someone takes it on. The list is
     created when the household does not have it yet; with no items this only starts a list ("new packing list
-    for the trip"). Lists are for things to buy, to do or to pack; every member sees and edits them. Returns the
-    list (created: whether it is new) and the new items with their item_ids.
+    for the trip"). Lists are for things to buy, to do or to pack; every member sees and edits them, unless
+    `visibility: "private"` keeps the new items (and a list this call creates) to the member who says so ("only
+    for me"), or `hidden_from` keeps them from one member ("gift ideas for Sam, don't tell Sam"). Returns the list
+    (created: whether it is new) and the new items with their item_ids.
     """
-    assignees = [None if i.assignee is None else _member_id(ctx, "add_list_items", i.assignee) for i in args.items]
+    tool = "add_list_items"
+    kept = await audience(ctx, tool, args.visibility, args.hidden_from)
+    assignees = [None if i.assignee is None else await _member_id(ctx, tool, i.assignee) for i in args.items]
+    if kept.hidden_from is not None and kept.hidden_from in assignees:
+        raise ToolRetry(tool, "an item is assigned to the member it is hidden from; assign it to someone else")
+    if kept.private and any(who not in (None, ctx.user_id) for who in assignees):
+        raise ToolRetry(tool, "a private item is the member's own: assign it to nobody or to the member")
     name, kind = canonical_name(args.list_name)
     found = await stored.find_list(ctx.conn, ctx.household_id, name)
-    row = found or await stored.ensure_list(ctx.conn, ctx.household_id, name, kind, ctx.user_id)
+    row = found or await stored.ensure_list(ctx.conn, ctx.household_id, name, kind, ctx.user_id, kept)
     new = [stored.NewItem(i.text, i.quantity, who) for i, who in zip(args.items, assignees, strict=True)]
     rows = await stored.add_items(
-        ctx.conn, ctx.household_id, int(row["id"]), new, created_by=ctx.user_id, inbox_id=ctx.inbox_id
+        ctx.conn, ctx.household_id, int(row["id"]), new, created_by=ctx.user_id, inbox_id=ctx.inbox_id, audience=kept
     )
     return AddedItems(
         list_id=row["id"],
         list_name=row["name"],
         kind=row["kind"],
         created=found is None and bool(row["created"]),
-        items=[_item(r) for r in rows],
+        visibility=row["visibility"],
+        hidden_from=name_of(await ctx.household_members(), row["hidden_from"]),
+        items=await _items(ctx, rows),
     )
 
 
@@ -222,9 +266,20 @@ async def show_list(ctx: ToolContext, args: ShowListArgs) -> ShowListResult:
     else:
         chosen = await stored.all_lists(ctx.conn, ctx.household_id)
     views = []
+    members = await ctx.household_members()
     for row in chosen:
         rows = await stored.items(ctx.conn, ctx.household_id, int(row["id"]), include_done=args.include_done)
-        views.append(ListView(list_name=row["name"], kind=row["kind"], items=[_item(r) for r in rows]))
+        views.append(
+            ListView(
+                list_id=row["id"],
+                list_name=row["name"],
+                kind=row["kind"],
+                items=await _items(ctx, rows),
+                visibility=row["visibility"],
+                hidden_from=name_of(members, row["hidden_from"]),
+                author=row["creator"],
+            )
+        )
     return ShowListResult(lists=views)
 
 
@@ -237,11 +292,15 @@ async def update_list_item(ctx: ToolContext, args: UpdateListItemArgs) -> Update
     tool = "update_list_item"
     assignee_id = None
     if args.assignee is not None and args.assignee.lower() not in _NOBODY:
-        assignee_id = _member_id(ctx, tool, args.assignee)
+        assignee_id = await _member_id(ctx, tool, args.assignee)
     item_id = args.item_id if args.item_id is not None else await _match(ctx, args)
-    before = await stored.by_ids(ctx.conn, ctx.household_id, [item_id])
+    before = await stored.by_ids(ctx.conn, ctx.household_id, [item_id], lock=True)
     if not before:
-        raise ToolRetry(tool, f"there is no item {item_id} on any list; take ids from show_list")
+        raise RowNotFound(tool, f"there is no item {item_id} on any list; take ids from show_list")
+    ticks_only = args.assignee is None and args.quantity is None  # ticking answers the list: anyone may
+    await check_change(ctx, tool, f"item {item_id}", before[0]["created_by"], addressed=ticks_only)
+    if assignee_id is not None and assignee_id == before[0]["hidden_from"]:
+        raise ToolRetry(tool, "the item is hidden from that member; assign it to someone else")
     row = await stored.update_item(
         ctx.conn,
         ctx.household_id,
@@ -254,14 +313,15 @@ async def update_list_item(ctx: ToolContext, args: UpdateListItemArgs) -> Update
         by=ctx.user_id,
     )
     if row is None:
-        raise ToolRetry(tool, f"item {item_id} is no longer on a list")
+        raise RowNotFound(tool, f"item {item_id} is no longer on a list")
     previous = before[0]
     return UpdatedItem(
-        **_item(row).model_dump(),
+        **(await _items(ctx, [row]))[0].model_dump(),
         previous={
             "done_at": None if previous["done_at"] is None else previous["done_at"].isoformat(),
             "assignee_id": previous["assignee_id"],
             "quantity": previous["quantity"],
+            "updated_by": previous["updated_by"],
         },
     )
 
@@ -290,6 +350,8 @@ async def clear_done_items(ctx: ToolContext, args: ClearDoneItemsArgs) -> Cleare
 
     Returns the ids of the items cleared; open items stay.
     """
-    row = await _existing(ctx, "clear_done_items", args.list_name)
-    cleared = await stored.clear_done(ctx.conn, ctx.household_id, int(row["id"]))
+    tool = "clear_done_items"
+    row = await _existing(ctx, tool, args.list_name)
+    await check_change(ctx, tool, f"the {row['name']} list", row["created_by"])  # it takes off everyone's items
+    cleared = await stored.clear_done(ctx.conn, ctx.household_id, int(row["id"]), by=ctx.user_id)
     return ClearedItems(list_name=row["name"], cleared=cleared)

@@ -18,9 +18,10 @@ from pydantic import (
     model_validator,
 )
 
+from tools.audience import HiddenFromArg, VisibilityArg, audience, shown_audience
 from tools.budgets import after_expense
 from tools.context import ToolContext
-from tools.errors import ToolRetry
+from tools.errors import RowNotFound, ToolRetry
 from tools.fields import (
     Amount,
     Content,
@@ -31,19 +32,19 @@ from tools.fields import (
     Name,
     Slug,
     Tags,
-    Visibility,
     blank_is_none,
 )
 from tools.filters import Filter, Kind, compile_filter, filter_help
 from tools.infra.periods import localize
+from tools.permissions import check_audience, check_change, may_change
 from tools.storage import memories as stored
+from tools.storage.visibility import Audience
 
 _D_CONTENT = "the fact as one short self-contained sentence"
 _D_CATEGORY = "lowercase slug, e.g. groceries, rent, dentist"
 _D_AMOUNT = "exact amount; required for expense and income"
 _D_CURRENCY = "ISO 4217 code, e.g. EUR; required with amount"
 _D_OCCURRED = "when it happened or will happen; default now; a bare date = that day"
-_D_VISIBILITY = "private = only the author sees it"
 _D_DETAILS = "up to 20 extra facts, name -> short value"
 
 
@@ -59,8 +60,9 @@ class StoreArgs(BaseModel):
     person: Name | None = Field(None, description="who it is about, e.g. a family member")
     merchant: Name | None = None
     tags: Tags = []
-    visibility: Visibility = Field("household", description=_D_VISIBILITY)
     details: Details = Field({}, description=_D_DETAILS)
+    visibility: VisibilityArg = "household"
+    hidden_from: HiddenFromArg = None
 
     @model_validator(mode="before")
     @classmethod
@@ -94,8 +96,9 @@ class UpdateMemoryFieldsArgs(BaseModel):
     person: Name | None = None
     merchant: Name | None = None
     tags: Tags | None = None
-    visibility: Visibility | None = Field(None, description=_D_VISIBILITY)
     details: Details | None = Field(None, description=_D_DETAILS + "; replaces the old details")
+    visibility: VisibilityArg | None = None
+    hidden_from: HiddenFromArg = None
 
     @model_validator(mode="after")
     def _something_to_change(self) -> UpdateMemoryFieldsArgs:
@@ -139,7 +142,9 @@ class Memory(BaseModel):
     tags: list[str] = []
     details: dict[str, Any] = {}
     visibility: str
+    hidden_from: str | None = Field(None, description="the member it is kept from (a surprise for them)")
     author: str | None = None
+    edited_by: str | None = Field(None, description="the member who changed it last, when not its author")
     similarity: float | None = None
 
 
@@ -156,12 +161,13 @@ class SearchResult(BaseModel):
 class ForgetResult(BaseModel):
     forgotten: list[int]
     not_found: list[int]
-    not_allowed: list[int] = Field([], description="ids a child's account may not forget (an adult stored them)")
+    not_allowed: list[int] = Field([], description="ids a child's account may not forget (another member's)")
 
 
 class RestoreResult(BaseModel):
     restored: list[int]
     not_found: list[int]
+    not_allowed: list[int] = Field([], description="ids a child's account may not restore (another member's)")
 
 
 def _check_money(kind: str, amount: Decimal | None, currency: str | None, error: Any) -> None:
@@ -181,9 +187,10 @@ def _understanding(args: StoreArgs | UpdateMemoryFieldsArgs, base: dict[str, Any
     return {key: value for key, value in merged.items() if value not in (None, [], {})}
 
 
-def _memory(row: asyncpg.Record, tz: ZoneInfo) -> Memory:
+def _memory(row: asyncpg.Record, tz: ZoneInfo, hidden_from: str | None = None) -> Memory:
     understanding: dict[str, Any] = row["ai_understanding"] or {}
     distance = row.get("distance")
+    edited = row["updated_by"] is not None and row["updated_by"] != row["author_id"]
     return Memory(
         memory_id=row["id"],
         content=row["content"],
@@ -197,9 +204,16 @@ def _memory(row: asyncpg.Record, tz: ZoneInfo) -> Memory:
         tags=list(understanding.get("tags") or []),
         details=dict(understanding.get("details") or {}),
         visibility=row["visibility"],
+        hidden_from=hidden_from,
         author=row["author"],
+        edited_by=row["editor"] if edited else None,
         similarity=None if distance is None else round(1.0 - float(distance), 4),
     )
+
+
+async def _shown(ctx: ToolContext, row: asyncpg.Record) -> Memory:
+    hidden = (await shown_audience(ctx, row))["hidden_from"] if row["hidden_from"] is not None else None
+    return _memory(row, ZoneInfo(ctx.timezone), hidden)
 
 
 def _local_iso(instant: datetime, tz: ZoneInfo) -> str:
@@ -224,9 +238,11 @@ async def store(ctx: ToolContext, args: StoreArgs) -> Memory:
     Store one memory per fact, with `content` a short self-contained sentence ("Paid 35.50 EUR for groceries
     at Rewe"). Amounts are exact decimals with a 3-letter currency; expense and income need both. `occurred_at`
     is when it happened (default now; without an offset it is in the member's timezone). Use
-    `visibility: "private"` when the member wants it hidden from the rest of the household. Returns the stored
-    memory with its memory_id.
+    `visibility: "private"` when the member wants it kept to themselves ("only for me", "nur für mich", "私密"),
+    and `hidden_from` with a member's name when everyone but that member may see it ("a surprise for Sam").
+    Returns the stored memory with its memory_id.
     """
+    kept = await audience(ctx, "store", args.visibility, args.hidden_from)
     row = await stored.insert(
         ctx.conn,
         household_id=ctx.household_id,
@@ -237,14 +253,15 @@ async def store(ctx: ToolContext, args: StoreArgs) -> Memory:
         amount=args.amount,
         currency=args.currency,
         occurred_at=_when(ctx, args.occurred_at),
-        visibility=args.visibility,
+        visibility=kept.visibility,
         source_inbox_id=ctx.inbox_id,
+        hidden_from=kept.hidden_from,
     )
     if args.kind == "expense":
         await after_expense(
             ctx, category=args.category, currency=args.currency, amount=args.amount, occurred_at=row["occurred_at"]
         )
-    return _memory(row, ZoneInfo(ctx.timezone))
+    return await _shown(ctx, row)
 
 
 async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
@@ -266,24 +283,27 @@ async def search(ctx: ToolContext, args: SearchArgs) -> SearchResult:
         rows = await stored.find(
             ctx.conn, ctx.household_id, condition=None, order=args.order, limit=args.limit, near=near
         )
-    tz = ZoneInfo(ctx.timezone)
-    return SearchResult(count=len(rows), memories=[_memory(row, tz) for row in rows], filter_dropped=dropped)
+    return SearchResult(count=len(rows), memories=[await _shown(ctx, row) for row in rows], filter_dropped=dropped)
 
 
 async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -> UpdatedMemory:
     """Correct or complete one stored memory: give its memory_id and only the fields to change.
 
     Fields you leave out keep their value; a field set to null is cleared. Changing `content` re-indexes the
-    memory for semantic search. Find the memory_id with `search` first. Returns the memory as now stored.
+    memory for semantic search; `visibility` and `hidden_from` change who sees it (only its author can). Find the
+    memory_id with `search` first. Returns the memory as now stored.
     """
+    tool = "update_memory_fields"
     row = await stored.lock(ctx.conn, ctx.household_id, args.memory_id)
     if row is None:
-        raise ToolRetry("update_memory_fields", f"there is no memory {args.memory_id}; find its memory_id with search")
-    if not may_change(ctx, row["author_id"]):
-        raise ToolRetry("update_memory_fields", _CHILD_REFUSAL)
+        raise RowNotFound(tool, f"there is no memory {args.memory_id}; find its memory_id with search")
+    await check_change(ctx, tool, f"memory {args.memory_id}", row["author_id"])
     given = args.model_fields_set
-    if "visibility" in given and args.visibility != row["visibility"] and row["author_id"] != ctx.user_id:
-        raise ToolRetry("update_memory_fields", "only the member who stored a memory can change its visibility")
+    kept = Audience(row["visibility"], row["hidden_from"])
+    if given & {"visibility", "hidden_from"}:
+        kept = await audience(ctx, tool, args.visibility or row["visibility"], args.hidden_from)
+        if kept != Audience(row["visibility"], row["hidden_from"]):
+            check_audience(ctx, tool, f"memory {args.memory_id}", row["author_id"])
     understanding = _understanding(args, row["ai_understanding"] or {})
     amount = args.amount if "amount" in given else row["amount"]
     currency = args.currency if "currency" in given else row["currency"]
@@ -303,7 +323,9 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
         amount=amount,
         currency=currency,
         occurred_at=_when(ctx, args.occurred_at) if args.occurred_at is not None else row["occurred_at"],
-        visibility=args.visibility or row["visibility"],
+        visibility=kept.visibility,
+        hidden_from=kept.hidden_from,
+        by=ctx.user_id,
     )
     if understanding.get("kind") == "expense":
         await after_expense(
@@ -313,45 +335,64 @@ async def update_memory_fields(ctx: ToolContext, args: UpdateMemoryFieldsArgs) -
             amount=amount,
             occurred_at=updated["occurred_at"],
         )
-    return UpdatedMemory(**_memory(updated, ZoneInfo(ctx.timezone)).model_dump(), previous=stored.values(row))
+    return UpdatedMemory(**(await _shown(ctx, updated)).model_dump(), previous=stored.values(row))
 
 
 async def forget(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
     """Forget memories the family wants gone (wrong, duplicate or withdrawn), by memory_id.
 
     They stop appearing in search and totals; `restore` brings them back if this was a mistake.
-    Returns the ids forgotten and the ids that were not found.
+    Returns the ids forgotten, the ids that were not found and those the member may not forget.
     """
-    authors = {row["id"]: row["author_id"] for row in await stored.by_ids(ctx.conn, ctx.household_id, args.memory_ids)}
-    allowed = [memory_id for memory_id, author in authors.items() if may_change(ctx, author)]
-    done = sorted(await stored.forget(ctx.conn, ctx.household_id, allowed))
-    refused = sorted(set(authors) - set(allowed))
-    return ForgetResult(forgotten=done, not_found=sorted(set(args.memory_ids) - set(authors)), not_allowed=refused)
+    found = await stored.by_ids(ctx.conn, ctx.household_id, args.memory_ids)
+    allowed = [row["id"] for row in found if await may_change(ctx, row["author_id"])]
+    done = sorted(await stored.forget(ctx.conn, ctx.household_id, allowed, by=ctx.user_id))
+    return ForgetResult(
+        forgotten=done,
+        not_found=sorted(set(args.memory_ids) - {row["id"] for row in found}),
+        not_allowed=sorted({row["id"] for row in found} - set(allowed)),
+    )
+
+
+async def forget_exactly(ctx: ToolContext, args: MemoryIdsArgs) -> ForgetResult:
+    """`forget` for a caller that names memories it expects to be there and the member's to forget (the web app):
+    an id it cannot forget refuses the whole call (the caller's transaction then forgets none). Not a tool."""
+    result = await forget(ctx, args)
+    if result.not_allowed:
+        await check_change(ctx, "forget", f"memory {result.not_allowed[0]}", None)
+    if result.not_found:
+        raise RowNotFound("forget", f"there is no memory {result.not_found[0]}")
+    return result
+
+
+async def restore_exactly(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
+    """`restore` that refuses the whole call for an id it cannot restore (as `forget_exactly`). Not a tool."""
+    result = await restore(ctx, args)
+    if result.not_allowed:
+        await check_change(ctx, "restore", f"memory {result.not_allowed[0]}", None)
+    if result.not_found:
+        raise RowNotFound("restore", f"memory {result.not_found[0]} is not among the forgotten ones")
+    return result
 
 
 async def restore(ctx: ToolContext, args: MemoryIdsArgs) -> RestoreResult:
     """Undo `forget`: bring forgotten memories back, by memory_id.
 
-    Returns the ids restored and the ids that were not found among forgotten memories.
+    Returns the ids restored, the ids that were not found among forgotten memories and those the member may not
+    restore.
     """
-    done = sorted(await stored.restore(ctx.conn, ctx.household_id, args.memory_ids))
-    return RestoreResult(restored=done, not_found=sorted(set(args.memory_ids) - set(done)))
-
-
-_CHILD_REFUSAL = "a child's account cannot change or forget what an adult stored; ask an adult"
-
-
-def may_change(ctx: ToolContext, author_id: int | None) -> bool:
-    """A child may change their own and other children's memories; adults (and owners) any of the household's."""
-    roles = {member.id: member.role for member in ctx.members}
-    if roles.get(ctx.user_id) != "child" or author_id == ctx.user_id:
-        return True
-    return author_id is not None and roles.get(author_id) == "child"
+    found = await stored.forgotten(ctx.conn, ctx.household_id, args.memory_ids)
+    allowed = [row["id"] for row in found if await may_change(ctx, row["author_id"])]
+    done = sorted(await stored.restore(ctx.conn, ctx.household_id, allowed, by=ctx.user_id))
+    return RestoreResult(
+        restored=done,
+        not_found=sorted(set(args.memory_ids) - {row["id"] for row in found}),
+        not_allowed=sorted({row["id"] for row in found} - set(allowed)),
+    )
 
 
 async def recall(ctx: ToolContext, memory_ids: list[int]) -> list[Memory]:
     """The live memories with these ids, in the order given, as `search` shows them. Not a tool: the engine uses it
     to offer the model the rows a message may point at."""
-    tz = ZoneInfo(ctx.timezone)
-    found = {row["id"]: _memory(row, tz) for row in await stored.by_ids(ctx.conn, ctx.household_id, memory_ids)}
+    found = {row["id"]: await _shown(ctx, row) for row in await stored.by_ids(ctx.conn, ctx.household_id, memory_ids)}
     return [found[memory_id] for memory_id in memory_ids if memory_id in found]

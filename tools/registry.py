@@ -156,9 +156,10 @@ class ToolRegistry:
         try:
             result = await item.func(ctx, args)
         except ToolRetry as exc:
-            if exc.tool == name:
-                raise
-            raise ToolRetry(name, exc.message) from exc  # e.g. raised by the filter compiler
+            if exc.tool != name:  # e.g. raised by the filter compiler, or a tool another tool called
+                exc.tool = name
+                exc.args = (f"{name}: {exc.message}",)
+            raise
         except asyncpg.PostgresError as exc:
             if is_transient(exc):  # a statement cancelled or timed out, a lost connection: the job retries
                 raise transient_error(exc) from exc

@@ -26,8 +26,9 @@ from pydantic import (
     model_validator,
 )
 
+from tools.audience import HiddenFromArg, VisibilityArg, audience
 from tools.context import ToolContext
-from tools.errors import RecurrenceError, ToolRetry
+from tools.errors import RecurrenceError, RowNotFound, ToolRetry
 from tools.fields import RowId
 from tools.infra.periods import check_year
 from tools.infra.recurrence import (
@@ -38,6 +39,7 @@ from tools.infra.recurrence import (
     wall_time,
 )
 from tools.infra.rrules import HORIZON_YEARS
+from tools.permissions import check_change
 from tools.storage import firings
 from tools.storage import reminders as stored
 
@@ -87,6 +89,8 @@ class ScheduleReminderArgs(BaseModel):
     timezone_of: Literal["me", "recipient"] = Field(
         "me", description="whose wall clock `when` and the repetition follow: mine, or the one named recipient's"
     )
+    visibility: VisibilityArg = "household"
+    hidden_from: HiddenFromArg = None
 
 
 class ReminderIdArgs(BaseModel):
@@ -126,6 +130,9 @@ class Reminder(BaseModel):
     recipients: list[str]
     created_by: str | None = None
     last_fired_at: str | None = None
+    visibility: str = "household"
+    hidden_from: str | None = Field(None, description="the member it is kept from (a surprise for them)")
+    edited_by: str | None = Field(None, description="the member who changed it last, when not its author")
 
 
 class ScheduledReminder(Reminder):
@@ -160,6 +167,8 @@ def _reminder(row: Any, members: dict[int, Any]) -> Reminder:
     tz = ZoneInfo(row["timezone"])
     ids = sorted(members) if row["for_household"] else row["recipient_ids"]
     creator = members.get(row["created_by"])
+    hidden = members.get(row["hidden_from"])
+    editor = members.get(row["updated_by"]) if row["updated_by"] != row["created_by"] else None
     return Reminder(
         reminder_id=row["id"],
         text=row["text"],
@@ -170,6 +179,9 @@ def _reminder(row: Any, members: dict[int, Any]) -> Reminder:
         recipients=["household"] if row["for_household"] else [members[i]["name"] for i in ids if i in members],
         created_by=None if creator is None else creator["name"],
         last_fired_at=_iso(row["last_fired_at"], tz),
+        visibility=row["visibility"],
+        hidden_from=None if hidden is None else hidden["name"],
+        edited_by=None if editor is None else editor["name"],
     )
 
 
@@ -197,11 +209,19 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
     an offset it is read on the member's own clock (timezone_of "me") or, for one named member, on that member's
     clock (timezone_of "recipient", e.g. "remind Tom at 7:30 his time"). A repeating reminder takes an RFC 5545
     RRULE ("every Monday" → FREQ=WEEKLY;BYDAY=MO; "1st of every month" → FREQ=MONTHLY;BYMONTHDAY=1) and keeps
-    its wall-clock time across daylight-saving changes; `when` is then its first time. Returns the reminder_id,
-    its next times and a note when the time had to be adjusted (a wall time skipped by a DST change).
+    its wall-clock time across daylight-saving changes; `when` is then its first time. `visibility: "private"`
+    keeps a reminder for the member themselves to them alone ("only for me"); `hidden_from` keeps it from one
+    member, who is then not reminded either ("a surprise for Sam"). Returns the reminder_id, its next times and a
+    note when the time had to be adjusted (a wall time skipped by a DST change).
     """
+    tool = "schedule_reminder"
+    kept = await audience(ctx, tool, args.visibility, args.hidden_from)
     members = await _members(ctx)
     ids, for_household = _recipients(ctx, members, args.recipient)
+    if kept.private and (for_household or ids != [ctx.user_id]):
+        raise ToolRetry(tool, 'a private reminder is for the member alone: recipient "self", or make it "household"')
+    if kept.hidden_from is not None and kept.hidden_from in ids and not for_household:
+        raise ToolRetry(tool, "the reminder is for the member it is hidden from; choose another recipient")
     zone_name = ctx.timezone
     if args.timezone_of == "recipient":
         if for_household:
@@ -244,6 +264,7 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
         dtstart_local=dtstart_local,
         for_household=for_household,
         source_inbox_id=ctx.inbox_id,
+        audience=kept,
     )
     base = _reminder(row, members)
     listed = [t for t in (_iso(i, tz) for i in times) if t is not None]
@@ -286,10 +307,14 @@ async def list_reminders(ctx: ToolContext, args: ListRemindersArgs) -> ReminderL
     return ReminderList(count=len(found), reminders=[_reminder(row, members) for row in found])
 
 
-async def _locked(ctx: ToolContext, tool: str, reminder_id: int) -> Any:
+async def _locked(ctx: ToolContext, tool: str, reminder_id: int, *, answers: bool = False) -> Any:
+    """The reminder, locked, when the member may change it — or, `answers` (snooze, done), when it is theirs to
+    answer: a child may answer a reminder addressed to them, though an adult set it."""
     row = await stored.lock(ctx.conn, ctx.household_id, reminder_id)
     if row is None:
-        raise ToolRetry(tool, f"there is no reminder {reminder_id}; list_reminders shows the reminder_ids")
+        raise RowNotFound(tool, f"there is no reminder {reminder_id}; list_reminders shows the reminder_ids")
+    addressed = answers and (row["for_household"] or ctx.user_id in row["recipient_ids"])
+    await check_change(ctx, tool, f"reminder {reminder_id}", row["created_by"], addressed=addressed)
     return row
 
 
@@ -304,6 +329,7 @@ async def _update(
         next_fire_at=next_fire_at,
         occurrence_at=occurrence,
         changed_by_inbox_id=ctx.inbox_id,
+        by=ctx.user_id,
     )
 
 
@@ -326,7 +352,7 @@ async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> Changed
     sent reminders with their ids). A repeating reminder keeps its schedule: after the snoozed firing it goes on
     with the next regular time after it (regular times inside the snooze are skipped).
     """
-    row = await _locked(ctx, "snooze_reminder", args.reminder_id)
+    row = await _locked(ctx, "snooze_reminder", args.reminder_id, answers=True)
     if row["status"] == "cancelled":
         raise ToolRetry("snooze_reminder", f"reminder {args.reminder_id} was cancelled; schedule a new one instead")
     if args.until is not None:
@@ -347,7 +373,7 @@ async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> ChangedRe
     """Mark a reminder done ("done", "erledigt", "I did it"): a one-off one will not fire again; for a repeating
     one this occurrence is done (a pending snooze is dropped) and the schedule goes on — to stop a repeating
     reminder for good use cancel_reminder."""
-    row = before = await _locked(ctx, "complete_reminder", args.reminder_id)
+    row = before = await _locked(ctx, "complete_reminder", args.reminder_id, answers=True)
     if row["status"] == "cancelled":
         raise ToolRetry("complete_reminder", f"reminder {args.reminder_id} was cancelled already")
     await stored.acknowledge_firings(ctx.conn, ctx.household_id, args.reminder_id, ctx.now)

@@ -1,6 +1,8 @@
-"""`faa` commands that administer households: create one, choose its digests, add members, invite to channels.
+"""`faa` commands that administer households: create one, choose its digests, add, rename, re-role and remove
+members, invite to channels.
 
-They run on the owner's connection (`Runtime.admin_dsn`), as an operator's tools.
+They run on the owner's connection (`Runtime.admin_dsn`), as an operator's tools; managing members goes through
+`tools.members`, whose rules the household page follows too, with the household owner's rights.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import asyncpg
 from bot.channels.terminal.chat import find_principal
 from bot.ops.runtime import Runtime, migrate_runtime
 from bot.ops.setup_link import public_base
+from tools.members import Manager, remove_member, rename_member, set_role
+from tools.permissions import OPERATOR
 from tools.storage import database, digests, households, identities
 
 WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
@@ -129,4 +133,73 @@ async def invite(runtime: Runtime, args: argparse.Namespace) -> int:
     print(f"  Telegram: send /start {code} to the bot")
     print(f"  Threema or email: send JOIN {code}")
     print(f"  Web app: open {public_base(runtime.settings)}/join/{web_code} (a sign-in link of its own)")
+    return 0
+
+
+async def _managed(runtime: Runtime, args: argparse.Namespace) -> tuple[asyncpg.Connection, int, households.Member]:
+    """The owner's connection, in a transaction scoped to the household, and the member named."""
+    conn = await asyncpg.connect(runtime.admin_dsn)
+    try:
+        await conn.execute("BEGIN")
+        household_id = await households.find_household(conn, args.household)
+        await database.scope(conn, household_id)
+        return conn, household_id, await households.find_member(conn, household_id, args.name)
+    except BaseException:
+        await conn.close()
+        raise
+
+
+async def _finish(conn: asyncpg.Connection, done: bool) -> None:
+    try:
+        await conn.execute("COMMIT" if done else "ROLLBACK")
+    finally:
+        await conn.close()
+
+
+async def member_rename(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    conn, household_id, member = await _managed(runtime, args)
+    done = False
+    try:
+        renamed = await rename_member(conn, household_id, Manager(OPERATOR), member.id, args.new_name)
+        done = True
+    finally:
+        await _finish(conn, done)
+    print(f"member {member.id} renamed: {member.name} -> {renamed.name}")
+    return 0
+
+
+async def member_role(runtime: Runtime, args: argparse.Namespace) -> int:
+    await migrate_runtime(runtime)
+    conn, household_id, member = await _managed(runtime, args)
+    done = False
+    try:
+        await set_role(conn, household_id, Manager(OPERATOR), member.id, args.role)
+        done = True
+    finally:
+        await _finish(conn, done)
+    print(f"member {member.id} ({member.name}) is now: {args.role}")
+    return 0
+
+
+async def member_remove(runtime: Runtime, args: argparse.Namespace) -> int:
+    if not args.yes:
+        print(
+            f"faa: removing {args.name} deletes their private entries and sign-ins for good; "
+            "their household entries stay as a former member's. Repeat with --yes to do it."
+        )
+        return 2
+    await migrate_runtime(runtime)
+    conn, household_id, member = await _managed(runtime, args)
+    done = False
+    try:
+        removed = await remove_member(conn, household_id, Manager(OPERATOR), member.id)
+        done = True
+    finally:
+        await _finish(conn, done)
+    print(
+        f"member {member.id} ({member.name}) removed: {removed.private_memories} private memories, "
+        f"{removed.reminders} reminders, {removed.events} events, {removed.lists} lists and {removed.list_items} "
+        f"list items deleted; {removed.anonymised_memories} household memories kept as a former member's"
+    )
     return 0

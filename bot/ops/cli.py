@@ -165,6 +165,23 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--locale", default="en")
     add.add_argument("--role", default="adult", choices=households.ROLES)
     add.set_defaults(run=admin.member_add)
+    rename = member.add_parser("rename", help="give a member another name")
+    rename.add_argument("name", help="the member's name now")
+    rename.add_argument("new_name")
+    rename.add_argument("--household", required=True, help="household name or id")
+    rename.set_defaults(run=admin.member_rename)
+    role = member.add_parser("role", help="make a member an adult or a child (the owner stays the owner)")
+    role.add_argument("name")
+    role.add_argument("role", choices=("adult", "child"))
+    role.add_argument("--household", required=True, help="household name or id")
+    role.set_defaults(run=admin.member_role)
+    remove = member.add_parser(
+        "remove", help="remove a member: their private entries go, their household entries stay as a former member's"
+    )
+    remove.add_argument("name")
+    remove.add_argument("--household", required=True, help="household name or id")
+    remove.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    remove.set_defaults(run=admin.member_remove)
 
     exporting = commands.add_parser(
         "export", help="write a household's (or a member's) data: expenses CSV, memories JSON, reminders/events ICS"

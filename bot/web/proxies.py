@@ -54,3 +54,14 @@ def _forwarded_proto(request: web.Request) -> str | None:
         proto = None
     proto = (proto or "").strip().lower()
     return proto if proto in _SCHEMES else None
+
+
+def client_address(request: web.Request, trusted: Sequence[IPv4Network | IPv6Network]) -> str:
+    """The address of the client a request comes from: the peer, or — for a request from a trusted proxy — the
+    address that proxy appended to X-Forwarded-For (the last entry: earlier ones the client may have written)."""
+    peer = request.remote or ""
+    if trusted and _is_trusted(peer, trusted):
+        forwarded = request.headers.get("X-Forwarded-For", "").rpartition(",")[2].strip()
+        if forwarded:
+            return forwarded
+    return peer

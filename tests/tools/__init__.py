@@ -85,11 +85,13 @@ async def tool_context(
     inbox_id: int | None = None,
     household_id: int | None = None,
     roles: dict[str, str] | None = None,
+    shared: bool = False,
 ) -> AsyncIterator[ToolContext]:
     """A ToolContext in one committed transaction scoped to the family (`household_id` overrides what the
-    context claims, for tests of a lying context; the connection stays scoped to `family`)."""
+    context claims, for tests of a lying context; the connection stays scoped to `family`). `shared`: the member
+    writes in a group chat, where the transaction acts for nobody."""
     tz = timezone or family.timezone
-    async with db.household(family.household_id, family.id(member)) as conn:
+    async with db.household(family.household_id, None if shared else family.id(member)) as conn:
         yield ToolContext(
             conn=conn,
             household_id=household_id or family.household_id,
@@ -101,6 +103,7 @@ async def tool_context(
             members=tuple(
                 Member(uid, name, tz, "en", (roles or {}).get(name, "adult")) for name, uid in family.members.items()
             ),
+            shared=shared,
         )
 
 

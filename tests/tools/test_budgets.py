@@ -25,8 +25,11 @@ def expense(amount: str, category: str = "groceries", currency: str = "EUR", **m
 
 
 async def alerts(admin: asyncpg.Connection, family: Family) -> list[tuple[int, str]]:
+    """The thresholds reached and the sums the adults were told (one row per adult each; here they all see the
+    same expenses)."""
     rows = await admin.fetch(
-        "SELECT threshold, spent::text FROM budget_alerts WHERE household_id = $1 ORDER BY month, threshold",
+        """SELECT DISTINCT month, threshold, spent::text AS spent FROM budget_alerts WHERE household_id = $1
+           ORDER BY month, threshold""",
         family.household_id,
     )
     return [(r["threshold"], r["spent"]) for r in rows]

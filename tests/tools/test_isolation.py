@@ -139,7 +139,7 @@ async def test_writes_from_a_never_touch_b(db: Database, admin_conn: asyncpg.Con
     forgotten = await call(db, world.a, "Anna", "forget", {"memory_ids": [*world.b_ids, world.a_ids[0]]})
     assert forgotten == {"forgotten": [world.a_ids[0]], "not_found": sorted(world.b_ids), "not_allowed": []}
     restored = await call(db, world.a, "Anna", "restore", {"memory_ids": [world.b_forgotten, world.a_ids[0]]})
-    assert restored == {"restored": [world.a_ids[0]], "not_found": [world.b_forgotten]}
+    assert restored == {"restored": [world.a_ids[0]], "not_found": [world.b_forgotten], "not_allowed": []}
 
     assert await snapshot(admin_conn, world.b) == before
 

@@ -261,7 +261,7 @@ async def test_update_changes_only_the_given_fields(db: Database, admin_conn: as
         ({"memory_id": 999_999_999, "content": "x"}, "there is no memory 999999999"),
         ({"amount": None}, "amount (and currency) is required for kind expense"),
         ({"kind": "income", "currency": None}, "currency is required when amount is set"),
-        ({"visibility": "private"}, "only the member who stored a memory can change its visibility"),
+        ({"visibility": "private"}, "only the member who made memory"),
         ({}, "give at least one field to change"),
         ({"content": None}, "content cannot be cleared"),
     ],
@@ -303,7 +303,7 @@ async def test_forget_then_restore(db: Database, admin_conn: asyncpg.Connection)
         await call(db, family, "Anna", "update_memory_fields", {"memory_id": gone["memory_id"], "amount": 5})
 
     restored = await call(db, family, "Anna", "restore", {"memory_ids": ids})
-    assert restored == {"restored": [gone["memory_id"]], "not_found": [kept["memory_id"]]}
+    assert restored == {"restored": [gone["memory_id"]], "not_found": [kept["memory_id"]], "not_allowed": []}
     listed = await call(db, family, "Anna", "search", {"query": "bakery"})
     assert sorted(m["memory_id"] for m in listed["memories"]) == sorted(ids)
 

@@ -2,9 +2,11 @@
 against it, and the alerts to the household's adults when that spending reaches 80 % and 100 %.
 
 Months are the household's calendar months (its timezone). Spending is the sum of the month's live expenses in
-that category and currency, computed by PostgreSQL. Whether an expense crosses a threshold is decided in SQL in the
-transaction that stores it: the budget row is locked first, so two members storing expenses at once are counted
-one after the other, and the alert's key (household, budget, month, threshold) lets each threshold fire once.
+that category and currency, computed by PostgreSQL, as the member it is shown to may see it: their own private
+expenses count for them, another member's never do. Whether an expense crosses a threshold is decided in SQL in the
+transaction that stores it, once for each adult, acting for that adult: the budget row is locked first, so two
+members storing expenses at once are counted one after the other, and the alert's key (household, budget, month,
+threshold, adult) lets each threshold fire once for each adult.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from decimal import Decimal
 import asyncpg
 
 from tools.storage import outbox
-from tools.storage.database import Connection, fetch_one
+from tools.storage.database import Connection, acting_for, fetch_one
 from tools.storage.identities import delivery_address
 
 THRESHOLDS = (80, 100)
@@ -44,27 +46,48 @@ class Alert:
 
 
 async def upsert(
-    conn: Connection, household_id: int, *, category: str, currency: str, amount: Decimal, by: int
-) -> tuple[asyncpg.Record, Decimal | None]:
-    """Set the budget of a category and currency; the row and the amount it had before (None: it is new)."""
-    previous = await conn.fetchval(
-        "SELECT amount FROM budgets WHERE household_id = $1 AND category = $2 AND currency = $3 FOR UPDATE",
+    conn: Connection,
+    household_id: int,
+    *,
+    category: str,
+    currency: str,
+    amount: Decimal,
+    by: int,
+    updated_by: int | None = None,
+) -> tuple[asyncpg.Record, asyncpg.Record | None]:
+    """Set the budget of a category and currency; the row and the row as it was before (None: it is new).
+    `updated_by` records another member than `by` as the last to change it (undo puts back who it was)."""
+    previous = await conn.fetchrow(
+        """SELECT id, amount, updated_by FROM budgets
+           WHERE household_id = $1 AND category = $2 AND currency = $3 FOR UPDATE""",
         household_id,
         category,
         currency,
     )
     row = await fetch_one(
         conn,
-        """INSERT INTO budgets (household_id, category, currency, amount, created_by) VALUES ($1, $2, $3, $4, $5)
-           ON CONFLICT (household_id, category, currency) DO UPDATE SET amount = excluded.amount, updated_at = now()
-           RETURNING id, category, currency, amount""",
+        """INSERT INTO budgets (household_id, category, currency, amount, created_by, updated_by)
+           VALUES ($1, $2, $3, $4, $5, $6)
+           ON CONFLICT (household_id, category, currency)
+               DO UPDATE SET amount = excluded.amount, updated_by = excluded.updated_by, updated_at = now()
+           RETURNING id, category, currency, amount, created_by, updated_by""",
         household_id,
         category,
         currency,
         amount,
         by,
+        by if updated_by is None else updated_by,
     )
     return row, previous
+
+
+async def get(conn: Connection, household_id: int, budget_id: int, *, lock: bool = False) -> asyncpg.Record | None:
+    return await conn.fetchrow(
+        "SELECT id, category, currency, amount, created_by, updated_by FROM budgets WHERE household_id = $1 AND id = $2"
+        + (" FOR UPDATE" if lock else ""),
+        household_id,
+        budget_id,
+    )
 
 
 async def remove(conn: Connection, household_id: int, budget_id: int) -> asyncpg.Record | None:
@@ -107,8 +130,9 @@ async def check_spending(
     inbox_id: int | None,
 ) -> list[Alert]:
     """After an expense in `category`/`currency` was stored or changed: the alerts it newly triggers, recorded and
-    queued in the outbox for every adult of the household. Only the current month alerts (an expense back-dated to
-    an earlier month changes no one's plans). Call inside the transaction that stored the expense."""
+    queued in the outbox for each adult of the household whose own view of the month's spending (without other
+    members' private expenses) reached a threshold. Only the current month alerts (an expense back-dated to an
+    earlier month changes no one's plans). Call inside the transaction that stored the expense."""
     budget = await conn.fetchrow(
         "SELECT id, amount FROM budgets WHERE household_id = $1 AND category = $2 AND currency = $3 FOR UPDATE",
         household_id,
@@ -117,34 +141,51 @@ async def check_spending(
     )
     if budget is None:
         return []
-    # A statement of its own, after the lock: in READ COMMITTED it sees every expense committed before the lock
-    # was granted, including those of a transaction that held the lock a moment ago.
-    rows = await conn.fetch(
-        f"""WITH {_MONTH},
-                 now_span AS (SELECT date_trunc('month', $5::timestamptz AT TIME ZONE h.tz)::date AS month FROM h),
-                 b AS (SELECT * FROM budgets WHERE id = $3),
-                 spending AS (SELECT ({_SPENT}) AS spent, span.month FROM b, span)
-            INSERT INTO budget_alerts (household_id, budget_id, month, threshold, spent, inbox_id)
-            SELECT $1, $3, spending.month, t, spending.spent, $6
-            FROM spending, now_span, unnest($4::integer[]) AS t
-            WHERE spending.month = now_span.month AND spending.spent * 100 >= t * $7::numeric
-            ON CONFLICT DO NOTHING
-            RETURNING threshold, spent, month""",
+    adults = await conn.fetch(
+        """SELECT id, locale FROM users
+           WHERE household_id = $1 AND role IN ('owner', 'adult') AND forgotten_at IS NULL ORDER BY id""",
         household_id,
-        occurred_at,
-        budget["id"],
-        list(THRESHOLDS),
-        now,
-        inbox_id,
-        budget["amount"],
     )
-    alerts = [
-        Alert(int(budget["id"]), category, currency, budget["amount"], r["spent"], int(r["threshold"]), r["month"])
-        for r in rows
-    ]
-    if alerts:
-        await _queue(conn, household_id, max(alerts, key=lambda a: a.threshold), inbox_id)
+    alerts = []
+    for adult in adults:
+        # Statements of their own, after the lock: in READ COMMITTED they see every expense committed before the
+        # lock was granted, including those of a transaction that held the lock a moment ago.
+        async with acting_for(conn, int(adult["id"])):
+            rows = await conn.fetch(
+                f"""WITH {_MONTH},
+                         now_span AS (SELECT date_trunc('month', $5::timestamptz AT TIME ZONE h.tz)::date AS month
+                                      FROM h),
+                         b AS (SELECT * FROM budgets WHERE id = $3),
+                         spending AS (SELECT ({_SPENT}) AS spent, span.month FROM b, span)
+                    INSERT INTO budget_alerts (household_id, budget_id, month, threshold, spent, inbox_id, user_id)
+                    SELECT $1, $3, spending.month, t, spending.spent, $6, $8
+                    FROM spending, now_span, unnest($4::integer[]) AS t
+                    WHERE spending.month = now_span.month AND spending.spent * 100 >= t * $7::numeric
+                    ON CONFLICT DO NOTHING
+                    RETURNING threshold, spent, month""",
+                household_id,
+                occurred_at,
+                budget["id"],
+                list(THRESHOLDS),
+                now,
+                inbox_id,
+                budget["amount"],
+                adult["id"],
+            )
+        reached = [
+            Alert(int(budget["id"]), category, currency, budget["amount"], r["spent"], int(r["threshold"]), r["month"])
+            for r in rows
+        ]
+        if reached:
+            await _queue(
+                conn, household_id, int(adult["id"]), str(adult["locale"]), max(reached, key=_threshold), inbox_id
+            )
+            alerts.extend(reached)
     return alerts
+
+
+def _threshold(alert: Alert) -> int:
+    return alert.threshold
 
 
 _TEXTS = {
@@ -171,30 +212,27 @@ def alert_text(alert: Alert, locale: str) -> str:
     )
 
 
-async def _queue(conn: Connection, household_id: int, alert: Alert, inbox_id: int | None) -> None:
-    """One message per adult, on each adult's own channel; the highest threshold reached says it all (a jump from
+async def _queue(
+    conn: Connection, household_id: int, user_id: int, locale: str, alert: Alert, inbox_id: int | None
+) -> None:
+    """One message to the adult, on their own channel; the highest threshold reached says it all (a jump from
     70 % to 110 % is one message, though both thresholds are recorded)."""
-    adults = await conn.fetch(
-        "SELECT id, locale FROM users WHERE household_id = $1 AND role IN ('owner', 'adult') ORDER BY id",
-        household_id,
+    address = await delivery_address(conn, user_id)
+    await outbox.add(
+        conn,
+        household_id=household_id,
+        user_id=user_id,
+        channel=address.channel,
+        recipient=address.recipient,
+        text=alert_text(alert, locale),
+        payload={
+            "kind": "budget_alert",
+            "budget_id": alert.budget_id,
+            "threshold": alert.threshold,
+            "month": alert.month.isoformat(),
+            "inbox_id": inbox_id,
+        },
     )
-    for adult in adults:
-        address = await delivery_address(conn, int(adult["id"]))
-        await outbox.add(
-            conn,
-            household_id=household_id,
-            user_id=int(adult["id"]),
-            channel=address.channel,
-            recipient=address.recipient,
-            text=alert_text(alert, str(adult["locale"])),
-            payload={
-                "kind": "budget_alert",
-                "budget_id": alert.budget_id,
-                "threshold": alert.threshold,
-                "month": alert.month.isoformat(),
-                "inbox_id": inbox_id,
-            },
-        )
 
 
 async def pending_alerts(conn: Connection, household_id: int, inbox_id: int) -> list[int]:

@@ -214,6 +214,24 @@ async def scope(conn: Connection, household_id: int) -> None:
     await conn.execute("SELECT set_config('app.household_id', $1, true)", str(household_id))
 
 
+async def act_for(conn: Connection, user_id: int | None) -> None:
+    """From here on the transaction acts for this member (None: for nobody), whose private rows row-level security
+    then shows and no other's."""
+    await conn.execute("SELECT set_config('app.user_id', $1, true)", "" if user_id is None else str(user_id))
+
+
+@asynccontextmanager
+async def acting_for(conn: Connection, user_id: int) -> AsyncIterator[None]:
+    """Act for another member for a few statements (to count what that member may see), then for whom the
+    transaction acted for before."""
+    before = await conn.fetchval("SELECT current_setting('app.user_id', true)")
+    await act_for(conn, user_id)
+    try:
+        yield
+    finally:
+        await conn.execute("SELECT set_config('app.user_id', $1, true)", before or "")
+
+
 def dsn_with_user(dsn: str, user: str, password: str | None = None) -> str:
     """The same server and database as `dsn`, logged in as another role."""
     parts = urlsplit(dsn)

@@ -9,14 +9,20 @@ import asyncpg
 
 from tools.infra.ics import IcsEvent
 from tools.storage.database import Connection, fetch_one
+from tools.storage.visibility import EVERYONE, Audience, visible_to
 
 MAX_LISTED = 200
 MAX_FEED = 2_000
 _COLUMNS = (
     "e.id, e.member_id, e.created_by, e.uid, e.title, e.starts_at, e.ends_at, e.all_day, e.timezone, e.rrule, "
-    "e.source, e.status, e.sequence, e.updated_at, u.name AS member_name"
+    "e.source, e.status, e.sequence, e.updated_at, e.visibility, e.hidden_from, e.updated_by, "
+    "u.name AS member_name, cr.name AS creator, ed.name AS editor"
 )
-_FROM = "events e LEFT JOIN users u ON u.id = e.member_id"
+_JOINS = (
+    "LEFT JOIN users u ON u.id = e.member_id LEFT JOIN users cr ON cr.id = e.created_by "
+    "LEFT JOIN users ed ON ed.id = e.updated_by"
+)
+_FROM = f"events e {_JOINS}"
 
 
 async def insert(
@@ -34,14 +40,15 @@ async def insert(
     rrule: str | None,
     source: str,
     source_inbox_id: int | None,
+    audience: Audience = EVERYONE,
 ) -> asyncpg.Record:
     return await fetch_one(
         conn,
         f"""WITH e AS (
                 INSERT INTO events (household_id, member_id, created_by, uid, title, starts_at, ends_at, all_day,
-                                    timezone, rrule, source, source_inbox_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *)
-            SELECT {_COLUMNS} FROM e LEFT JOIN users u ON u.id = e.member_id""",
+                                    timezone, rrule, source, source_inbox_id, visibility, hidden_from)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING *)
+            SELECT {_COLUMNS} FROM e {_JOINS}""",
         household_id,
         member_id,
         created_by,
@@ -54,29 +61,28 @@ async def insert(
         rrule,
         source,
         source_inbox_id,
+        audience.visibility,
+        audience.hidden_from,
     )
 
 
 async def upsert(
-    conn: Connection, *, household_id: int, member_id: int | None, created_by: int, event: IcsEvent
+    conn: Connection,
+    *,
+    household_id: int,
+    member_id: int | None,
+    created_by: int,
+    event: IcsEvent,
+    audience: Audience = EVERYONE,
 ) -> str:
-    """Store an imported event by its UID: "created", "updated" (its linked reminders moved with it) or
-    "unchanged" (the same UID with nothing new, e.g. the same file imported twice)."""
-    row = await conn.fetchrow(
+    """Store an imported event by its UID: "created", "updated" (its linked reminders moved with it),
+    "unchanged" (the same UID with nothing new, e.g. the same file imported twice) or "kept": the UID is another
+    member's event (or one this member may not see), which an import never rewrites."""
+    created = await conn.fetchval(
         """INSERT INTO events (household_id, member_id, created_by, uid, title, starts_at, ends_at, all_day, timezone,
-                               rrule, source, status, sequence)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'ics', $11, $12)
-           ON CONFLICT (household_id, uid) DO UPDATE
-               SET title = EXCLUDED.title, starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at,
-                   all_day = EXCLUDED.all_day, timezone = EXCLUDED.timezone, rrule = EXCLUDED.rrule,
-                   status = EXCLUDED.status, sequence = greatest(events.sequence + 1, EXCLUDED.sequence),
-                   updated_at = now()
-               WHERE (events.title, events.starts_at, events.ends_at, events.all_day, events.timezone, events.rrule,
-                      events.status)
-                     IS DISTINCT FROM
-                     (EXCLUDED.title, EXCLUDED.starts_at, EXCLUDED.ends_at, EXCLUDED.all_day, EXCLUDED.timezone,
-                      EXCLUDED.rrule, EXCLUDED.status)
-           RETURNING id, (xmax = 0) AS created""",
+                               rrule, source, status, sequence, visibility, hidden_from)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'ics', $11, $12, $13, $14)
+           ON CONFLICT (household_id, uid) DO NOTHING RETURNING id""",
         household_id,
         member_id,
         created_by,
@@ -89,12 +95,40 @@ async def upsert(
         event.rrule,
         "cancelled" if event.cancelled else "confirmed",
         event.sequence,
+        audience.visibility,
+        audience.hidden_from,
     )
-    if row is None:
-        return "unchanged"
-    if row["created"]:
+    if created is not None:
         return "created"
-    await follow(conn, household_id, int(row["id"]))
+    # The UID is taken. Row-level security hides the row when another member keeps it private: then, as when it is
+    # another member's, it stays as it is.
+    existing = await conn.fetchrow(
+        "SELECT id, created_by FROM events WHERE household_id = $1 AND uid = $2 FOR UPDATE", household_id, event.uid
+    )
+    if existing is None or existing["created_by"] != created_by:
+        return "kept"
+    updated = await conn.fetchval(
+        """UPDATE events SET title = $3, starts_at = $4, ends_at = $5, all_day = $6, timezone = $7, rrule = $8,
+                  status = $9, sequence = greatest(sequence + 1, $10), updated_at = now(), updated_by = $11
+           WHERE household_id = $1 AND id = $2
+             AND (title, starts_at, ends_at, all_day, timezone, rrule, status)
+                 IS DISTINCT FROM ($3, $4, $5, $6, $7, $8, $9)
+           RETURNING id""",
+        household_id,
+        existing["id"],
+        event.title,
+        event.starts_at,
+        event.ends_at,
+        event.all_day,
+        event.timezone,
+        event.rrule,
+        "cancelled" if event.cancelled else "confirmed",
+        event.sequence,
+        created_by,
+    )
+    if updated is None:
+        return "unchanged"
+    await follow(conn, household_id, int(existing["id"]), by=created_by)
     return "updated"
 
 
@@ -128,11 +162,13 @@ async def between(
 
 
 async def feed(conn: Connection, household_id: int, member_id: int | None) -> list[asyncpg.Record]:
-    """What a calendar feed shows, newest first: with `member_id`, that member's and the household's events; without,
-    every event of the household. Cancelled ones too, so subscribed calendars drop them."""
+    """What a calendar feed shows, newest first: with `member_id`, that member's and the household's events as the
+    member may see them (their private ones included); without, the household's events every member may see.
+    Cancelled ones too, so subscribed calendars drop them."""
     return await conn.fetch(
         f"""SELECT {_COLUMNS} FROM {_FROM}
             WHERE e.household_id = $1 AND ($2::bigint IS NULL OR e.member_id IS NULL OR e.member_id = $2)
+              AND {visible_to("e", "events", "$2")}
             ORDER BY e.starts_at DESC, e.id LIMIT $3""",
         household_id,
         member_id,
@@ -141,58 +177,57 @@ async def feed(conn: Connection, household_id: int, member_id: int | None) -> li
 
 
 async def move(
-    conn: Connection, household_id: int, event_id: int, starts_at: datetime, ends_at: datetime | None
+    conn: Connection, household_id: int, event_id: int, starts_at: datetime, ends_at: datetime | None, *, by: int
 ) -> asyncpg.Record:
     await conn.execute(
-        """UPDATE events SET starts_at = $3, ends_at = $4, sequence = sequence + 1, updated_at = now()
+        """UPDATE events SET starts_at = $3, ends_at = $4, sequence = sequence + 1, updated_at = now(), updated_by = $5
            WHERE household_id = $1 AND id = $2""",
         household_id,
         event_id,
         starts_at,
         ends_at,
+        by,
     )
-    await follow(conn, household_id, event_id)
+    await follow(conn, household_id, event_id, by=by)
     row = await get(conn, household_id, event_id)
     assert row is not None  # the caller holds it locked
     return row
 
 
-async def cancel(conn: Connection, household_id: int, event_id: int) -> None:
+async def cancel(conn: Connection, household_id: int, event_id: int, *, by: int) -> None:
     """Cancel an event and the reminders that hang off it."""
     await conn.execute(
-        """UPDATE events SET status = 'cancelled', sequence = sequence + 1, updated_at = now()
+        """UPDATE events SET status = 'cancelled', sequence = sequence + 1, updated_at = now(), updated_by = $3
            WHERE household_id = $1 AND id = $2""",
         household_id,
         event_id,
+        by,
     )
-    await follow(conn, household_id, event_id)
+    await follow(conn, household_id, event_id, by=by)
 
 
-async def restore(conn: Connection, household_id: int, event_id: int) -> None:
+async def restore(conn: Connection, household_id: int, event_id: int, *, by: int | None) -> None:
     """A cancelled event back in the calendar (its reminders stay cancelled: they may have been due meanwhile)."""
     await conn.execute(
-        """UPDATE events SET status = 'confirmed', sequence = sequence + 1, updated_at = now()
+        """UPDATE events SET status = 'confirmed', sequence = sequence + 1, updated_at = now(), updated_by = $3
            WHERE household_id = $1 AND id = $2""",
         household_id,
         event_id,
+        by,
     )
 
 
-async def follow(conn: Connection, household_id: int, event_id: int) -> None:
-    """Keep the active reminders of an event at `minutes_before` its start: moved with it, cancelled with it."""
+async def set_editor(conn: Connection, household_id: int, event_id: int, by: int | None) -> None:
+    """Who changed the event last (undo puts back who it was before the change it takes back)."""
     await conn.execute(
-        """UPDATE reminders r
-           SET next_fire_at = CASE WHEN e.status = 'cancelled' THEN NULL
-                                   ELSE e.starts_at - make_interval(mins => r.minutes_before) END,
-               occurrence_at = CASE WHEN e.status = 'cancelled' THEN r.occurrence_at
-                                    ELSE e.starts_at - make_interval(mins => r.minutes_before) END,
-               status = CASE WHEN e.status = 'cancelled' THEN 'cancelled' ELSE r.status END,
-               updated_at = now()
-           FROM events e
-           WHERE e.id = r.event_id AND r.household_id = $1 AND r.event_id = $2 AND r.status = 'active'""",
-        household_id,
-        event_id,
+        "UPDATE events SET updated_by = $3 WHERE household_id = $1 AND id = $2", household_id, event_id, by
     )
+
+
+async def follow(conn: Connection, household_id: int, event_id: int, *, by: int | None) -> None:
+    """Keep the active reminders of an event at `minutes_before` its start: moved with it, cancelled with it —
+    every member's, those the mover may not see included (through the `faa_follow_event` door)."""
+    await conn.execute("SELECT faa_follow_event($1, $2, $3)", household_id, event_id, by)
 
 
 async def link_reminder(conn: Connection, household_id: int, reminder_id: int, event_id: int, minutes: int) -> None:

@@ -22,7 +22,7 @@ from tools.storage.identities import delivery_address
 REMINDER_OPTIONS = ("Snooze 15 min", "Done")
 
 _SELECT = """SELECT id, household_id, created_by, recipient_ids, for_household, text, timezone, rrule,
-                    next_fire_at, occurrence_at, dtstart_local
+                    next_fire_at, occurrence_at, dtstart_local, hidden_from
              FROM reminders WHERE id = $1 AND status = 'active' AND next_fire_at <= $2"""
 
 
@@ -67,7 +67,12 @@ async def due(conn: Connection, until: datetime, limit: int = 500) -> list[Due]:
 
 
 async def changed_by_message(conn: Connection, inbox_id: int) -> list[Due]:
-    """Active reminders that one message scheduled or snoozed: their jobs are enqueued once it committed."""
+    """Active reminders that one message scheduled or snoozed: their jobs are enqueued once it committed. The
+    transaction acts from here on for the message's member, whose private reminders are among them."""
+    await conn.execute(
+        "SELECT set_config('app.user_id', coalesce((SELECT user_id::text FROM inbox WHERE id = $1), ''), true)",
+        inbox_id,
+    )
     rows = await conn.fetch(
         "SELECT id, household_id, next_fire_at FROM reminders WHERE changed_by_inbox_id = $1 AND status = 'active'",
         inbox_id,
@@ -80,8 +85,13 @@ async def fire(
 ) -> Fired | None:
     """Fire the reminder if it is due at `now` (and, given `fire_at`, still due for that time); None otherwise.
 
-    Call inside a household transaction; the outbox rows and the advance commit together with the caller.
+    Call inside a household transaction; the outbox rows and the advance commit together with the caller, which
+    from here on acts for the reminder's author (who may see it, whether it is private or not).
     """
+    await conn.execute(
+        "SELECT set_config('app.user_id', coalesce(faa_reminder_author(faa_household(), $1)::text, ''), true)",
+        reminder_id,
+    )
     sql = _SELECT + (" AND next_fire_at = $3" if fire_at is not None else "")
     sql += " FOR UPDATE SKIP LOCKED" if skip_locked else " FOR UPDATE"
     row = await conn.fetchrow(sql, reminder_id, now, *([fire_at] if fire_at is not None else []))
@@ -141,17 +151,20 @@ def next_regular(rrule: str, dtstart_local: datetime, timezone: str, after: date
 async def _members(conn: Connection, household_id: int) -> list[Any]:
     return list(
         await conn.fetch(
-            "SELECT id, name, timezone, quiet_start, quiet_end FROM users WHERE household_id = $1 ORDER BY id",
+            """SELECT id, name, timezone, quiet_start, quiet_end, forgotten_at IS NOT NULL AS forgotten FROM users
+               WHERE household_id = $1 ORDER BY id""",
             household_id,
         )
     )
 
 
 def _recipients(row: Any, members: list[Any]) -> list[Any]:
+    """Who is reminded: never a member who was forgotten since, nor the member the reminder is kept from."""
+    present = [m for m in members if not m["forgotten"] and m["id"] != row["hidden_from"]]
     if row["for_household"]:
-        return members
+        return present
     wanted = set(row["recipient_ids"])
-    return [m for m in members if m["id"] in wanted]  # a member removed since is skipped
+    return [m for m in present if m["id"] in wanted]
 
 
 async def _queue(conn: Connection, row: Any, member: Any, creator: Any, now: datetime) -> Delivery:

@@ -130,6 +130,14 @@ async def the_only_household(conn: Connection) -> int:
     return int(ids[0])
 
 
+async def member_role(conn: Connection, household_id: int, user_id: int) -> str | None:
+    """A current member's role; None when the household has no such member (or they were forgotten)."""
+    role: str | None = await conn.fetchval(
+        "SELECT role FROM users WHERE household_id = $1 AND id = $2 AND forgotten_at IS NULL", household_id, user_id
+    )
+    return role
+
+
 async def member_name(conn: Connection, user_id: int) -> str:
     return str(await conn.fetchval("SELECT name FROM users WHERE id = $1", user_id))
 
@@ -155,19 +163,38 @@ async def household_timezone(conn: Connection, household_id: int) -> str:
     return str(timezone)
 
 
-async def update_member(
-    conn: Connection, household_id: int, user_id: int, *, timezone: str, locale: str, role: str | None
-) -> None:
-    """Change a member's timezone, language and (unless None) role; an owner stays owner."""
-    if role is not None and role not in ROLES:
-        raise HouseholdError(f"role must be one of {', '.join(ROLES)}")
-    await conn.execute(
-        """UPDATE users SET timezone = $3, locale = $4,
-                  role = CASE WHEN role = 'owner' OR $5::text IS NULL THEN role ELSE $5 END
-           WHERE household_id = $1 AND id = $2""",
+async def update_member(conn: Connection, household_id: int, user_id: int, *, timezone: str, locale: str) -> bool:
+    """Change a member's timezone and language; whether there was such a (current) member."""
+    status = await conn.execute(
+        """UPDATE users SET timezone = $3, locale = $4
+           WHERE household_id = $1 AND id = $2 AND forgotten_at IS NULL""",
         household_id,
         user_id,
         check_timezone(timezone),
         locale,
+    )
+    return status != "UPDATE 0"
+
+
+async def rename_member(conn: Connection, household_id: int, user_id: int, name: str) -> None:
+    try:
+        await conn.execute(
+            "UPDATE users SET name = $3 WHERE household_id = $1 AND id = $2 AND forgotten_at IS NULL",
+            household_id,
+            user_id,
+            check_name(name, "member", 100),
+        )
+    except asyncpg.UniqueViolationError as exc:
+        raise HouseholdError(f"the household already has a member named {name!r}") from exc
+
+
+async def set_role(conn: Connection, household_id: int, user_id: int, role: str) -> None:
+    """A member's new role (callers keep the owner the owner)."""
+    if role not in ROLES:
+        raise HouseholdError(f"role must be one of {', '.join(ROLES)}")
+    await conn.execute(
+        "UPDATE users SET role = $3 WHERE household_id = $1 AND id = $2 AND forgotten_at IS NULL",
+        household_id,
+        user_id,
         role,
     )

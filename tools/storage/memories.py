@@ -19,9 +19,9 @@ Condition = Callable[[list[Any]], str]  # appends its parameters to the list and
 
 _COLUMNS = (
     "m.id, m.author_id, m.content, m.ai_understanding, m.amount, m.currency, m.occurred_at, m.visibility, "
-    "u.name AS author"
+    "m.hidden_from, m.updated_by, m.updated_at, u.name AS author, ed.name AS editor"
 )
-_FROM = "LEFT JOIN users u ON u.id = m.author_id"
+_FROM = "LEFT JOIN users u ON u.id = m.author_id LEFT JOIN users ed ON ed.id = m.updated_by"
 _ORDER = {
     "newest": "m.occurred_at DESC, m.id DESC",
     "oldest": "m.occurred_at, m.id",
@@ -50,14 +50,15 @@ async def insert(
     occurred_at: datetime,
     visibility: str,
     source_inbox_id: int | None,
+    hidden_from: int | None = None,
 ) -> asyncpg.Record:
     """The new row, with its author's name."""
     return await fetch_one(
         conn,
         f"""WITH m AS (
                 INSERT INTO memories (household_id, author_id, content, ai_understanding, embedding, amount,
-                                      currency, occurred_at, visibility, source_inbox_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *)
+                                      currency, occurred_at, visibility, source_inbox_id, hidden_from)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *)
             SELECT {_COLUMNS} FROM m {_FROM}""",
         household_id,
         author_id,
@@ -69,6 +70,7 @@ async def insert(
         occurred_at,
         visibility,
         source_inbox_id,
+        hidden_from,
     )
 
 
@@ -133,13 +135,16 @@ async def update(
     currency: str | None,
     occurred_at: datetime,
     visibility: str,
+    hidden_from: int | None,
+    by: int | None,
 ) -> asyncpg.Record:
-    """The row as now stored; `embedding=None` keeps the old vector."""
+    """The row as now stored; `embedding=None` keeps the old vector. `by` made the change."""
     return await fetch_one(
         conn,
         f"""WITH m AS (
                 UPDATE memories SET content = $3, ai_understanding = $4, embedding = coalesce($5::vector, embedding),
-                       amount = $6, currency = $7, occurred_at = $8, visibility = $9, updated_at = now()
+                       amount = $6, currency = $7, occurred_at = $8, visibility = $9, hidden_from = $10,
+                       updated_by = $11, updated_at = now()
                 WHERE household_id = $1 AND id = $2 RETURNING *)
             SELECT {_COLUMNS} FROM m {_FROM}""",
         household_id,
@@ -151,29 +156,43 @@ async def update(
         currency,
         occurred_at,
         visibility,
+        hidden_from,
+        by,
     )
 
 
-async def forget(conn: Connection, household_id: int, memory_ids: list[int]) -> list[int]:
+async def forget(conn: Connection, household_id: int, memory_ids: list[int], *, by: int | None) -> list[int]:
     """Soft-delete live memories; the ids that were forgotten now."""
     rows = await conn.fetch(
-        """UPDATE memories SET deleted_at = now(), updated_at = now()
+        """UPDATE memories SET deleted_at = now(), updated_at = now(), updated_by = $3
            WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NULL RETURNING id""",
         household_id,
         memory_ids,
+        by,
     )
     return [row["id"] for row in rows]
 
 
-async def restore(conn: Connection, household_id: int, memory_ids: list[int]) -> list[int]:
+async def restore(conn: Connection, household_id: int, memory_ids: list[int], *, by: int | None) -> list[int]:
     """Bring forgotten memories back; the ids that were restored now."""
     rows = await conn.fetch(
-        """UPDATE memories SET deleted_at = NULL, updated_at = now()
+        """UPDATE memories SET deleted_at = NULL, updated_at = now(), updated_by = $3
            WHERE household_id = $1 AND id = ANY($2::bigint[]) AND deleted_at IS NOT NULL RETURNING id""",
         household_id,
         memory_ids,
+        by,
     )
     return [row["id"] for row in rows]
+
+
+async def forgotten(conn: Connection, household_id: int, memory_ids: list[int]) -> list[asyncpg.Record]:
+    """The forgotten memories with these ids (what `restore` would bring back)."""
+    return await conn.fetch(
+        f"""SELECT {_COLUMNS} FROM memories m {_FROM}
+            WHERE m.household_id = $1 AND m.id = ANY($2::bigint[]) AND m.deleted_at IS NOT NULL""",
+        household_id,
+        memory_ids,
+    )
 
 
 def values(row: asyncpg.Record) -> dict[str, Any]:
@@ -185,6 +204,8 @@ def values(row: asyncpg.Record) -> dict[str, Any]:
         "currency": row["currency"],
         "occurred_at": row["occurred_at"].isoformat(),
         "visibility": row["visibility"],
+        "hidden_from": row["hidden_from"],
+        "updated_by": row["updated_by"],
     }
 
 

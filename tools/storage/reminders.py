@@ -11,10 +11,11 @@ from typing import Any
 import asyncpg
 
 from tools.storage.database import Connection, fetch_one
+from tools.storage.visibility import EVERYONE, Audience
 
 _COLUMNS = (
     "r.id, r.text, r.status, r.next_fire_at, r.timezone, r.rrule, r.recipient_ids, r.for_household, r.created_by, "
-    "r.last_fired_at, r.occurrence_at, r.dtstart_local"
+    "r.last_fired_at, r.occurrence_at, r.dtstart_local, r.visibility, r.hidden_from, r.updated_by"
 )
 
 
@@ -37,14 +38,15 @@ async def insert(
     dtstart_local: datetime,
     for_household: bool,
     source_inbox_id: int | None,
+    audience: Audience = EVERYONE,
 ) -> asyncpg.Record:
     return await fetch_one(
         conn,
         f"""WITH r AS (
                 INSERT INTO reminders (household_id, created_by, recipient_ids, text, timezone, rrule, next_fire_at,
                                        occurrence_at, dtstart_local, for_household, source_inbox_id,
-                                       changed_by_inbox_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $10) RETURNING *)
+                                       changed_by_inbox_id, visibility, hidden_from)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8, $9, $10, $10, $11, $12) RETURNING *)
             SELECT {_COLUMNS} FROM r""",
         household_id,
         created_by,
@@ -56,6 +58,8 @@ async def insert(
         dtstart_local,
         for_household,
         source_inbox_id,
+        audience.visibility,
+        audience.hidden_from,
     )
 
 
@@ -93,12 +97,14 @@ async def update(
     next_fire_at: datetime | None,
     occurrence_at: Any,
     changed_by_inbox_id: int | None,
+    by: int | None,
 ) -> asyncpg.Record:
+    """Change a reminder's schedule; `by` is the member who changed it."""
     return await fetch_one(
         conn,
         f"""WITH r AS (
                 UPDATE reminders SET status = $3, next_fire_at = $4, occurrence_at = $5, changed_by_inbox_id = $6,
-                       updated_at = now()
+                       updated_at = now(), updated_by = $7
                 WHERE household_id = $1 AND id = $2 RETURNING *)
             SELECT {_COLUMNS} FROM r""",
         household_id,
@@ -107,6 +113,7 @@ async def update(
         next_fire_at,
         occurrence_at,
         changed_by_inbox_id,
+        by,
     )
 
 
@@ -129,12 +136,13 @@ async def acknowledge_firings(conn: Connection, household_id: int, reminder_id: 
     )
 
 
-def state(row: asyncpg.Record) -> dict[str, str | None]:
-    """A reminder's schedule as JSON-ready values: its state before a change, to undo it."""
+def state(row: asyncpg.Record) -> dict[str, Any]:
+    """A reminder's schedule (and who changed it last) as JSON-ready values: its state before a change, to undo it."""
     return {
         "status": row["status"],
         "next_fire_at": None if row["next_fire_at"] is None else row["next_fire_at"].isoformat(),
         "occurrence_at": None if row["occurrence_at"] is None else row["occurrence_at"].isoformat(),
+        "updated_by": row["updated_by"],
     }
 
 

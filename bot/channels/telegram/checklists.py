@@ -2,7 +2,9 @@
 reopens) that item and edits the message to show the list as it now is.
 
 The button says what it does ("t:<item>:1" ticks, "t:<item>:0" reopens), so a redelivered press changes nothing
-twice. Each press changes the one item's row, so members ticking at once never undo each other.
+twice. Each press changes the one item's row, so members ticking at once never undo each other. A press goes
+through the `update_list_item` tool, whose role checks every path shares; under a group's message it acts for
+nobody, so the list shown there again holds nobody's private items.
 """
 
 from __future__ import annotations
@@ -17,8 +19,12 @@ from aiogram.types import CallbackQuery, InlineKeyboardButton, InlineKeyboardMar
 
 from bot.channels.telegram import CHANNEL
 from bot.channels.telegram.formatting import to_html
+from bot.channels.telegram.updates import PRIVATE
 from engine.checklists import checklist, render
 from engine.deps import Deps
+from tools.context import ToolContext
+from tools.errors import NotPermitted, RowNotFound
+from tools.lists import UpdateListItemArgs, update_list_item
 from tools.storage import households, identities
 from tools.storage import lists as stored
 
@@ -28,6 +34,11 @@ _GONE = {
     "en": "That item is no longer on the list.",
     "de": "Dieser Eintrag ist nicht mehr auf der Liste.",
     "zh": "这一项已不在清单上。",
+}
+_NOT_ALLOWED = {
+    "en": "You cannot change that item.",
+    "de": "Diesen Eintrag kannst du nicht ändern.",
+    "zh": "你不能更改这一项。",
 }
 _NOT_A_MEMBER = "Only members of the household can tick items."
 
@@ -62,29 +73,42 @@ async def on_tick(query: CallbackQuery, bot: Bot, deps: Deps, tick: tuple[int, b
         await _answer(query, _NOT_A_MEMBER)
         return
     item_id, done = tick
-    async with deps.db.household(who.household_id, who.user_id) as conn:
-        language = next(
-            (m.locale[:2] for m in await households.members(conn, who.household_id) if m.id == who.user_id), "en"
+    shared = message.chat.type != PRIVATE
+    async with deps.db.household(who.household_id, None if shared else who.user_id) as conn:
+        members = await households.members(conn, who.household_id)
+        me = next((m for m in members if m.id == who.user_id), None)
+        language = me.locale[:2] if me is not None else "en"
+        ctx = ToolContext(
+            conn=conn,
+            household_id=who.household_id,
+            user_id=who.user_id,
+            timezone=me.timezone if me is not None else "UTC",
+            now=deps.clock.now(),
+            embedder=deps.embedder,
+            members=members,
+            shared=shared,
         )
-        row = await stored.update_item(
-            conn, who.household_id, item_id, done=done, assignee_id=None, set_assignee=False,
-            quantity=None, set_quantity=False, by=who.user_id,
-        )  # fmt: skip
-        if row is None:
+        try:
+            item = await update_list_item(ctx, UpdateListItemArgs.model_validate({"item_id": item_id, "done": done}))
+        except RowNotFound:
             await _answer(query, _GONE.get(language, _GONE["en"]))
             return
-        listed = await stored.items(conn, who.household_id, int(row["list_id"]), include_done=True)
+        except NotPermitted:
+            await _answer(query, _NOT_ALLOWED.get(language, _NOT_ALLOWED["en"]))
+            return
+        [found] = await stored.by_ids(conn, who.household_id, [item_id])
+        listed = await stored.items(conn, who.household_id, int(found["list_id"]), include_done=True)
     items = [
         {"item_id": r["id"], "text": r["text"], "quantity": r["quantity"], "assignee": r["assignee"],
          "done": r["done_at"] is not None}
         for r in listed
     ]  # fmt: skip
-    view = {"list_name": row["list_name"], "items": items}
-    await _answer(query, f"{'☑' if done else '☐'} {row['text']}"[:200])
+    view = {"list_name": item.list_name, "items": items}
+    await _answer(query, f"{'☑' if done else '☐'} {item.text}"[:200])
     keyboard = InlineKeyboardMarkup(inline_keyboard=tick_buttons({"checklist": checklist(view)}))
     try:
         await bot.edit_message_text(
-            text=to_html(render(str(row["list_name"]), items, language)),
+            text=to_html(render(item.list_name, items, language)),
             chat_id=message.chat.id,
             message_id=message.message_id,
             parse_mode="HTML",

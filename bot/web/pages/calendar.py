@@ -14,9 +14,28 @@ from pydantic import ValidationError
 
 from bot.web.pages.render import VIEWER, html, redirect
 from bot.web.pages.security import DEPS
-from bot.web.pages.tooling import member_tools
+from bot.web.pages.tooling import (
+    audience_fields,
+    invalid,
+    json_body,
+    json_tool,
+    member_tools,
+    refusal,
+    row_id,
+)
+from tools.audience import audience
 from tools.errors import ToolRetry
-from tools.events import AddEventArgs, EventIdArgs, ListEventsArgs, add_event, cancel_event, import_events, list_events
+from tools.events import (
+    AddEventArgs,
+    EventIdArgs,
+    ListEventsArgs,
+    MoveEventArgs,
+    add_event,
+    cancel_event,
+    import_events,
+    list_events,
+    move_event,
+)
 from tools.infra import ics
 from tools.storage import events as stored
 from tools.storage import feeds, households
@@ -33,26 +52,34 @@ def base(request: web.Request) -> str:
     return configured.rstrip("/") if configured else f"{request.scheme}://{request.host}"
 
 
-async def calendar_page(request: web.Request, *, error: str | None = None, note: str | None = None) -> web.Response:
+async def calendar_page(
+    request: web.Request, *, error: str | None = None, note: str | None = None, status: int = 400
+) -> web.Response:
     viewer = request[VIEWER]
     async with member_tools(request) as ctx:
         listed = await list_events(ctx, ListEventsArgs(start=None, days=DAYS_SHOWN, limit=MAX_LISTED))
         household_token = await feeds.token(ctx.conn, viewer.household_id, None)
         own_token = await feeds.token(ctx.conn, viewer.household_id, viewer.user_id)
-        members = await households.members(ctx.conn, viewer.household_id)
+    others = [m.name for m in ctx.members if m.id != viewer.user_id]
     return html(
         request,
         "calendar.html",
-        status=400 if error else 200,
+        status=status if error else 200,
         events=listed.events,
         feeds={
             "household": f"{base(request)}/ics/{household_token}.ics",
             "mine": f"{base(request)}/ics/{own_token}.ics",
         },
-        members=[m.name for m in members if m.id != viewer.user_id],
+        members=others,
+        others=others,
         error=error,
         note=note,
     )
+
+
+async def _refused(request: web.Request, exc: ToolRetry) -> web.Response:
+    status, text = refusal(request, exc)
+    return await calendar_page(request, error=text, status=status)
 
 
 async def create(request: web.Request) -> web.Response:
@@ -64,29 +91,43 @@ async def create(request: web.Request) -> web.Response:
                 "start": str(form.get("start", "")),
                 "end": str(form.get("end", "")) or None,
                 "whose": str(form.get("whose", "self")) or "self",
+                **audience_fields(form),
             }
         )
     except ValidationError as exc:
-        return await calendar_page(request, error="; ".join(str(e["msg"]) for e in exc.errors()))
+        return await calendar_page(request, error=invalid(exc))
     try:
         async with member_tools(request) as ctx:
             await add_event(ctx, args)
     except ToolRetry as exc:
-        return await calendar_page(request, error=exc.message)
+        return await _refused(request, exc)
     return redirect("/calendar")
 
 
 async def cancel(request: web.Request) -> web.Response:
-    try:
-        args = EventIdArgs(event_id=int(request.match_info["event_id"]))
-    except (ValueError, ValidationError):
-        raise web.HTTPNotFound() from None
+    args = EventIdArgs(event_id=row_id(request, "event_id"))
     try:
         async with member_tools(request) as ctx:
             await cancel_event(ctx, args)
     except ToolRetry as exc:
-        return await calendar_page(request, error=exc.message)
+        return await _refused(request, exc)
     return redirect("/calendar")
+
+
+async def create_json(request: web.Request) -> web.Response:
+    """POST /app/events {"title", "start", "end", "whose", "visibility", "hidden_from"} (as `add_event` takes)."""
+    return await json_tool(request, AddEventArgs, add_event, await json_body(request))
+
+
+async def move_json(request: web.Request) -> web.Response:
+    """POST /app/events/{event_id}/move {"start": "2026-12-12T16:30", "end": null}."""
+    event_id = row_id(request, "event_id")
+    return await json_tool(request, MoveEventArgs, move_event, {**await json_body(request), "event_id": event_id})
+
+
+async def cancel_json(request: web.Request) -> web.Response:
+    """POST /app/events/{event_id}/cancel."""
+    return await json_tool(request, EventIdArgs, cancel_event, {"event_id": row_id(request, "event_id")})
 
 
 async def upload(request: web.Request) -> web.Response:
@@ -104,10 +145,23 @@ async def upload(request: web.Request) -> web.Response:
         found = await asyncio.to_thread(ics.read, data, viewer.timezone)
     except ics.IcsError as exc:
         return await calendar_page(request, error=str(exc))
-    async with member_tools(request) as ctx:
-        result = await import_events(ctx, found, whose)
-    log.info("calendar.imported", created=result.created, updated=result.updated, unchanged=result.unchanged)
+    chosen = audience_fields(form)
+    try:
+        async with member_tools(request) as ctx:
+            kept = await audience(ctx, "import_events", chosen["visibility"], chosen["hidden_from"])
+            result = await import_events(ctx, found, whose, kept)
+    except ToolRetry as exc:
+        return await _refused(request, exc)
+    log.info(
+        "calendar.imported",
+        created=result.created,
+        updated=result.updated,
+        unchanged=result.unchanged,
+        kept=result.kept,
+    )
     note = f"Imported: {result.created} new, {result.updated} updated, {result.unchanged} unchanged."
+    if result.kept:
+        note += f" {result.kept} kept as they are: another member has them in the calendar."
     return await calendar_page(request, note=note)
 
 
@@ -127,7 +181,8 @@ async def feed(request: web.Request) -> web.Response:
         found = await feeds.verify(conn, request.match_info["token"])
     if found is None:
         raise web.HTTPNotFound()
-    async with deps.db.household(found.household_id) as conn:
+    # A member's feed acts for that member (their private events are in it); the household's for nobody.
+    async with deps.db.household(found.household_id, found.member_id) as conn:
         members = {m.id: m for m in await households.members(conn, found.household_id)}
         if found.member_id is not None and found.member_id not in members:
             raise web.HTTPNotFound()

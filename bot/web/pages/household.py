@@ -1,5 +1,6 @@
 """The household page (adults): members with their roles, timezones, languages and linked channels; adding a
-member; a one-time invite per member (sign-in link with its QR code, and the chat channels' code); digests."""
+member; a one-time invite per member (sign-in link with its QR code, and the chat channels' code); digests. The
+owner also renames and removes members and changes their roles (`tools.members`, which checks it)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from markupsafe import Markup
 
 from bot.web.pages.i18n import LANGUAGES
 from bot.web.pages.onboarding import timezones
-from bot.web.pages.render import VIEWER, html, redirect
+from bot.web.pages.render import VIEWER, html, redirect, texts
 from bot.web.pages.security import DEPS
-from tools.errors import HouseholdError
+from bot.web.pages.tooling import refusal, row_id
+from tools.errors import HouseholdError, ToolRetry
+from tools.members import Manager, remove_member, rename_member, set_role
 from tools.storage import digests, households, identities
 from tools.storage.database import Connection
 from tools.storage.web_sessions import SessionMember
@@ -38,7 +41,7 @@ async def _invite(request: web.Request, conn: Connection, member_id: int, name: 
 
 
 async def _page(
-    request: web.Request, *, invite: dict[str, Any] | None = None, error: str | None = None
+    request: web.Request, *, invite: dict[str, Any] | None = None, error: str | None = None, status: int = 400
 ) -> web.Response:
     viewer: SessionMember = request[VIEWER]
     async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
@@ -48,7 +51,7 @@ async def _page(
     return html(
         request,
         "household.html",
-        status=400 if error else 200,
+        status=status if error else 200,
         members=members,
         channels=channels,
         schedules={s.kind: s for s in schedules},
@@ -91,7 +94,7 @@ async def add_member(request: web.Request) -> web.Response:
 
 async def invite_member(request: web.Request) -> web.Response:
     viewer: SessionMember = request[VIEWER]
-    member_id = _member_id(request)
+    member_id = row_id(request, "member_id")
     async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
         found = {m.id: m for m in await households.members(conn, viewer.household_id)}
         if member_id not in found:
@@ -101,8 +104,9 @@ async def invite_member(request: web.Request) -> web.Response:
 
 
 async def update_member(request: web.Request) -> web.Response:
+    """An adult changes a member's timezone and language; the owner also their role."""
     viewer: SessionMember = request[VIEWER]
-    member_id = _member_id(request)
+    member_id = row_id(request, "member_id")
     form = await request.post()
     role = _text(form, "role") or None
     locale = _text(form, "locale", "en")
@@ -110,11 +114,56 @@ async def update_member(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(reason="Unknown role or language")
     try:
         async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
+            current = {m.id: m for m in await households.members(conn, viewer.household_id)}.get(member_id)
+            if current is None:
+                raise web.HTTPNotFound(reason="No such member")
+            if role is not None and role != current.role:
+                await set_role(conn, viewer.household_id, _manager(viewer), member_id, role)
             await households.update_member(
-                conn, viewer.household_id, member_id, timezone=_text(form, "timezone"), locale=locale, role=role
+                conn, viewer.household_id, member_id, timezone=_text(form, "timezone"), locale=locale
             )
     except HouseholdError as exc:
         return await _page(request, error=str(exc))
+    except ToolRetry as exc:
+        return await _page(request, error=refusal(request, exc)[1], status=refusal(request, exc)[0])
+    return redirect("/household")
+
+
+def _manager(viewer: SessionMember) -> Manager:
+    return Manager(viewer.role, viewer.user_id)
+
+
+async def rename(request: web.Request) -> web.Response:
+    """The owner gives a member another name."""
+    viewer: SessionMember = request[VIEWER]
+    member_id = row_id(request, "member_id")
+    name = _text(await request.post(), "name")
+    try:
+        async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
+            await rename_member(conn, viewer.household_id, _manager(viewer), member_id, name)
+    except HouseholdError as exc:
+        return await _page(request, error=str(exc))
+    except ToolRetry as exc:
+        status, text = refusal(request, exc)
+        return await _page(request, error=text, status=status)
+    return redirect("/household")
+
+
+async def remove(request: web.Request) -> web.Response:
+    """The owner removes a member, once their name is typed to confirm: their private rows go, their household
+    entries stay as a former member's."""
+    viewer: SessionMember = request[VIEWER]
+    member_id = row_id(request, "member_id")
+    typed = _text(await request.post(), "confirm")
+    try:
+        async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
+            found = {m.id: m for m in await households.members(conn, viewer.household_id)}.get(member_id)
+            if found is not None and typed.lower() != found.name.lower():
+                return await _page(request, error=texts(request)("household.remove_confirm"))
+            await remove_member(conn, viewer.household_id, _manager(viewer), member_id)
+    except ToolRetry as exc:
+        status, text = refusal(request, exc)
+        return await _page(request, error=text, status=status)
     return redirect("/household")
 
 
@@ -145,10 +194,3 @@ async def update_digests(request: web.Request) -> web.Response:
     except ValueError as exc:
         raise web.HTTPBadRequest(reason=str(exc)) from None
     return redirect("/household")
-
-
-def _member_id(request: web.Request) -> int:
-    try:
-        return int(request.match_info["member_id"])
-    except ValueError:
-        raise web.HTTPNotFound() from None

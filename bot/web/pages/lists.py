@@ -4,17 +4,22 @@ clear the ticked ones — through the same list tools the model calls, and the s
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 
 from bot.web.pages.render import VIEWER, html, redirect
-from bot.web.pages.tooling import member_tools
-from tools.context import ToolContext
+from bot.web.pages.tooling import (
+    audience_fields,
+    invalid,
+    json_body,
+    json_error,
+    json_tool,
+    member_tools,
+    refusal,
+    row_id,
+)
 from tools.errors import ToolRetry
 from tools.lists import (
     AddListItemsArgs,
@@ -26,33 +31,22 @@ from tools.lists import (
     show_list,
     update_list_item,
 )
-from tools.registry import describe_errors
-from tools.storage import households
 
 
-@asynccontextmanager
-async def _tools(request: web.Request) -> AsyncIterator[ToolContext]:
-    """The member's tool context, knowing the household's members (items are assigned by name)."""
+async def lists_page(request: web.Request, *, error: str | None = None, status: int = 400) -> web.Response:
     async with member_tools(request) as ctx:
-        ctx.members = await households.members(ctx.conn, request[VIEWER].household_id)
-        yield ctx
-
-
-async def lists_page(request: web.Request, *, error: str | None = None) -> web.Response:
-    async with _tools(request) as ctx:
         shown = await show_list(ctx, ShowListArgs(list_name=None, include_done=True))
-        members = [m.name for m in ctx.members]
-    return html(request, "lists.html", status=400 if error else 200, lists=shown.lists, members=members, error=error)
-
-
-def _item_id(request: web.Request) -> int:
-    try:
-        item_id = int(request.match_info["item_id"])
-    except ValueError:
-        raise web.HTTPNotFound() from None
-    if not 0 < item_id < 2**63:
-        raise web.HTTPNotFound()
-    return item_id
+    members = [m.name for m in ctx.members]
+    others = [name for m, name in zip(ctx.members, members, strict=True) if m.id != request[VIEWER].user_id]
+    return html(
+        request,
+        "lists.html",
+        status=status if error else 200,
+        lists=shown.lists,
+        members=members,
+        others=others,
+        error=error,
+    )
 
 
 async def _form_act(request: web.Request, build: Any, action: Any) -> web.Response:
@@ -60,25 +54,30 @@ async def _form_act(request: web.Request, build: Any, action: Any) -> web.Respon
     form = await request.post()
     try:
         args = build({key: str(value) for key, value in form.items() if key != "csrf"})
-        async with _tools(request) as ctx:
+        async with member_tools(request) as ctx:
             await action(ctx, args)
     except ValidationError as exc:
-        return await lists_page(request, error=describe_errors(exc))
+        return await lists_page(request, error=invalid(exc))
     except ToolRetry as exc:
-        return await lists_page(request, error=exc.message)
+        status, text = refusal(request, exc)
+        return await lists_page(request, error=text, status=status)
     return redirect("/lists")
 
 
-async def add_item(request: web.Request) -> web.Response:
-    def build(form: dict[str, str]) -> AddListItemsArgs:
-        item = {"text": form.get("text", ""), "quantity": form.get("quantity"), "assignee": form.get("assignee")}
-        return AddListItemsArgs.model_validate({"list_name": form.get("list_name") or "shopping", "items": [item]})
+def _add_args(form: dict[str, Any]) -> AddListItemsArgs:
+    item = {"text": form.get("text", ""), "quantity": form.get("quantity"), "assignee": form.get("assignee")}
+    chosen = audience_fields(form)
+    return AddListItemsArgs.model_validate(
+        {"list_name": form.get("list_name") or "shopping", "items": [item], **chosen}
+    )
 
-    return await _form_act(request, build, add_list_items)
+
+async def add_item(request: web.Request) -> web.Response:
+    return await _form_act(request, _add_args, add_list_items)
 
 
 async def tick_item(request: web.Request) -> web.Response:
-    item_id = _item_id(request)
+    item_id = row_id(request, "item_id")
 
     def build(form: dict[str, str]) -> UpdateListItemArgs:
         return UpdateListItemArgs.model_validate({"item_id": item_id, "done": form.get("done") == "1"})
@@ -87,7 +86,7 @@ async def tick_item(request: web.Request) -> web.Response:
 
 
 async def assign_item(request: web.Request) -> web.Response:
-    item_id = _item_id(request)
+    item_id = row_id(request, "item_id")
 
     def build(form: dict[str, str]) -> UpdateListItemArgs:
         return UpdateListItemArgs.model_validate({"item_id": item_id, "assignee": form.get("assignee") or "nobody"})
@@ -105,23 +104,8 @@ async def clear_items(request: web.Request) -> web.Response:
 # JSON ------------------------------------------------------------------------------------------------------------
 
 
-def _problem(status: int, message: str) -> web.Response:
-    return web.json_response({"error": message}, status=status)
-
-
 async def _json_act(request: web.Request, model: type[BaseModel], action: Any, **fixed: Any) -> web.Response:
-    try:
-        body = json.loads(await request.read() or b"{}")
-        if not isinstance(body, dict):
-            return _problem(400, "the body must be a JSON object")
-        args = model.model_validate({**body, **fixed})
-        async with _tools(request) as ctx:
-            result: BaseModel = await action(ctx, args)
-    except ValueError as exc:  # bad JSON; pydantic's ValidationError is a ValueError too
-        return _problem(400, describe_errors(exc) if isinstance(exc, ValidationError) else "the body is not JSON")
-    except ToolRetry as exc:
-        return _problem(400 if "no list" not in exc.message and "no item" not in exc.message else 404, exc.message)
-    return web.json_response(result.model_dump(mode="json"))
+    return await json_tool(request, model, action, {**await json_body(request), **fixed})
 
 
 async def lists_json(request: web.Request) -> web.Response:
@@ -129,23 +113,25 @@ async def lists_json(request: web.Request) -> web.Response:
     query = {"list_name": request.query.get("list_name"), "include_done": request.query.get("include_done") == "1"}
     try:
         args = ShowListArgs.model_validate(query)
-        async with _tools(request) as ctx:
+        async with member_tools(request) as ctx:
             shown = await show_list(ctx, args)
     except ValidationError as exc:
-        return _problem(400, describe_errors(exc))
+        return json_error(400, "invalid", invalid(exc))
     except ToolRetry as exc:
-        return _problem(404, exc.message)
+        status, text = refusal(request, exc)
+        return json_error(status, exc.problem, text)
     return web.json_response(shown.model_dump(mode="json"))
 
 
 async def add_items_json(request: web.Request) -> web.Response:
-    """POST /app/lists/items {"list_name": "shopping", "items": [{"text": "milk", "quantity": "2"}]}."""
+    """POST /app/lists/items {"list_name": "shopping", "items": [{"text": "milk", "quantity": "2"}]} (and
+    "visibility", "hidden_from")."""
     return await _json_act(request, AddListItemsArgs, add_list_items)
 
 
 async def update_item_json(request: web.Request) -> web.Response:
     """POST /app/lists/items/{item_id} {"done": true} or {"assignee": "Tom"} or {"quantity": "3"}."""
-    return await _json_act(request, UpdateListItemArgs, update_list_item, item_id=_item_id(request))
+    return await _json_act(request, UpdateListItemArgs, update_list_item, item_id=row_id(request, "item_id"))
 
 
 async def clear_json(request: web.Request) -> web.Response:

@@ -1,5 +1,6 @@
 """The memories page: the household's memories (and the member's own private ones) newest first, a search,
-edit, forget and undo — through the memory tools, so a page changes memories exactly as a message would."""
+edit, forget and undo — through the memory tools, so a page changes memories exactly as a message would — and the
+same as JSON (`/app/memories/…`)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from bot.web.pages.render import html, redirect
-from bot.web.pages.tooling import member_tools
+from bot.web.pages.tooling import invalid, json_body, json_tool, member_tools, refusal, row_id
 from tools.errors import ToolRetry
 from tools.memories import (
     MemoryIdsArgs,
     SearchArgs,
     UpdateMemoryFieldsArgs,
-    forget,
-    restore,
+    forget_exactly,
+    restore_exactly,
     search,
     update_memory_fields,
 )
@@ -26,39 +27,42 @@ PAGE_SIZE = 50
 
 
 def _ids(text: str) -> list[int]:
-    return [int(part) for part in text.split(",") if part.strip().isdigit()][:50]
+    return [int(part) for part in text.split(",") if part.strip().isdigit() and 0 < int(part) < 2**63][:50]
 
 
-async def memories_page(request: web.Request) -> web.Response:
+async def memories_page(request: web.Request, *, error: str | None = None, status: int = 200) -> web.Response:
     query = request.query.get("q", "").strip()[:200]
     args: dict[str, Any] = {"order": "newest", "limit": PAGE_SIZE}
     if query:
         args["filter"] = {"field": "content", "op": "contains", "value": query}
     async with member_tools(request) as ctx:
         found = await search(ctx, SearchArgs.model_validate(args))
+        others = [m.name for m in ctx.members if m.id != ctx.user_id]
     return html(
         request,
         "memories.html",
+        status=status,
         memories=found.memories,
         query=query,
         undo=",".join(str(i) for i in _ids(request.query.get("forgotten", ""))),
         restored=bool(request.query.get("restored")),
+        others=others,
+        error=error,
     )
 
 
-def _memory_id(request: web.Request) -> int:
-    try:
-        return int(request.match_info["memory_id"])
-    except ValueError:
-        raise web.HTTPNotFound() from None
+async def _refused(request: web.Request, exc: ToolRetry) -> web.Response:
+    status, text = refusal(request, exc)
+    return await memories_page(request, error=text, status=status)
 
 
 async def forget_memory(request: web.Request) -> web.Response:
-    memory_id = _memory_id(request)
-    async with member_tools(request) as ctx:
-        result = await forget(ctx, MemoryIdsArgs(memory_ids=[memory_id]))
-    if not result.forgotten:
-        raise web.HTTPNotFound(reason="No such memory")
+    memory_id = row_id(request, "memory_id")
+    try:
+        async with member_tools(request) as ctx:
+            await forget_exactly(ctx, MemoryIdsArgs(memory_ids=[memory_id]))
+    except ToolRetry as exc:
+        return await _refused(request, exc)
     return redirect(f"/memories?forgotten={memory_id}")
 
 
@@ -66,8 +70,11 @@ async def restore_memories(request: web.Request) -> web.Response:
     ids = _ids(str((await request.post()).get("ids", "")))
     if not ids:
         raise web.HTTPBadRequest(reason="Nothing to restore")
-    async with member_tools(request) as ctx:
-        await restore(ctx, MemoryIdsArgs(memory_ids=ids))
+    try:
+        async with member_tools(request) as ctx:
+            await restore_exactly(ctx, MemoryIdsArgs(memory_ids=ids))
+    except ToolRetry as exc:
+        return await _refused(request, exc)
     return redirect("/memories?restored=1")
 
 
@@ -90,13 +97,32 @@ def _changes(form: Any) -> dict[str, Any]:
 
 
 async def edit_memory(request: web.Request) -> web.Response:
-    memory_id = _memory_id(request)
+    memory_id = row_id(request, "memory_id")
     try:
         args = UpdateMemoryFieldsArgs(memory_id=memory_id, **_changes(await request.post()))
         async with member_tools(request) as ctx:
             await update_memory_fields(ctx, args)
     except ValidationError as exc:
-        raise web.HTTPBadRequest(reason="; ".join(str(e["msg"]) for e in exc.errors())) from None
+        return await memories_page(request, error=invalid(exc), status=400)
     except ToolRetry as exc:
-        raise web.HTTPBadRequest(reason=exc.message) from None
+        return await _refused(request, exc)
     return redirect(f"/memories#memory-{memory_id}")
+
+
+# JSON ------------------------------------------------------------------------------------------------------------
+
+
+async def edit_memory_json(request: web.Request) -> web.Response:
+    """POST /app/memories/{memory_id} {"amount": "26.50", "currency": "EUR"}: the fields to change, as
+    `update_memory_fields` takes them."""
+    memory_id = row_id(request, "memory_id")
+    return await json_tool(
+        request, UpdateMemoryFieldsArgs, update_memory_fields, {**await json_body(request), "memory_id": memory_id}
+    )
+
+
+async def forget_memory_json(request: web.Request) -> web.Response:
+    """POST /app/memories/{memory_id}/forget: 404 when there is no such memory, 403 when it is not the member's to
+    forget."""
+    memory_id = row_id(request, "memory_id")
+    return await json_tool(request, MemoryIdsArgs, forget_exactly, {"memory_ids": [memory_id]})

@@ -18,13 +18,19 @@ from pydantic import ValidationError
 
 from bot.web.pages.render import VIEWER, html, redirect
 from bot.web.pages.security import DEPS
-from bot.web.pages.tooling import member_tools
+from bot.web.pages.tooling import invalid, json_body, json_tool, member_tools, refusal, row_id
 from tools.aggregate import AggregateArgs, aggregate
-from tools.budgets import BudgetStatusArgs, SetBudgetArgs, budget_status, set_budget
+from tools.budgets import (
+    BudgetStatusArgs,
+    RemoveBudgetArgs,
+    SetBudgetArgs,
+    budget_status,
+    remove_budget,
+    set_budget,
+)
 from tools.errors import ToolRetry
 from tools.filters import compile_filter
 from tools.memories import SearchArgs
-from tools.registry import describe_errors
 from tools.storage import budgets as stored_budgets
 from tools.storage import memories as stored
 
@@ -71,7 +77,7 @@ def _bars(groups: list[Any]) -> list[dict[str, Any]]:
     ]
 
 
-async def money_page(request: web.Request, *, error: str | None = None) -> web.Response:
+async def money_page(request: web.Request, *, error: str | None = None, status: int = 400) -> web.Response:
     month = _month(request)
     args = AggregateArgs.model_validate({"op": "sum", "filter": _expenses_in(month), "group_by": "category"})
     async with member_tools(request) as ctx:
@@ -90,7 +96,7 @@ async def money_page(request: web.Request, *, error: str | None = None) -> web.R
         bar_width=_BAR_WIDTH,
         budgets=budgets,
         error=error,
-        status=400 if error else 200,
+        status=status if error else 200,
     )
 
 
@@ -103,22 +109,32 @@ async def set_budget_form(request: web.Request) -> web.Response:
         async with member_tools(request) as ctx:
             await set_budget(ctx, args)
     except ValidationError as exc:
-        return await money_page(request, error=describe_errors(exc))
+        return await money_page(request, error=invalid(exc))
     except ToolRetry as exc:
-        return await money_page(request, error=exc.message)
+        status, text = refusal(request, exc)
+        return await money_page(request, error=text, status=status)
     return redirect("/money")
 
 
-async def remove_budget(request: web.Request) -> web.Response:
+async def remove_budget_form(request: web.Request) -> web.Response:
+    args = RemoveBudgetArgs(budget_id=row_id(request, "budget_id"))
     try:
-        budget_id = int(request.match_info["budget_id"])
-    except ValueError:
-        raise web.HTTPNotFound() from None
-    if not 0 < budget_id < 2**63:
-        raise web.HTTPNotFound()
-    async with member_tools(request) as ctx:
-        await stored_budgets.remove(ctx.conn, ctx.household_id, budget_id)
+        async with member_tools(request) as ctx:
+            await remove_budget(ctx, args)
+    except ToolRetry as exc:
+        status, text = refusal(request, exc)
+        return await money_page(request, error=text, status=status)
     return redirect("/money")
+
+
+async def set_budget_json(request: web.Request) -> web.Response:
+    """POST /app/budgets {"category": "groceries", "amount": "400", "currency": "EUR"} (adults)."""
+    return await json_tool(request, SetBudgetArgs, set_budget, await json_body(request))
+
+
+async def remove_budget_json(request: web.Request) -> web.Response:
+    """POST /app/budgets/{budget_id}/remove (adults)."""
+    return await json_tool(request, RemoveBudgetArgs, remove_budget, {"budget_id": row_id(request, "budget_id")})
 
 
 async def budgets_json(request: web.Request) -> web.Response:

@@ -8,6 +8,7 @@ from zoneinfo import available_timezones
 
 from aiohttp import web
 
+from bot.web.pages.attempts import check_login_attempt
 from bot.web.pages.i18n import LANGUAGES
 from bot.web.pages.render import VIEWER, html, redirect, texts
 from bot.web.pages.security import DEPS, SESSION_TOKEN, clear_session, set_session
@@ -78,17 +79,23 @@ async def join_page(request: web.Request) -> web.Response:
 async def login_page(request: web.Request) -> web.Response:
     if VIEWER in request:
         raise web.HTTPSeeOther("/")
-    return html(request, "login.html", failed=False)
+    return html(request, "login.html", failed=False, limited=False)
 
 
 async def login_submit(request: web.Request) -> web.Response:
     code = _field(dict(await request.post()), "code")
+    try:
+        await check_login_attempt(request, code)
+    except web.HTTPTooManyRequests as exc:
+        response = html(request, "login.html", status=429, failed=False, limited=True)
+        response.headers["Retry-After"] = exc.headers["Retry-After"]
+        return response
     opened = None
     if 0 < len(code) <= 64:
         async with request.app[DEPS].db.unscoped() as conn:
             opened = await web_sessions.open_session(conn, code)
     if opened is None:
-        return html(request, "login.html", status=400, failed=True)
+        return html(request, "login.html", status=400, failed=True, limited=False)
     response = redirect("/")
     set_session(response, request, opened[1])
     return response

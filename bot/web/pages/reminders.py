@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from bot.web.pages.render import VIEWER, html, redirect
 from bot.web.pages.security import DEPS
-from bot.web.pages.tooling import member_tools
+from bot.web.pages.tooling import audience_fields, invalid, json_body, json_error, member_tools, refusal, row_id
 from engine.deps import Deps
 from tools.errors import ToolRetry
 from tools.infra.queue import FIRE_REMINDER, reminder_job_id
@@ -29,29 +29,30 @@ from tools.reminders import (
     schedule_reminder,
     snooze_reminder,
 )
-from tools.storage import households, outbox
+from tools.storage import outbox
 from tools.storage import reminders as stored
 
 REPEATS = {"": None, "daily": "FREQ=DAILY", "weekly": "FREQ=WEEKLY", "monthly": "FREQ=MONTHLY"}
 SNOOZES = (15, 60, 24 * 60)
 
 
-async def reminders_page(request: web.Request, *, error: str | None = None) -> web.Response:
+async def reminders_page(request: web.Request, *, error: str | None = None, status: int = 400) -> web.Response:
     viewer = request[VIEWER]
     zone = ZoneInfo(viewer.timezone)
     async with member_tools(request) as ctx:
         listed = await list_reminders(ctx, ListRemindersArgs(include_finished=False, limit=50))
         quiet = await stored.quiet_hours(ctx.conn, viewer.household_id, viewer.user_id)
         feed = await outbox.notifications(ctx.conn, viewer.user_id, limit=20)
-        members = await households.members(ctx.conn, viewer.household_id)
+    others = [m.name for m in ctx.members if m.id != viewer.user_id]
     return html(
         request,
         "reminders.html",
-        status=400 if error else 200,
+        status=status if error else 200,
         reminders=listed.reminders,
         quiet=[None if t is None else t.strftime("%H:%M") for t in quiet],
         feed=[(note.text, (note.sent_at or note.created_at).astimezone(zone)) for note in feed],
-        members=[m.name for m in members if m.id != viewer.user_id],
+        members=others,
+        others=others,
         repeats=list(REPEATS),
         snoozes=SNOOZES,
         error=error,
@@ -76,56 +77,101 @@ async def _enqueue_if_soon(deps: Deps, household_id: int, reminder: Reminder) ->
     )
 
 
+async def _run(request: web.Request, action: Any, args: Any) -> Reminder:
+    """Run one reminder tool; a reminder due soon also gets its job."""
+    async with member_tools(request) as ctx:
+        reminder: Reminder = await action(ctx, args)
+    await _enqueue_if_soon(request.app[DEPS], request[VIEWER].household_id, reminder)
+    return reminder
+
+
 async def _act(request: web.Request, action: Any, args: Any) -> web.Response:
     try:
-        async with member_tools(request) as ctx:
-            reminder = await action(ctx, args)
+        await _run(request, action, args)
     except ToolRetry as exc:
-        return await reminders_page(request, error=exc.message)
-    await _enqueue_if_soon(request.app[DEPS], request[VIEWER].household_id, reminder)
+        status, text = refusal(request, exc)
+        return await reminders_page(request, error=text, status=status)
     return redirect("/reminders")
 
 
-def _reminder_id(request: web.Request) -> int:
-    try:
-        return int(request.match_info["reminder_id"])
-    except ValueError:
-        raise web.HTTPNotFound() from None
+def _schedule_args(fields: dict[str, Any]) -> ScheduleReminderArgs:
+    repeat = str(fields.get("repeat") or "")
+    if repeat not in REPEATS:
+        raise web.HTTPBadRequest(reason="Unknown repetition")
+    return ScheduleReminderArgs.model_validate(
+        {
+            "text": str(fields.get("text", "")),
+            "when": str(fields.get("when", "")),  # datetime-local, on the member's clock
+            "rrule": REPEATS[repeat],
+            "recipient": str(fields.get("recipient", "self")) or "self",
+            "timezone_of": "me",
+            **{key: fields[key] for key in ("visibility", "hidden_from") if key in fields},
+        }
+    )
 
 
 async def create(request: web.Request) -> web.Response:
     form = await request.post()
-    repeat = str(form.get("repeat", ""))
-    if repeat not in REPEATS:
-        raise web.HTTPBadRequest(reason="Unknown repetition")
     try:
-        args = ScheduleReminderArgs(
-            text=str(form.get("text", "")),
-            when=str(form.get("when", "")),  # type: ignore[arg-type]  # datetime-local, on the member's clock
-            rrule=REPEATS[repeat],
-            recipient=str(form.get("recipient", "self")) or "self",
-            timezone_of="me",
-        )
+        args = _schedule_args({**form, **audience_fields(form)})
     except ValidationError as exc:
-        return await reminders_page(request, error="; ".join(str(e["msg"]) for e in exc.errors()))
+        return await reminders_page(request, error=invalid(exc))
     return await _act(request, schedule_reminder, args)
 
 
-async def snooze(request: web.Request) -> web.Response:
+def _snooze_args(request: web.Request, minutes: Any) -> SnoozeReminderArgs:
     try:
-        minutes = int(str((await request.post()).get("minutes", "15")))
-        args = SnoozeReminderArgs(reminder_id=_reminder_id(request), minutes=minutes, until=None)
+        return SnoozeReminderArgs(reminder_id=row_id(request, "reminder_id"), minutes=int(str(minutes)), until=None)
     except (ValueError, ValidationError):
         raise web.HTTPBadRequest(reason="Snooze for 1 minute to 7 days") from None
-    return await _act(request, snooze_reminder, args)
+
+
+async def snooze(request: web.Request) -> web.Response:
+    return await _act(request, snooze_reminder, _snooze_args(request, (await request.post()).get("minutes", "15")))
 
 
 async def complete(request: web.Request) -> web.Response:
-    return await _act(request, complete_reminder, ReminderIdArgs(reminder_id=_reminder_id(request)))
+    return await _act(request, complete_reminder, ReminderIdArgs(reminder_id=row_id(request, "reminder_id")))
 
 
 async def cancel(request: web.Request) -> web.Response:
-    return await _act(request, cancel_reminder, ReminderIdArgs(reminder_id=_reminder_id(request)))
+    return await _act(request, cancel_reminder, ReminderIdArgs(reminder_id=row_id(request, "reminder_id")))
+
+
+# JSON ------------------------------------------------------------------------------------------------------------
+
+_ACTIONS = {"snooze": snooze_reminder, "complete": complete_reminder, "cancel": cancel_reminder}
+
+
+async def _json_act(request: web.Request, action: Any, build: Any) -> web.Response:
+    try:
+        args = build()
+        reminder = await _run(request, action, args)
+    except ValidationError as exc:
+        return json_error(400, "invalid", invalid(exc))
+    except ToolRetry as exc:
+        status, text = refusal(request, exc)
+        return json_error(status, exc.problem, text)
+    return web.json_response(reminder.model_dump(mode="json"))
+
+
+async def create_json(request: web.Request) -> web.Response:
+    """POST /app/reminders {"text", "when", "recipient", "repeat", "visibility", "hidden_from"}."""
+    body = await json_body(request)
+    return await _json_act(request, schedule_reminder, lambda: _schedule_args(body))
+
+
+async def act_json(request: web.Request) -> web.Response:
+    """POST /app/reminders/{reminder_id}/{snooze|complete|cancel} (snooze: {"minutes": 15})."""
+    action = request.match_info["action"]
+    if action not in _ACTIONS:
+        raise web.HTTPNotFound()
+    body = await json_body(request)
+    if action == "snooze":
+        return await _json_act(request, snooze_reminder, lambda: _snooze_args(request, body.get("minutes", 15)))
+    return await _json_act(
+        request, _ACTIONS[action], lambda: ReminderIdArgs(reminder_id=row_id(request, "reminder_id"))
+    )
 
 
 def _clock(value: str) -> time | None:
@@ -142,7 +188,7 @@ async def quiet_hours(request: web.Request) -> web.Response:
     try:
         args = SetQuietHoursArgs(start=_clock(str(form.get("start", ""))), end=_clock(str(form.get("end", ""))))
     except ValidationError as exc:
-        return await reminders_page(request, error="; ".join(str(e["msg"]) for e in exc.errors()))
+        return await reminders_page(request, error=invalid(exc))
     async with member_tools(request) as ctx:
         await set_quiet_hours(ctx, args)
     return redirect("/reminders")

@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from bot.web.pages import calendar, chat, household, lists, memories, money, onboarding, portability, reminders
+from bot.web.pages import (
+    calendar,
+    chat,
+    household,
+    lists,
+    memories,
+    money,
+    onboarding,
+    portability,
+    reminders,
+    visibility,
+)
 from bot.web.pages.render import JINJA, STATIC, environment
 from bot.web.pages.security import DEPS, security_headers
 from engine.deps import Deps
@@ -28,17 +39,24 @@ ROUTES = [
     web.post("/memories/restore", memories.restore_memories, name="page:memories-restore"),
     web.post("/memories/{memory_id}/edit", memories.edit_memory, name="page:memory-edit"),
     web.post("/memories/{memory_id}/forget", memories.forget_memory, name="page:memory-forget"),
+    web.post("/app/memories/{memory_id}", memories.edit_memory_json, name="page:memory-edit-json"),
+    web.post("/app/memories/{memory_id}/forget", memories.forget_memory_json, name="page:memory-forget-json"),
     web.get("/reminders", reminders.reminders_page, name="page:reminders"),
     web.post("/reminders", reminders.create, name="page:reminder-create"),
     web.post("/reminders/quiet-hours", reminders.quiet_hours, name="page:quiet-hours"),
     web.post("/reminders/{reminder_id}/snooze", reminders.snooze, name="page:reminder-snooze"),
     web.post("/reminders/{reminder_id}/complete", reminders.complete, name="page:reminder-complete"),
     web.post("/reminders/{reminder_id}/cancel", reminders.cancel, name="page:reminder-cancel"),
+    web.post("/app/reminders", reminders.create_json, name="page:reminder-create-json"),
+    web.post("/app/reminders/{reminder_id}/{action}", reminders.act_json, name="page:reminder-act-json"),
     web.get("/calendar", calendar.calendar_page, name="page:calendar"),
     web.post("/calendar", calendar.create, name="page:event-create"),
     web.post("/calendar/import", calendar.upload, name="page:calendar-upload"),
     web.post("/calendar/rotate", calendar.rotate, name="adult:calendar-rotate"),
     web.post("/calendar/{event_id}/cancel", calendar.cancel, name="page:event-cancel"),
+    web.post("/app/events", calendar.create_json, name="page:event-create-json"),
+    web.post("/app/events/{event_id}/move", calendar.move_json, name="page:event-move-json"),
+    web.post("/app/events/{event_id}/cancel", calendar.cancel_json, name="page:event-cancel-json"),
     web.get("/ics/{token}.ics", calendar.feed, name="feed:calendar"),
     web.get("/data", portability.data_page, name="page:data"),
     web.get("/data/mine.zip", portability.export_mine, name="page:export-mine"),
@@ -55,13 +73,19 @@ ROUTES = [
     web.post("/app/lists/clear", lists.clear_json, name="page:list-clear-json"),
     web.get("/money", money.money_page, name="page:money"),
     web.post("/money/budgets", money.set_budget_form, name="adult:budget-set"),
-    web.post("/money/budgets/{budget_id}/remove", money.remove_budget, name="adult:budget-remove"),
+    web.post("/money/budgets/{budget_id}/remove", money.remove_budget_form, name="adult:budget-remove"),
     web.get("/app/budgets", money.budgets_json, name="page:budgets-json"),
+    web.post("/app/budgets", money.set_budget_json, name="page:budget-set-json"),
+    web.post("/app/budgets/{budget_id}/remove", money.remove_budget_json, name="page:budget-remove-json"),
+    web.post("/visibility/{kind}/{row_id}", visibility.change, name="page:visibility"),
+    web.post("/app/visibility/{kind}/{row_id}", visibility.change_json, name="page:visibility-json"),
     web.get("/money.csv", money.money_csv, name="page:money-csv"),
     web.get("/household", household.household_page, name="adult:household"),
     web.post("/household/members", household.add_member, name="adult:member-add"),
     web.post("/household/members/{member_id}", household.update_member, name="adult:member-update"),
     web.post("/household/members/{member_id}/invite", household.invite_member, name="adult:member-invite"),
+    web.post("/household/members/{member_id}/rename", household.rename, name="adult:member-rename"),
+    web.post("/household/members/{member_id}/remove", household.remove, name="adult:member-remove"),
     web.post("/household/digests", household.update_digests, name="adult:digests"),
     web.static("/static", STATIC, name="static"),
 ]

@@ -71,6 +71,11 @@ def _access(request: web.Request) -> str | None:
     return kind if kind in ("public", "page", "adult") else None
 
 
+def _json(request: web.Request) -> bool:
+    """Whether the route answers JSON (`/app/…`, for scripts and the chat page's own requests): its errors too."""
+    return request.path.startswith("/app/")
+
+
 def _same_origin(request: web.Request) -> bool:
     origin = request.headers.get("Origin")
     return origin is None or origin == f"{request.scheme}://{request.host}"
@@ -109,7 +114,8 @@ def _anonymous_csrf(request: web.Request) -> None:
 async def pages_middleware(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    """Session, access and CSRF for the web app's routes; their errors as HTML pages, never as API JSON."""
+    """Session, access and CSRF for the web app's routes; their errors as HTML pages, or as JSON for the JSON
+    routes (`/app/…`)."""
     access = _access(request)
     if access is None:
         return await handler(request)
@@ -123,7 +129,7 @@ async def pages_middleware(
                 log.warning("web.csrf.refused", path=request.path)
                 raise web.HTTPForbidden(reason="CSRF check failed")
         if access != "public" and VIEWER not in request:
-            if request.method == "GET":
+            if request.method == "GET" and not _json(request):
                 raise web.HTTPSeeOther("/login")
             raise web.HTTPUnauthorized(reason="Sign in first")
         if access == "adult" and not request[VIEWER].adult:
@@ -132,8 +138,16 @@ async def pages_middleware(
     except web.HTTPException as exc:
         if isinstance(exc, web.HTTPRedirection):
             response = web.Response(status=exc.status, headers={"Location": exc.headers.get("Location", "/")})
+        elif _json(request):
+            code = exc.reason.lower().replace(" ", "_")
+            response = web.json_response({"error": {"code": code, "message": exc.reason}}, status=exc.status)
+            for name in ("Retry-After", "Allow"):
+                if name in exc.headers:
+                    response.headers[name] = exc.headers[name]
         else:
             response = error_page(request, exc.status, exc.reason)
+            if "Retry-After" in exc.headers:
+                response.headers["Retry-After"] = exc.headers["Retry-After"]
     if _NEW_CSRF in request and not response.prepared:
         response.set_cookie(
             CSRF_COOKIE, request[_NEW_CSRF], path="/", httponly=True, samesite="Strict", secure=request.secure

@@ -114,7 +114,6 @@ ENGLISH = {
     "memories.forgotten": "Forgotten.",
     "memories.undo": "Undo",
     "memories.restored": "Restored.",
-    "memories.private": "private",
     "memories.none": "Nothing here yet. Tell FAA something in the chat.",
     "memories.content": "What",
     "memories.category": "Category",
@@ -176,6 +175,27 @@ ENGLISH = {
     "budgets.none": "No budgets yet.",
     "budgets.set": "Set budget",
     "budgets.remove": "Remove",
+    "reminders.set_by": "set by {name}",
+    "audience.label": "Who sees it",
+    "audience.everyone": "Everyone",
+    "audience.only_me": "Only me",
+    "audience.all_but": "Everyone but {name}",
+    "audience.set": "Change",
+    "audience.private": "private",
+    "audience.hidden": "hidden from {name}",
+    "audience.edited_by": "edited by {name}",
+    "error.invalid": "That did not work: please check what you entered.",
+    "error.not_found": "That is not there (any more).",
+    "error.not_allowed": "You cannot change that.",
+    "error.too_many": "Too many tries. Please wait a few minutes and try again.",
+    "household.rename": "Rename",
+    "household.remove": "Remove",
+    "household.remove_explain": (
+        "Removes the member's private entries, sign-ins and chat links; their household entries stay, as a former "
+        "member's. This cannot be undone."
+    ),
+    "household.remove_confirm": "Type the member's name to confirm",
+    "household.owner_only": "Only the owner renames or removes members and changes roles.",
 }
 
 CHINESE = {
@@ -284,7 +304,6 @@ CHINESE = {
     "memories.forgotten": "已忘记。",
     "memories.undo": "撤销",
     "memories.restored": "已恢复。",
-    "memories.private": "私密",
     "memories.none": "这里还没有内容。在聊天中告诉 FAA 一些事吧。",
     "memories.content": "内容",
     "memories.category": "类别",
@@ -346,4 +365,24 @@ CHINESE = {
     "budgets.none": "还没有预算。",
     "budgets.set": "设置预算",
     "budgets.remove": "删除",
+    "reminders.set_by": "由{name}设置",
+    "audience.label": "谁能看到",
+    "audience.everyone": "所有人",
+    "audience.only_me": "只有我",
+    "audience.all_but": "除{name}以外的所有人",
+    "audience.set": "更改",
+    "audience.private": "私密",
+    "audience.hidden": "对{name}隐藏",
+    "audience.edited_by": "由{name}修改",
+    "error.invalid": "没有成功：请检查你输入的内容。",
+    "error.not_found": "找不到（已不存在）。",
+    "error.not_allowed": "你不能更改这一项。",
+    "error.too_many": "尝试次数过多。请等几分钟再试。",
+    "household.rename": "改名",
+    "household.remove": "移除",
+    "household.remove_explain": (
+        "删除该成员的私密条目、登录和聊天绑定；其在家庭记录中的条目保留，作者显示为前成员。此操作无法撤销。"
+    ),
+    "household.remove_confirm": "输入该成员的名字以确认",
+    "household.owner_only": "只有创建者可以给成员改名、移除成员或更改角色。",
 }

@@ -48,7 +48,7 @@ async def test_two_members_keep_a_list_on_the_page_and_through_json(
     assert status == 200 and added["list_name"] == "shopping"
     milk = added["items"][0]["item_id"]
     status, refused = await _post_json(system, tom, f"/app/lists/items/{milk}", {"assignee": "Grandma"})
-    assert status == 400 and "not a member" in refused["error"]
+    assert status == 400 and "not a member" in refused["error"]["message"]
     status, _ = await _post_json(system, tom, "/app/lists/items/999999999", {"done": True})
     assert status == 404
 
