@@ -94,6 +94,7 @@ class Day:
     start: int
     end: int
     text: str
+    rolls: bool = False  # the coming weekday: a week later when the time named on it has passed today
 
 
 def find_days(text: str, today: date, past: bool = False) -> list[Day]:
@@ -107,7 +108,8 @@ def find_days(text: str, today: date, past: bool = False) -> list[Day]:
                 continue
             day = _read(kind, match, today, past)
             if day is not None:
-                found.append(Day(day, match.start(), match.end(), match.group(0).strip()))
+                rolls = kind == "weekday" and day == today and not past and not _fixed_week(match)
+                found.append(Day(day, match.start(), match.end(), match.group(0).strip(), rolls))
                 taken.append((match.start(), match.end()))
     return sorted(found, key=lambda d: d.start)
 
@@ -151,6 +153,12 @@ def _read(kind: str, match: re.Match[str], today: date, past: bool) -> date | No
     if kind == "month_day":
         return _month_day(int(groups.get("d") or groups["d2"]), today, past)
     return _weekday(groups, today, past, monday)
+
+
+def _fixed_week(match: re.Match[str]) -> bool:
+    """Whether the weekday's modifier fixes its week ("next Monday", "last Monday")."""
+    mod = (match.groupdict().get("mod") or "").lower()
+    return bool(re.fullmatch(_NEXT, mod) or re.fullmatch(_LAST, mod))
 
 
 def _weekday(groups: dict[str, str], today: date, past: bool, monday: date) -> date | None:

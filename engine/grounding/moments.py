@@ -28,8 +28,8 @@ from engine.grounding.spelling import normalised
 with contextlib.redirect_stdout(io.StringIO()):  # jionlp prints a banner on import
     import jionlp
 
-# Where one statement ends and the next begins; a decimal point or comma inside a number is no boundary.
-_CLAUSE_END = re.compile(r"[;!?\n]+|[.,](?!\d)|(?<!\d)[.,]|\s[-–—]\s|\b(?:but|aber|then|dann)\b")
+# Where one statement ends and the next begins; a full stop after a number ("am 3.12.") or a decimal comma is none.
+_CLAUSE_END = re.compile(r"[;!?\n]+|(?<=[^\d\s])\.|,(?!\d)|(?<!\d),|\s[-–—]\s|\b(?:but|aber|then|dann)\b")
 # What a sentence about the past says ("paid on Friday": the Friday that was), unless it also speaks of what comes.
 _PAST = re.compile(
     r"\b(?:paid|spent|bought|was|were|did|had|went|got|gave|ate|came|took|met|saw|cost|forgot|"
@@ -178,29 +178,25 @@ def _groups(clause: str, now: datetime, past: bool) -> list[_Group]:
 
 
 def _moment(group: _Group, region: str, wall: datetime, last_day: date | None) -> Found:
-    if group.at is not None:
-        return Found(group.at, True, region[: group.end - group.start].strip())
     written = region[: group.end - group.start].strip()
-    if group.clock is not None:
-        clock = group.clock
-        if group.day is not None:
-            return Found(
-                datetime.combine(group.day.day, datetime.min.time()).replace(hour=clock.hour, minute=clock.minute),
-                True,
-                written,
-            )
-        if last_day is not None and last_day >= wall.date():
-            return Found(
-                datetime.combine(last_day, datetime.min.time()).replace(hour=clock.hour, minute=clock.minute),
-                True,
-                written,
-            )
-        today = wall.replace(hour=clock.hour, minute=clock.minute)
-        return Found(today if today > wall else today + timedelta(days=1), True, written)
-    assert group.day is not None
-    part = part_of_day(region)
-    hour = part[0] if part is not None else 9
-    return Found(datetime.combine(group.day.day, datetime.min.time()).replace(hour=hour), part is not None, written)
+    if group.at is not None:
+        return Found(group.at, True, written)
+    if group.clock is None:
+        assert group.day is not None
+        part = part_of_day(region)  # "Friday evening": 19:00
+        return Found(_on(group.day.day, part[0] if part else 9, 0), part is not None, written)
+    hour, minute = group.clock.hour, group.clock.minute
+    if group.day is not None:
+        at = _on(group.day.day, hour, minute)
+        return Found(at + timedelta(days=7) if group.day.rolls and at <= wall else at, True, written)
+    if last_day is not None and last_day >= wall.date():  # "tomorrow at 10, remind me at 8"
+        return Found(_on(last_day, hour, minute), True, written)
+    today = wall.replace(hour=hour, minute=minute)
+    return Found(today if today > wall else today + timedelta(days=1), True, written)
+
+
+def _on(day: date, hour: int, minute: int) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, minute)
 
 
 def _relative(match: re.Match[str], sign: int, now: datetime) -> datetime | None:

@@ -114,15 +114,15 @@ def _english_german(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | Non
     elif name in ("days", "weekly") and byday is None:
         days = sorted({_FULL_DAYS[w.lower()] for w in re.findall(rf"\b({_DAY})s?\b", normal)})
         byday = ",".join(_DAYS[d] for d in days) or None
-    anchor = _anchor(rest, now, tz)
+    anchor = _anchor(rest, part_of_day(normal), now, tz)
     return _rule(freq, interval, byday, month_day, nth, anchor, now, cue.group(0).strip())
 
 
-def _anchor(rest: str, now: datetime, tz: ZoneInfo) -> _Anchor:
-    """The time of day the rest of the message names (the first clock, else its part of the day, else 09:00), and
+def _anchor(rest: str, part: tuple[int, bool] | None, now: datetime, tz: ZoneInfo) -> _Anchor:
+    """The time of day the rest of the message names (its first clock, else the part of the day `part` the message
+    names, else 09:00), and
     the day it names when that is not a weekday (the rule's own words say those)."""
     clocks = find_clocks(rest)
-    part = part_of_day(rest)
     days = [m for m in find_moments(re.sub(rf"\b(?:{_DAY})s?\b", " ", rest), now, tz) if m.at.date() != now.date()]
     day = days[0].at if days else None
     if clocks:

@@ -33,7 +33,7 @@ for _word in _VOCABULARY:
     for _length in (len(_word) - 1, len(_word), len(_word) + 1):
         _BY_LENGTH[_length] = (*_BY_LENGTH.get(_length, ()), _word)
 _WORD = re.compile(r"[^\W\d_]+")
-_KEEP = frozenset({"ever", "mondays", "sundays", "fridays", "mornings", "evenings", "weekends", "reminds", "jede"})
+_KEEP = frozenset({"ever", "jede", "minute"})
 
 
 def normalised(text: str, language: str) -> str:
@@ -53,8 +53,8 @@ def _corrected(match: re.Match[str]) -> str:
     word = match.group(0)
     if word in _CHAT_FORMS:
         return _CHAT_FORMS[word]
-    if len(word) < 5 or word in _KEEP or word in _VOCABULARY:
-        return word
+    if len(word) < 5 or word in _KEEP or word in _VOCABULARY or word.removesuffix("s") in _VOCABULARY:
+        return word  # "dienstags", "mornings": a known word with an ending, not a misspelling
     return next((known for known in _BY_LENGTH.get(len(word), ()) if _one_edit(word, known)), word)
 
 
