@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Kind = Literal["expense", "income"]
@@ -202,30 +203,41 @@ INCOME_CATEGORIES: tuple[str, ...] = (*_INCOME, OTHER)
 
 
 @dataclass(frozen=True)
-class _Synonym:
-    category: str
-    words: str
-    pattern: re.Pattern[str]
+class _Table:
+    """One kind's synonyms as one pattern per way of matching, and the category of each synonym."""
+
+    patterns: tuple[re.Pattern[str], ...]
+    category: dict[str, str]
 
 
-def _compile(table: dict[str, tuple[str, str, str]]) -> tuple[_Synonym, ...]:
-    found = []
-    for category, (english, german, chinese) in table.items():
+def _compile(table: dict[str, tuple[str, str, str]]) -> _Table:
+    category: dict[str, str] = {}
+    whole: list[str] = []  # English and German: whole words
+    starts: list[str] = []  # German: the start of a compound ("Lebensmitteleinkauf")
+    ends: list[str] = []  # German: the end of a compound ("Kinderschuhe"), not "Preise" for "Reise"
+    anywhere: list[str] = []  # Chinese
+    for name, (english, german, chinese) in table.items():
         for language, line in (("en", english), ("de", german), ("zh", chinese)):
             for words in line.split("|"):
-                found.append(_Synonym(category, words, _pattern(words, language)))
-    return tuple(found)
+                category.setdefault(words, name)
+                if language == "zh":
+                    anywhere.append(words)
+                    continue
+                whole.append(words)
+                if language == "de" and " " not in words:
+                    starts += [words] if len(words) >= 5 else []
+                    ends += [words] if len(words) >= 6 else []
 
+    def alternation(words: list[str]) -> str:
+        return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
 
-def _pattern(words: str, language: str) -> re.Pattern[str]:
-    escaped = re.escape(words)
-    if language == "zh":
-        return re.compile(escaped)
-    if language == "de" and " " not in words:  # compounds: "Lebensmitteleinkauf", "Kinderschuhe"; not "Preise"
-        start = rf"|(?<![\w-]){escaped}" if len(words) >= 5 else ""
-        end = rf"|{escaped}(?![\w-])" if len(words) >= 6 else ""
-        return re.compile(rf"(?<![\w-]){escaped}(?![\w-]){start}{end}", re.IGNORECASE)
-    return re.compile(rf"(?<![\w-]){escaped}(?![\w-])", re.IGNORECASE)
+    patterns = (
+        rf"(?<![\w-])(?:{alternation(whole)})(?![\w-])",
+        rf"(?<![\w-])(?:{alternation(starts)})",
+        rf"(?:{alternation(ends)})(?![\w-])",
+        alternation(anywhere),
+    )
+    return _Table(tuple(re.compile(p, re.IGNORECASE) for p in patterns), category)
 
 
 _TABLES = {"expense": _compile(_EXPENSES), "income": _compile(_INCOME)}
@@ -236,15 +248,15 @@ def categories(kind: Kind) -> tuple[str, ...]:
     return EXPENSE_CATEGORIES if kind == "expense" else INCOME_CATEGORIES
 
 
+@lru_cache(maxsize=256)  # the grounding asks for the same message's category more than once
 def category_of(text: str, kind: Kind = "expense") -> str | None:
     """The category the words of `text` name for money of `kind`: the longest synonym found, the earliest of equal
     ones; None when no synonym is in the text."""
+    table = _TABLES[kind]
     best: tuple[int, int, str] | None = None  # (-length, position, category)
-    for synonym in _TABLES[kind]:
-        match = synonym.pattern.search(text)
-        if match is None:
-            continue
-        candidate = (-len(synonym.words), match.start(), synonym.category)
-        if best is None or candidate < best:
-            best = candidate
+    for pattern in table.patterns:
+        for match in pattern.finditer(text):
+            candidate = (-len(match.group(0)), match.start(), table.category[match.group(0).lower()])
+            if best is None or candidate < best:
+                best = candidate
     return None if best is None else best[2]

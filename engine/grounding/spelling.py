@@ -8,6 +8,7 @@ the short ones and the chat forms by a table. Number words become digits with te
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from text_to_num import alpha2digit
 
@@ -36,6 +37,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 _KEEP = frozenset({"ever", "jede", "minute"})
 
 
+@lru_cache(maxsize=64)  # moments, repeats and money read the same message
 def normalised(text: str, language: str) -> str:
     """`text` lowercased, with chat forms and misspelt words of time corrected and number words in digits."""
     return with_digits(_WORD.sub(_corrected, text.lower()), language)
@@ -55,7 +57,8 @@ def _corrected(match: re.Match[str]) -> str:
         return _CHAT_FORMS[word]
     if len(word) < 5 or word in _KEEP or word in _VOCABULARY or word.removesuffix("s") in _VOCABULARY:
         return word  # "dienstags", "mornings": a known word with an ending, not a misspelling
-    return next((known for known in _BY_LENGTH.get(len(word), ()) if _one_edit(word, known)), word)
+    candidates = (known for known in _BY_LENGTH.get(len(word), ()) if known[0] in word[:2])
+    return next((known for known in candidates if _one_edit(word, known)), word)
 
 
 def _one_edit(a: str, b: str) -> bool:
