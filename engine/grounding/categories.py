@@ -75,7 +75,7 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
         "看病|医院|牙医|体检|挂号|医药费|眼镜|诊所",
     ),
     "pharmacy": (
-        "pharmacy|chemist|boots|medicine|medication|painkillers|paracetamol|ibuprofen|cough syrup|vitamins|plasters",
+        "pharmacy|chemist|medicine|medication|painkillers|paracetamol|ibuprofen|cough syrup|vitamins|plasters",
         "apotheke|medikament|medikamente|tabletten|hustensaft|vitamine|pflaster|drogerie|dm|rossmann",
         "药店|药房|买药|药|维生素|感冒药",
     ),
@@ -139,7 +139,7 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
         "手机|电脑|笔记本|平板|耳机|充电器|电视|相机|打印机|数码",
     ),
     "car": (
-        "car|mot|car service|tyres|tires|car wash|car repair|garage|car insurance|road tax",
+        "car|mot|car service|tyres|tires|car wash|car repair|garage|road tax",
         "auto|tüv|inspektion|reifen|werkstatt|autowäsche|waschanlage|kfz-steuer|kfz",
         "汽车|车|保养|轮胎|洗车|修车|年检",
     ),
@@ -155,7 +155,7 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
         "宠物|狗粮|猫粮|猫砂|宠物医院|兽医",
     ),
     "insurance": (
-        "insurance|health insurance|life insurance|home insurance|premium",
+        "insurance|health insurance|life insurance|home insurance|car insurance|premium",
         "versicherung|krankenversicherung|haftpflicht|hausrat|lebensversicherung",
         "保险|保险费|医保|社保",
     ),

@@ -211,12 +211,6 @@ def find_span(text: str, today: date, timezone: str = "UTC") -> Span | None:
     return None
 
 
-def find_period(text: str, today: date | None = None) -> str | None:
-    """The name the filter language has for the period `text` names ("this_month"), if it has one."""
-    span = find_span(text, today or date.today())
-    return span.name if span is not None else None
-
-
 @cache
 def _south(timezone: str) -> bool:
     """Whether the place a timezone is named for lies south of the equator (zone1970.tab of the tz database)."""
