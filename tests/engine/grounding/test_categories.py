@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine.grounding.categories import (
-    EXPENSE_CATEGORIES,
-    INCOME_CATEGORIES,
     _EXPENSES,
     _INCOME,
+    EXPENSE_CATEGORIES,
+    INCOME_CATEGORIES,
     categories,
     category_of,
 )
