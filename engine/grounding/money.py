@@ -21,6 +21,7 @@ from babel.core import get_global
 from babel.numbers import get_territory_currencies
 
 from engine.grounding.categories import Kind, category_of
+from engine.grounding.days import MONTH_NAMES
 from engine.grounding.language import CJK, language_of
 from engine.grounding.spelling import with_digits
 
@@ -103,7 +104,7 @@ _MONEY_WORDS = re.compile(
 _CLOCK_BEFORE = re.compile(
     r"\b(?:at|um|by|gegen|ab|till|until|bis|around|half|halb|quarter|viertel|past|to|nach|vor)\s*$", re.IGNORECASE
 )
-_YEAR_BEFORE = re.compile(r"\b(?:in|im|since|seit|of|von|for|für)\s*$", re.IGNORECASE)
+_YEAR_BEFORE = re.compile(rf"\b(?:in|im|since|seit|of|von|for|für|{'|'.join(MONTH_NAMES)})\.?,?\s*$", re.IGNORECASE)
 KINDS: tuple[Kind, ...] = ("expense", "income")
 _PAID_FOR = re.compile(
     r"\d\s+(?:for|für)\s+(?:the|a|an|my|our|his|her|den|die|das|ein|eine|einen|meine?n?|unsere?n?)\b", re.I

@@ -183,8 +183,9 @@ _FORMS: tuple[tuple[re.Pattern[str], Reader], ...] = tuple(
         (r"\bthis year\b|今年|\bdieses jahr",
          _fixed("this_year", lambda t: (date(t.year, 1, 1), date(t.year, 12, 31)))),
         (rf"\b(?:(?P<mod>last|next|this|coming|letzten|nächsten|diesen|kommenden|vorigen)\s+|"
-         rf"(?:in|im|during|for|throughout|über|of|seit|since)\s+(?:the\s+month\s+of\s+|den\s+)?)(?P<month>{_MONTH})\b"
-         r"(?:\s+(?P<year>\d{4}))?", _named_month),
+         rf"(?:in|im|during|for|throughout|über|seit|since)\s+(?:the\s+month\s+of\s+|den\s+)?)(?P<month>{_MONTH})\b"
+         r"(?:\s+(?P<year>\d{4}))?(?!\s*\d)", _named_month),  # "in March", not "March 3" (a day)
+        (r"\b(?:in|during|throughout|since)\s+(?P<month>may)\b(?:\s+(?P<year>\d{4}))?(?!\s*\d)", _named_month),
         (r"(?<![个一二两三四五六七八九十\d])(?P<month>十[一二]?|[一二三四五六七八九]|1[0-2]|[1-9])月(?:份)?"
          r"(?![\d一二三四五六七八九十]+[日号])(?!底|初|中)", _named_month),
         (r"\b(?:in|im|during|for|throughout)\s+(?:the\s+year\s+|dem\s+jahr\s+)?(?P<year>(?:19|20)\d{2})\b"

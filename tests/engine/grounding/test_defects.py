@@ -177,6 +177,7 @@ def test_repetitions(text: str, rrule: str, first: str) -> None:
         ("what did we spend yesterday", "2026-11-22", "2026-11-22", "yesterday"),
         ("since Monday", "2026-11-23", "2026-11-23", None),
         ("since March", "2026-03-01", "2026-11-23", None),
+        ("what did we spend in may", "2026-05-01", "2026-05-31", None),
     ],
 )
 def test_periods_with_exact_bounds(text: str, first: str, last: str, name: str | None) -> None:
@@ -238,6 +239,7 @@ def test_money(text: str, expected: list[tuple[str, str | None]]) -> None:
         "remind me at 7 to pay the bill",
         "the swimming class moved to half 5",
         "we need 3 bin bags and 2 light bulbs",
+        "what did we spend in October 2025",
     ],
 )
 def test_not_money(text: str) -> None:
