@@ -1,8 +1,10 @@
 """Amounts of money in a member's message: the number as an exact decimal and its currency, in English, German and
 Chinese writing ("$62.30", "71,40 €", "1.250,00 EUR", "86元", "三十五块五", "25欧元").
 
-A number is money only when a currency stands next to it, or when the message speaks of paying and nothing marks
-the number as something else (104 cm, 2 pills, room 305, 38.5 degrees). The currency of a bare amount is left
+A number is money when a currency stands next to it, or when nothing marks it as something else (104 cm, 2 pills,
+room 305, 38.5 degrees, "3 Gläser") and the message reads as a purchase: it speaks of paying ("paid 48 for
+dinner"), or names something bought and writes the number as a price ("groceries 37.20 at aldi") or per month
+("400 a month"); number words count ("zwölf Euro", "twenty quid"). The currency of a bare amount is left
 open; the engine asks or uses the household's usual one.
 """
 
@@ -106,6 +108,11 @@ _CLOCK_BEFORE = re.compile(
 )
 _YEAR_BEFORE = re.compile(rf"\b(?:in|im|since|seit|of|von|for|für|{'|'.join(MONTH_NAMES)})\.?,?\s*$", re.IGNORECASE)
 KINDS: tuple[Kind, ...] = ("expense", "income")
+_PER_PERIOD = re.compile(
+    r"\s*(?:(?:a|per|each|every|pro|im|jeden|je)\s+(?:month|week|year|monat|woche|jahr)\b|monthly\b|weekly\b|"
+    r"monatlich\b|每月|每个月)",
+    re.IGNORECASE,
+)
 _PAID_FOR = re.compile(
     r"\d\s+(?:for|für)\s+(?:the|a|an|my|our|his|her|den|die|das|ein|eine|einen|meine?n?|unsere?n?)\b", re.I
 )
@@ -122,15 +129,12 @@ def find_money(text: str) -> list[Money]:
     """Every amount of money in `text`, in order, each once."""
     normal = unicodedata.normalize("NFKC", text)
     normal = _with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
-    purchase = (
-        _MONEY_WORDS.search(normal) is not None
-        or _PAID_FOR.search(normal) is not None
-        or any(category_of(normal, kind) for kind in KINDS)
-    )
+    paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
+    bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
     for match in _AMOUNT.finditer(normal):
         word = match.group("pre") or match.group("post")
-        if word is None and not (purchase and _bare_amount(normal, match)):
+        if word is None and not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match)):
             continue
         amount = _decimal(match.group("number"))
         if amount is None:
@@ -155,6 +159,17 @@ def find_currencies(text: str) -> list[str]:
         if code not in found:
             found.append(code)
     return found
+
+
+def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool) -> bool:
+    """Whether a number without a currency is a sum: the message speaks of paying, or names something bought and
+    the number is written as a price (37.20) or per month ("400 a month"); never a number glued to a word
+    ("sunflower2026")."""
+    if re.search(r"[a-zäöüß]$", text[: match.start("number")], re.IGNORECASE):
+        return False
+    if paying or _PER_PERIOD.match(text, match.end()):
+        return True
+    return bought and re.search(r"[.,]\d\d$", match.group("number")) is not None
 
 
 def _bare_amount(text: str, match: re.Match[str]) -> bool:

@@ -251,3 +251,15 @@ def test_the_grounding_round_trips_as_json_with_its_new_fields() -> None:
     assert grounding.span is not None and grounding.category == "household"
     assert Grounding.from_json(grounding.to_json()) == grounding
     assert "2026-11-01 to 2026-11-23" in grounding.describe()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The wifi password is sunflower2026", []),  # a number glued to a word
+        ("Mia's jacket size is 128", []),  # something one buys, but a whole number with no word of paying
+        ("打车花了120", [("120", None)]),
+    ],
+)
+def test_bare_numbers_beside_words_of_things_bought(text: str, expected: list[tuple[str, str | None]]) -> None:
+    assert [(m.amount, m.currency) for m in grounded(text).money] == [(Decimal(a), c) for a, c in expected]
