@@ -54,8 +54,6 @@ _RELATIVE: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         (rf"\bvor\s+{_SPAN}\s*{_SPAN_UNIT}", -1),
     )
 )
-_SPAN_WORDS = {"a": 1, "an": 1, "one": 1, "einer": 1, "einem": 1, "eine": 1, "half a": 0.5, "half an": 0.5,
-               "einer halben": 0.5, "anderthalb": 1.5}  # fmt: skip
 # Durations: a number (or "half") and a unit, for snoozing.
 _UNITS = {
     "minute": 1, "min": 1, "mins": 1, "minuten": 1, "分钟": 1, "分": 1,
@@ -69,7 +67,8 @@ _DURATION = re.compile(
 )
 _WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einer": 1, "half a": 0.5, "half an": 0.5, "einer halben": 0.5,
-    "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15, "二十": 20, "三十": 30, "四十五": 45,
+    "anderthalb": 1.5, "einem": 1, "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15,
+    "二十": 20, "三十": 30, "四十五": 45,
 }  # fmt: skip
 _ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
 
@@ -113,12 +112,12 @@ def after(now: datetime, delta: timedelta) -> datetime:
     return (now.astimezone(UTC) + delta).astimezone(now.tzinfo).replace(tzinfo=None)
 
 
-def clauses(text: str) -> list[str]:
+def _clauses(text: str) -> list[str]:
     """`text` in the statements it is made of, for grammars that read one statement at a time."""
     return [part for part in _CLAUSE_END.split(text) if part and part.strip()]
 
 
-def is_past(clause: str) -> bool:
+def _is_past(clause: str) -> bool:
     """Whether a clause speaks of what happened rather than of what is to come."""
     return _PAST.search(clause) is not None and _FUTURE.search(clause) is None
 
@@ -139,8 +138,8 @@ def _english_german(text: str, now: datetime) -> list[Found]:
     normal = _NOT.sub(" ", normalised(text, language_of(text)))
     found: list[Found] = []
     last_day: date | None = None
-    for clause in clauses(normal):
-        groups = _groups(clause, now, is_past(clause))
+    for clause in _clauses(normal):
+        groups = _groups(clause, now, _is_past(clause))
         for index, group in enumerate(groups):
             region = clause[group.start : groups[index + 1].start if index + 1 < len(groups) else len(clause)]
             moment = _moment(group, region, wall, last_day)
@@ -201,7 +200,7 @@ def _on(day: date, hour: int, minute: int) -> datetime:
 
 def _relative(match: re.Match[str], sign: int, now: datetime) -> datetime | None:
     raw = match.group("n").lower()
-    count = _SPAN_WORDS.get(raw)
+    count = _WORD_NUMBERS.get(raw)
     if count is None:
         count = float(raw.replace(",", "."))
     unit = match.group("unit").lower()
