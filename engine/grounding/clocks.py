@@ -106,9 +106,9 @@ def _read(kind: str, match: re.Match[str], text: str) -> Clock | None:
     elif kind == "half_past":
         minute = 30
     elif kind in ("quarter_to", "viertel_vor"):
-        hour, minute = hour - 1, 45
-    elif kind == "halb":  # German "halb 6" is half past five
-        hour, minute = hour - 1, 30
+        hour, minute = (hour - 1) or 12, 45  # "quarter to 1" is 12:45
+    elif kind == "halb":  # German "halb 6" is half past five, "halb 1" half past twelve
+        hour, minute = (hour - 1) or 12, 30
     if not (0 <= hour <= 24 and 0 <= minute < 60) or (hour == 24 and minute):
         return None
     written = match.group(0)

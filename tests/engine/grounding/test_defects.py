@@ -120,6 +120,8 @@ def test_chinese_two_times() -> None:
         ("at 05:30", "05:30"),
         ("at 11am", "11:00"),
         ("at 12am", "00:00"),
+        ("Mittagessen um halb 1", "12:30"),
+        ("quarter to 1", "12:45"),
     ],
 )
 def test_the_half_of_the_day_of_a_bare_hour(text: str, hour: str) -> None:
