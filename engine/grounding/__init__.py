@@ -1,6 +1,7 @@
 """Grounding: what a message says about money, time and people, resolved deterministically before the model reads
-it — amounts with currencies, moments on the member's clock, repetitions as RRULEs, named periods and the household
-members it names. The model picks among these candidates; it never does calendar arithmetic or reads number
+it — amounts with currencies, moments on the member's clock, repetitions as RRULEs, periods with their first and
+last day, the category its words name and the household members it names. The model picks among these candidates;
+it never does calendar arithmetic or reads number
 formats itself.
 """
 
@@ -9,15 +10,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from engine.grounding.categories import category_of
 from engine.grounding.language import language_of
 from engine.grounding.moments import Found, after, find_minutes, find_moments
 from engine.grounding.money import Money, find_currencies, find_money
-from engine.grounding.periods import find_period
+from engine.grounding.periods import Span, find_span
 from engine.grounding.repeats import find_repeat
 
 
@@ -49,9 +51,12 @@ class Grounding:
     repeats: tuple[Repeat, ...] = ()
     minutes: tuple[int, ...] = ()  # durations ("30 minutes", "2 hours"), for snoozing
     currencies: tuple[str, ...] = ()  # currencies named, with or without an amount
-    period: str | None = None  # a named period ("this_month"), for questions
+    period: str | None = None  # the filter language's name for the period asked about ("this_month"), if it has one
     people: tuple[str, ...] = ()  # household members named in the message
     numbers: tuple[Decimal, ...] = field(default=())  # every number written, money or not
+    span: Span | None = None  # the period asked about with its first and last day, named or not ("last weekend")
+    category: str | None = None  # the expense category the words name ("window cleaner": household), if any
+    income_category: str | None = None  # the income category the words name ("Gehalt": salary), if any
 
     def to_json(self) -> dict[str, Any]:
         plain: dict[str, Any] = _jsonable(asdict(self))
@@ -75,6 +80,9 @@ class Grounding:
             period=data.get("period"),
             people=tuple(data.get("people", ())),
             numbers=tuple(Decimal(n) for n in data.get("numbers", ())),
+            span=_span(data.get("span")),
+            category=data.get("category"),
+            income_category=data.get("income_category"),
         )
 
     def describe(self) -> str:
@@ -89,8 +97,8 @@ class Grounding:
                 "repeats: "
                 + "; ".join(f"{r.key}={r.rrule} from {_wall(r.first, True)} ({r.text})" for r in self.repeats)
             )
-        if self.period:
-            lines.append(f"period: {self.period}")
+        if self.span is not None:
+            lines.append(f"period: {self.span.first} to {self.span.last} ({self.span.text})")
         if self.people:
             lines.append("members named: " + ", ".join(self.people))
         return "\n".join(lines)
@@ -106,12 +114,10 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
     text = text[:_MAX_TEXT]
     tz = ZoneInfo(timezone)
     money = find_money(text)
-    timely = text
-    for amount in money:  # "pizza 23.50" is no time of day
-        timely = timely.replace(amount.text, " ")
-    repeat = find_repeat(timely, now, tz)
-    moments = [] if repeat is not None else find_moments(timely, now, tz)
+    repeat = find_repeat(text, now, tz)
+    moments = [] if repeat is not None else find_moments(text, now, tz)
     minutes = find_minutes(text)
+    span = find_span(text, now.astimezone(tz).date(), timezone)
     if not moments and repeat is None and minutes and _FROM_NOW.search(text):  # "in 30 mins"
         at = after(now.astimezone(tz), timedelta(minutes=minutes[0])).replace(second=0, microsecond=0)
         moments = [Found(at, True, f"in {minutes[0]} min")]
@@ -122,9 +128,12 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
         repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first),),
         minutes=tuple(minutes),
         currencies=tuple(find_currencies(text)),
-        period=find_period(text),
+        period=span.name if span is not None else None,
         people=tuple(name for name in members if _names(text, name)),
         numbers=tuple(_numbers(text)),
+        span=span,
+        category=category_of(text, "expense"),
+        income_category=category_of(text, "income"),
     )
 
 
@@ -156,9 +165,15 @@ def _jsonable(value: Any) -> Any:
         return {key: _jsonable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(item) for item in value]
-    if isinstance(value, (Decimal, datetime)):
+    if isinstance(value, (Decimal, date)):
         return str(value) if isinstance(value, Decimal) else value.isoformat()
     return value
 
 
-__all__ = ["Grounding", "Moment", "Money", "Repeat", "find_money"]
+def _span(data: dict[str, Any] | None) -> Span | None:
+    if data is None:
+        return None
+    return Span(data["text"], date.fromisoformat(data["first"]), date.fromisoformat(data["last"]), data.get("name"))
+
+
+__all__ = ["Grounding", "Moment", "Money", "Repeat", "Span", "category_of", "find_money"]

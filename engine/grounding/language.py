@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+CJK = re.compile(r"[\u4e00-\u9fff]")
 _GERMAN = re.compile(
     r"[äöüß]|\b(?:ich|wir|und|der|die|das|ist|nicht|bitte|mich|mir|für|um|uhr|morgen|heute|gestern|habe|haben|"
     r"hat|wie|viel|was|wann|erinnere|jeden|einen|eine|beim|vom|zum|mein|meine|unser|unsere|noch|schon|auch|"
@@ -21,6 +21,6 @@ _ENGLISH = re.compile(
 
 def language_of(text: str) -> str:
     """ "zh" when the text has Chinese characters, "de" when German words outnumber English ones, else "en"."""
-    if _CJK.search(text):
+    if CJK.search(text):
         return "zh"
     return "de" if len(_GERMAN.findall(text)) > len(_ENGLISH.findall(text)) else "en"

@@ -1,10 +1,12 @@
-"""Moments a message names ("tomorrow at 9", "in 2 hours", "last Friday", "明天下午三点", "morgen um 9") as wall
-times on the member's clock, and durations ("30 minutes", "半小时").
+"""Moments a message names ("tomorrow at 9", "next Tuesday at 3:30pm", "in 2 hours", "last Friday", "明天下午三点",
+"morgen um 9") as wall times on the member's clock, and durations ("30 minutes", "半小时").
 
-The parsing is the libraries': jionlp for Chinese, ctparse for English and German. What sits here are the guards
-around them — a parse made only of a bare number is no date ("2 pills" is not 02:00, "room 305" is not 03:05) —
-and the few readings they get wrong ("last Friday" is the past one; a time of day that has passed today means
-tomorrow; "in 2 hours" is real time, across a clock change too).
+English and German: the message is split into clauses (at punctuation); in each, the days (`days.py`) and the
+times of day (`clocks.py`) are paired in the order they are written, so "the play is on Friday at 17:00, remind me
+Friday at 16:00" names two moments. A time with no day of its own takes the day named just before it when that day
+has not passed ("tomorrow at 9 and again at 5"), otherwise it is the next time the clock shows it. A day with no
+time takes its part of the day ("Friday evening": 19:00) or stands as a day (09:00, `has_time` False). Chinese is
+jionlp's. A bare number is never a moment ("2 pills", "400 a month"); "now" is none either ("that's all for now").
 """
 
 from __future__ import annotations
@@ -14,91 +16,44 @@ import io
 import logging
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import ctparse
-from ctparse.types import Duration, Interval, Time
+from engine.grounding.clocks import Clock, find_clocks, part_of_day
+from engine.grounding.days import Day, find_days
+from engine.grounding.language import CJK, language_of
+from engine.grounding.spelling import normalised
 
 with contextlib.redirect_stdout(io.StringIO()):  # jionlp prints a banner on import
     import jionlp
 
-logging.getLogger("ctparse").setLevel(logging.ERROR)  # "failed to produce a result" is an answer, not a problem
-
-CJK = re.compile(r"[\u4e00-\u9fff]")
-WEEKDAYS = {
-    "monday": "MO", "tuesday": "TU", "wednesday": "WE", "thursday": "TH", "friday": "FR", "saturday": "SA",
-    "sunday": "SU", "montag": "MO", "dienstag": "TU", "mittwoch": "WE", "donnerstag": "TH", "freitag": "FR",
-    "samstag": "SA", "sonnabend": "SA", "sonntag": "SU",
-}  # fmt: skip
-WEEKDAY_WORD = re.compile(r"\b(" + "|".join(WEEKDAYS) + r")s?\b", re.IGNORECASE)
-_LAST = re.compile(r"\b(?:last|letzten|letzte|letzter|vergangenen|vorigen)\s+(?:" + "|".join(WEEKDAYS) + ")", re.I)
-_TODAY = re.compile(r"\b(?:tonight|today|this evening|this afternoon|heute)\b", re.IGNORECASE)
-_WEEKEND = re.compile(r"\b(?:this weekend|the weekend|am wochenende|dieses wochenende)\b", re.IGNORECASE)
-_DURATION_CUE = re.compile(r"\bin\b|\bnach\b|\blater\b|\bfrom now\b|\bspäter\b", re.IGNORECASE)
-_AGO = re.compile(r"\bago\b|\bvor\b", re.IGNORECASE)
-_NOON = (
-    (re.compile(r"\bnoon\b|\bmittags?\b", re.I), "12:00"),
-    (re.compile(r"\bmidnight\b|\bmitternacht\b", re.I), "0:00"),
+# Where one statement ends and the next begins; a full stop after a number ("am 3.12.") or a decimal comma is none.
+_CLAUSE_END = re.compile(r"[;!?\n]+|(?<=[^\d\s])\.|,(?!\d)|(?<!\d),|\s[-–—]\s|\b(?:but|aber|then|dann)\b")
+# What a sentence about the past says ("paid on Friday": the Friday that was), unless it also speaks of what comes.
+_PAST = re.compile(
+    r"\b(?:paid|spent|bought|was|were|did|had|went|got|gave|ate|came|took|met|saw|cost|forgot|"
+    r"habe|hab|hat|hatte|hatten|war|waren|gekauft|bezahlt|ausgegeben|gezahlt|gegessen|gewesen|vergessen)\b"
 )
-_ONE = re.compile(r"\b(?:in|nach)\s+(?:an?|one|einer|eine|einem)\s+(hour|stunde|minute|day|tag|week|woche)", re.I)
-# ctparse productions that only say "a number was here": a parse made of nothing else is not a date.
-_BARE_NUMBER_RULES = frozenset({
-    "ruleHHMM", "ruleHHMMmilitary", "ruleYear", "ruleDDMM", "ruleDDMMYYYY", "ruleMonthOrdinal", "ruleMonthYear",
-    "ruleLatentDOY", "ruleLatentDOM", "ruleDOM1", "ruleDOM2",
-})  # fmt: skip
-# ctparse reads "8am vitamins" as the 8th and "at 7 tonight" as the 7th: an hour written as a clock time it reads.
-_AM_PM = re.compile(r"\b(\d{1,2})\s*([ap])\.?\s?m\.?(?![a-z])", re.IGNORECASE)
-_BARE_HOUR = re.compile(r"\b(at|um|by|gegen|ab)\s+(\d{1,2})(?![\d:.,])(?!\s*(?:[ap]\.?m|uhr))", re.IGNORECASE)
-# ctparse matches its words fuzzily ("money" reads as Monday, "ey" as the end of the year): a rule that stands for a
-# named day or month counts only when the text really names one.
-_NAMED_DAY = re.compile(
-    r"\b(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)\b|\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|"
-    r"\b(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag)s?\b",
-    re.IGNORECASE,
+_FUTURE = re.compile(
+    r"\b(?:remind|will|going to|gonna|plan|planned|next|moved?|push|shift|postponed?|rescheduled?|changed?|"
+    r"need|needs|have to|must|erinner\w*|wird|werden|nächste\w*|kommende\w*|soll|muss|verschoben|verlegt)\b|'ll\b"
 )
-_NAMED_MONTH = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|januar|februar|märz|mai|juni|juli|oktober|dez|"
-    r"january|february|march|april|june|july|august|september|october|november|december|dezember)\b",
-    re.IGNORECASE,
-)
-_END_OF = re.compile(r"\bend of\b|\bende\b|\beo[my]\b|\bjahresende\b|\bmonatsende\b", re.IGNORECASE)
-_RULE_WORDS = {
-    "ruleNamedDOW": _NAMED_DAY,
-    "ruleLatentDOW": _NAMED_DAY,
-    "ruleNamedMonth": _NAMED_MONTH,
-    "ruleEOY": _END_OF,
-    "ruleEOM": _END_OF,
-}
-# Phrasings ctparse misreads ("last night" as tonight, "this morning" as tomorrow's) or does not know (chat spellings),
-# rewritten to ones it reads right before it parses.
-_REWRITES = tuple(
-    (re.compile(pattern, re.IGNORECASE), replacement)
-    for pattern, replacement in (
-        (r"\btonite\b", "tonight"),
-        (r"\bnite\b", "night"),
-        (r"\b(?:tmrw|tmr|tmrrw|tomoz|2moro|2morrow)\b", "tomorrow"),
-        (r"\b(?:yday|ystd|yest)\b", "yesterday"),
-        (r"\blast (?:night|evening)\b", "yesterday night"),
-        (r"\bthis morning\b", "today morning"),
-        (r"\bthe day before yesterday\b", "2 days ago"),
-        (r"\bvorgestern\b", "vor 2 tagen"),
-        (r"\blast week\b", "7 days ago"),
-        (r"\bletzte woche\b", "vor 7 tagen"),
-        # A moment said not to be the one ("yesterday, not today"): ctparse would join both into one.
-        (r"\b(?:not|nicht)\s+(?:on\s+|at\s+|am\s+|um\s+)?[\w:.]+", " "),
+# A moment said not to be the one ("yesterday, not today"): it names no moment.
+_NOT = re.compile(r"\b(?:not|nicht)\s+(?:on\s+|at\s+|am\s+|um\s+)?[\w:.]+")
+# Real time from now or before now: "in 2 hours", "in half an hour", "30 minutes ago", "vor 2 Stunden".
+_HOURS = {"minute": 1, "min": 1, "minuten": 1, "hour": 60, "h": 60, "stunde": 60}
+_SPAN = r"(?P<n>\d+(?:[.,]\d+)?|an?|one|half an?|einer halben|einer|einem|eine|anderthalb)"
+_SPAN_UNIT = r"(?P<unit>minutes?|mins?|minuten|min|hours?|h|stunden?)\b"
+_RELATIVE: tuple[tuple[re.Pattern[str], int], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), sign)
+    for pattern, sign in (
+        (rf"\b(?:in|within|nach)\s+{_SPAN}\s*{_SPAN_UNIT}", 1),
+        (rf"\b{_SPAN}\s*{_SPAN_UNIT}\s*(?:from now|later|später)", 1),
+        (rf"\b{_SPAN}\s*{_SPAN_UNIT}\s*ago\b", -1),
+        (rf"\bvor\s+{_SPAN}\s*{_SPAN_UNIT}", -1),
     )
 )
-# Rules that fix the day from words ctparse matches exactly (today, tomorrow, dates written in digits).
-_DAY_RULES = frozenset({
-    "ruleToday", "ruleTomorrow", "ruleAfterTomorrow", "ruleYesterday", "ruleBeforeYesterday", "ruleDDMM", "ruleMMDD",
-    "ruleDDMMYYYY", "ruleYYYYMMDD", "ruleDOMMonth", "ruleDOMMonth2", "ruleMonthDOM",
-})  # fmt: skip
-_PART_OF_DAY = {"morning": 8, "forenoon": 10, "noon": 12, "afternoon": 15, "evening": 19, "night": 21}
-_CLOCK_WRITTEN = re.compile(r"\d:\d\d|\d\s*[ap]m\b|\buhr\b", re.IGNORECASE)
-_CLOCK_ONLY_RULES = frozenset({"ruleHHMM", "ruleHHMMmilitary", "ruleAbsorbOnTime"})
-_ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
 # Durations: a number (or "half") and a unit, for snoozing.
 _UNITS = {
     "minute": 1, "min": 1, "mins": 1, "minuten": 1, "分钟": 1, "分": 1,
@@ -112,8 +67,10 @@ _DURATION = re.compile(
 )
 _WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einer": 1, "half a": 0.5, "half an": 0.5, "einer halben": 0.5,
-    "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15, "二十": 20, "三十": 30, "四十五": 45,
+    "anderthalb": 1.5, "einem": 1, "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15,
+    "二十": 20, "三十": 30, "四十五": 45,
 }  # fmt: skip
+_ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")
 
 
 @dataclass(frozen=True)
@@ -126,7 +83,7 @@ class Found:
 
 
 def find_moments(text: str, now: datetime, tz: ZoneInfo) -> list[Found]:
-    """The moments `text` names, on the wall clock of `tz`; `now` is aware."""
+    """The moments `text` names, in the order written, on the wall clock of `tz`; `now` is aware."""
     local_now = now.astimezone(tz)
     return _chinese(text, local_now) if CJK.search(text) else _english_german(text, local_now)
 
@@ -155,109 +112,109 @@ def after(now: datetime, delta: timedelta) -> datetime:
     return (now.astimezone(UTC) + delta).astimezone(now.tzinfo).replace(tzinfo=None)
 
 
+def _clauses(text: str) -> list[str]:
+    """`text` in the statements it is made of, for grammars that read one statement at a time."""
+    return [part for part in _CLAUSE_END.split(text) if part and part.strip()]
+
+
+def _is_past(clause: str) -> bool:
+    """Whether a clause speaks of what happened rather than of what is to come."""
+    return _PAST.search(clause) is not None and _FUTURE.search(clause) is None
+
+
+@dataclass
+class _Group:
+    """A day and a time of day written together, with where they sit in the clause."""
+
+    day: Day | None = None
+    clock: Clock | None = None
+    at: datetime | None = None  # a moment in real time ("in 2 hours"): complete on its own
+    start: int = 0
+    end: int = 0
+
+
 def _english_german(text: str, now: datetime) -> list[Found]:
-    wall = now.replace(tzinfo=None)
-    lowered = text.lower()
-    if _WEEKEND.search(lowered):  # the coming Saturday, today when it is the weekend already
-        days = (5 - wall.weekday()) % 7 if wall.weekday() < 5 else 0
-        return [
-            Found((wall + timedelta(days=days)).replace(hour=9, minute=0, second=0, microsecond=0), False, "weekend")
-        ]
-    for pattern, clock in _NOON:
-        lowered = pattern.sub(clock, lowered)
-    for pattern, replacement in _REWRITES:
-        lowered = pattern.sub(replacement, lowered)
-    lowered = _ONE.sub(lambda m: f"in 1 {m.group(1)}", lowered)
-    lowered = _AM_PM.sub(lambda m: f"{m.group(1)}:00{m.group(2)}m", lowered)
-    bare_hour = _BARE_HOUR.search(lowered) is not None
-    lowered = _BARE_HOUR.sub(lambda m: f"{m.group(1)} {m.group(2)}:00", lowered)
-    parsed = _ctparse(lowered, wall)
-    if parsed is None:
-        return []
-    resolution, rules = parsed
-    written = lowered[resolution.mstart : resolution.mend].strip() or str(resolution)
-    if isinstance(resolution, Duration):
-        return _duration(resolution, lowered, now, written)
-    if isinstance(resolution, Interval):
-        resolution = resolution.t_from or resolution.t_to
-    if isinstance(resolution, Time) and resolution.hour is not None and not resolution.day:
-        resolution = Time(
-            year=wall.year, month=wall.month, day=wall.day, hour=resolution.hour, minute=resolution.minute
-        )
-    if not isinstance(resolution, Time) or not (resolution.year and resolution.month and resolution.day):
-        return []  # a bare year or month is no moment worth grounding
-    has_time = resolution.hour is not None
-    part = _PART_OF_DAY.get(str(resolution.POD or "")) if not has_time else None
-    hour = resolution.hour if resolution.hour is not None else (part if part is not None else 9)
-    has_time = has_time or part is not None  # "Friday evening": 19:00
-    at = datetime(resolution.year, resolution.month, resolution.day, hour, resolution.minute or 0)
-    if _LAST.search(lowered) and at > wall:
-        at -= timedelta(days=7)  # ctparse resolves "last Friday" forward
-    if _TODAY.search(lowered):
-        at = at.replace(year=wall.year, month=wall.month, day=wall.day)
-    if has_time and bare_hour and 1 <= at.hour <= 6:
-        at += timedelta(hours=12)  # "at 5" is the afternoon: families do not plan for 5 a.m. without saying so
-    if has_time and rules <= _CLOCK_ONLY_RULES and not _TODAY.search(lowered):
-        at = _next_on_the_clock(at, wall)
-    return [Found(at, has_time, written)]
+    wall = now.replace(tzinfo=None, second=0, microsecond=0)
+    normal = _NOT.sub(" ", normalised(text, language_of(text)))
+    found: list[Found] = []
+    last_day: date | None = None
+    for clause in _clauses(normal):
+        groups = _groups(clause, now, _is_past(clause))
+        for index, group in enumerate(groups):
+            region = clause[group.start : groups[index + 1].start if index + 1 < len(groups) else len(clause)]
+            moment = _moment(group, region, wall, last_day)
+            found.append(moment)
+            if group.day is not None or group.at is not None:
+                last_day = moment.at.date()
+    return found
 
 
-def _day_evidence(rules: frozenset[str], text: str) -> bool:
-    """Whether the day comes from words read exactly: today/tomorrow…, a date in digits, a real day or month name."""
-    named = ("ruleNamedDOW" in rules and _NAMED_DAY.search(text)) or (
-        "ruleNamedMonth" in rules and _NAMED_MONTH.search(text)
-    )
-    return bool(rules & _DAY_RULES or named)
+def _groups(clause: str, now: datetime, past: bool) -> list[_Group]:
+    """The clause's days, times of day and real-time spans, joined in the order written: a day and a time each
+    join the group before them unless it has one of their kind already."""
+    items: list[tuple[int, int, Day | Clock | datetime]] = []
+    relative = [(m, sign) for pattern, sign in _RELATIVE for m in pattern.finditer(clause)]
+    for match, sign in relative:
+        at = _relative(match, sign, now)
+        if at is not None:
+            items.append((match.start(), match.end(), at))
+    outside = _blank(clause, [(m.start(), m.end()) for m, _ in relative])
+    items += [(day.start, day.end, day) for day in find_days(outside, now.date(), past)]
+    items += [(clock.start, clock.end, clock) for clock in find_clocks(outside)]
+    groups: list[_Group] = []
+    for start, end, item in sorted(items, key=lambda i: i[0]):
+        current = groups[-1] if groups else None
+        if isinstance(item, datetime):
+            groups.append(_Group(at=item, start=start, end=end))
+            continue
+        kind = "day" if isinstance(item, Day) else "clock"
+        if current is None or current.at is not None or getattr(current, kind) is not None:
+            current = _Group(start=start)
+            groups.append(current)
+        setattr(current, kind, item)
+        current.end = end
+    return groups
 
 
-def _end_of_period(resolution: Any) -> bool:
-    if not isinstance(resolution, Time) or not (resolution.month and resolution.day):
-        return False
-    day = datetime(resolution.year or 2000, resolution.month, resolution.day)
-    return (day + timedelta(days=1)).day == 1
+def _moment(group: _Group, region: str, wall: datetime, last_day: date | None) -> Found:
+    written = region[: group.end - group.start].strip()
+    if group.at is not None:
+        return Found(group.at, True, written)
+    if group.clock is None:
+        assert group.day is not None
+        part = part_of_day(region)  # "Friday evening": 19:00
+        return Found(_on(group.day.day, part[0] if part else 9, 0), part is not None, written)
+    hour, minute = group.clock.hour, group.clock.minute
+    if group.day is not None:
+        at = _on(group.day.day, hour, minute)
+        return Found(at + timedelta(days=7) if group.day.rolls and at <= wall else at, True, written)
+    if last_day is not None and last_day >= wall.date():  # "tomorrow at 10, remind me at 8"
+        return Found(_on(last_day, hour, minute), True, written)
+    today = wall.replace(hour=hour, minute=minute)
+    return Found(today if today > wall else today + timedelta(days=1), True, written)
 
 
-def _next_on_the_clock(at: datetime, wall: datetime) -> datetime:
-    """A time of day without a day is the next time the clock shows it."""
-    today = at.replace(year=wall.year, month=wall.month, day=wall.day)
-    return today if today > wall else today + timedelta(days=1)
+def _on(day: date, hour: int, minute: int) -> datetime:
+    return datetime(day.year, day.month, day.day, hour, minute)
 
 
-def _ctparse(text: str, wall: datetime) -> tuple[Any, frozenset[str]] | None:
-    """ctparse's reading and the rules it used, unless it read a bare number as a date or a word that only looks
-    like a day or month name ("salary" as Saturday, "money" as Monday) decided the date."""
-    parsed = ctparse.ctparse(text, ts=wall, timeout=0.5)
-    if parsed is None:
+def _relative(match: re.Match[str], sign: int, now: datetime) -> datetime | None:
+    raw = match.group("n").lower()
+    count = _WORD_NUMBERS.get(raw)
+    if count is None:
+        count = float(raw.replace(",", "."))
+    unit = match.group("unit").lower()
+    minutes = next(v for k, v in _HOURS.items() if unit.startswith(k)) * count
+    if not 0 < minutes <= 60 * 24 * 7:
         return None
-    rules = frozenset(part for part in parsed.production if isinstance(part, str))
-    written = text[parsed.resolution.mstart : parsed.resolution.mend] or text  # no span: the whole text
-    if rules <= _BARE_NUMBER_RULES and not _CLOCK_WRITTEN.search(written):
-        return None  # "took 2 pills", "room 305"; but "till 3:00pm" is a time
-    unverified = {rule for rule, words in _RULE_WORDS.items() if rule in rules and not words.search(text)}
-    if not unverified:
-        return parsed.resolution, rules
-    resolution = parsed.resolution
-    if _day_evidence(rules, text) or (isinstance(resolution, Time) and _end_of_period(resolution)):
-        # Other words fixed the day ("heute um 18 Uhr, die …"): the look-alike did not decide it. A date at the end
-        # of a year or month with no "end of" in the text is the look-alike's.
-        return None if _end_of_period(resolution) else (resolution, rules - unverified)
-    if "ruleHHMM" in rules and isinstance(resolution, Time) and resolution.hour is not None:
-        return Time(hour=resolution.hour, minute=resolution.minute or 0), frozenset({"ruleHHMM"})  # the clock alone
-    return None
+    return after(now, timedelta(minutes=sign * minutes)).replace(second=0, microsecond=0)
 
 
-def _duration(resolution: Duration, text: str, now: datetime, written: str) -> list[Found]:
-    unit = resolution.unit.value
-    if unit not in ("minutes", "hours", "days", "weeks"):
-        return []
-    delta = timedelta(**{unit: resolution.value})
-    if _AGO.search(text):
-        at = after(now, -delta)
-    elif _DURATION_CUE.search(text):
-        at = after(now, delta)
-    else:
-        return []  # "1,12 m" is no duration from now
-    return [Found(at.replace(second=0, microsecond=0), unit in ("minutes", "hours"), written)]
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    """`text` with the spans replaced by spaces, so that positions stay as they are."""
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 def _chinese(text: str, now: datetime) -> list[Found]:
@@ -297,6 +254,8 @@ def _chinese_point(times: Any, wall: datetime, text: str) -> Found | None:
     if not isinstance(times, list) or "inf" in times or len(times) < 2:
         return None
     start, end = (datetime.fromisoformat(value) for value in times[:2])
+    if end - start > timedelta(days=7):
+        return None  # a month or a season ("今年夏天") is a period, not a moment
     day_only = start.hour == 0 and start.minute == 0 and end - start >= timedelta(hours=23, minutes=59)
     if day_only:
         return Found(start.replace(hour=9), False, text)

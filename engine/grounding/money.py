@@ -1,8 +1,10 @@
 """Amounts of money in a member's message: the number as an exact decimal and its currency, in English, German and
 Chinese writing ("$62.30", "71,40 €", "1.250,00 EUR", "86元", "三十五块五", "25欧元").
 
-A number is money only when a currency stands next to it, or when the message speaks of paying and nothing marks
-the number as something else (104 cm, 2 pills, room 305, 38.5 degrees). The currency of a bare amount is left
+A number is money when a currency stands next to it, or when nothing marks it as something else (104 cm, 2 pills,
+room 305, 38.5 degrees, "3 Gläser") and the message reads as a purchase: it speaks of paying ("paid 48 for
+dinner"), or names something bought and writes the number as a price ("groceries 37.20 at aldi") or per month
+("400 a month"); number words count ("zwölf Euro", "twenty quid"). The currency of a bare amount is left
 open; the engine asks or uses the household's usual one.
 """
 
@@ -19,6 +21,11 @@ import cn2an
 from babel import Locale, UnknownLocaleError
 from babel.core import get_global
 from babel.numbers import get_territory_currencies
+
+from engine.grounding.categories import Kind, category_of
+from engine.grounding.days import MONTH_NAMES
+from engine.grounding.language import CJK, language_of
+from engine.grounding.spelling import with_digits
 
 # Written forms of currencies, longest first where one is a prefix of another. ¥ is the yuan here: families writing
 # in yen are rare and can write JPY.
@@ -63,10 +70,11 @@ _CURRENCY = "|".join(
 )
 _CODES = dict(_CURRENCY_WORDS)
 
-# 1,250.00 · 1.250,00 · 1 250,00 · 71,40 · 18.5 · 1250 · 1.5k
-_NUMBER = r"\d{1,3}(?:[,.\u202f ]\d{3})+(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2}(?!\d))?"
+# 1,250.00 · 1.250,00 · 1 250,00 · 1'280 (Swiss) · 71,40 · 18.5 · 1250 · 1.5k
+_NUMBER = r"\d{1,3}(?:[,.\u202f '’]\d{3})+(?:[.,]\d{1,2})?(?!\d)|\d+(?:[.,]\d{1,2}(?!\d))?"
 _AMOUNT = re.compile(
-    rf"(?P<pre>{_CURRENCY})?\s?(?P<number>{_NUMBER})(?P<k>k\b)?\s?(?P<post>{_CURRENCY})?(?P<jiao>(?<=[块元])\d(?!\d))?",
+    rf"(?P<pre>{_CURRENCY})?\s?(?P<number>{_NUMBER})(?P<k>k\b)?\s?(?P<post>{_CURRENCY})?"
+    r"(?:(?<=[块元])(?P<jiao>\d)(?!\d)|(?<=[a-z€£$])\s(?P<cents>\d{2})\b(?!\s*(?:[:.]\d|uhr|am|pm|[a-z]*\s+o'clock)))?",
     re.IGNORECASE,
 )
 _CN_NUMERAL = re.compile(
@@ -75,16 +83,38 @@ _CN_NUMERAL = re.compile(
 _CN_JIAO = re.compile(r"(?<=[块元])([一二两三四五六七八九])(?:毛|角)?")
 # What makes a number something other than money when no currency marks it.
 _UNIT = re.compile(
-    r"\s?(?:%|°|cm|mm|km|kg|g\b|m\b|ml|l\b|h\b|min|mins|minutes?|hours?|days?|weeks?|months?|years?|"
-    r"pills?|tablets?|times?|x\b|st\b|nd\b|rd\b|th\b|am\b|pm\b|o'clock|uhr|jahre?|tage?|stunden?|"
+    r"\s?(?:(?:%|°|cm|mm|km|kg|g|m|ml|l|h|min|mins|minutes?|hours?|days?|weeks?|months?|years?|pills?|tablets?|"
+    r"times?|x|st|nd|rd|th|am|pm|o'clock|uhr|jahre?|tage?|stunden?|minuten|wochen|monate|monaten)(?![a-zäöüß])|"
     r"岁|次|个|天|小时|分钟|周|月|年|号|点|斤|公斤|厘米|米|度|片|粒|层|楼|室|号房)",
     re.IGNORECASE,
 )
-_MONEY_WORDS = re.compile(
-    r"spent|spend|paid|pay|cost|bought|buy|price|bill|charged|salary|earned|income|refund|"
-    r"ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|"
-    r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值",
+# A whole number followed by a word counts things ("3 Gläser", "2 coffees") unless the word is one that follows a sum.
+_COUNTED = re.compile(
+    r"\s*(?!(?:for|on|at|in|a|an|per|each|total|monthly|weekly|yearly|today|yesterday|and|to|from|back|cash|with|via|"
+    r"so|now|last|this|only|altogether|und|für|bei|am|im|pro|insgesamt|heute|gestern|monatlich|zusammen|von|an|zu|"
+    r"bar|mit|nur|letzte\w*|diese\w*|k)(?![a-zäöüß]))[a-zäöüß]{2,}",
     re.IGNORECASE,
+)
+_MONEY_WORDS = re.compile(
+    r"\b(?:spent|spend|paid|pay|cost|costs|bought|buy|price|bill|charged|salary|earned|income|refund|received|"
+    r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
+    r"verkauft|gebühr|budget)\b|花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算",
+    re.IGNORECASE,
+)
+
+
+_CLOCK_BEFORE = re.compile(
+    r"\b(?:at|um|by|gegen|ab|till|until|bis|around|half|halb|quarter|viertel|past|to|nach|vor)\s*$", re.IGNORECASE
+)
+_YEAR_BEFORE = re.compile(rf"\b(?:in|im|since|seit|of|von|for|für|{'|'.join(MONTH_NAMES)})\.?,?\s*$", re.IGNORECASE)
+KINDS: tuple[Kind, ...] = ("expense", "income")
+_PER_PERIOD = re.compile(
+    r"\s*(?:(?:a|per|each|every|pro|im|jeden|je)\s+(?:month|week|year|monat|woche|jahr)\b|monthly\b|weekly\b|"
+    r"monatlich\b|每月|每个月)",
+    re.IGNORECASE,
+)
+_PAID_FOR = re.compile(
+    r"\d\s+(?:for|für)\s+(?:the|a|an|my|our|his|her|den|die|das|ein|eine|einen|meine?n?|unsere?n?)\b", re.I
 )
 
 
@@ -97,12 +127,14 @@ class Money:
 
 def find_money(text: str) -> list[Money]:
     """Every amount of money in `text`, in order, each once."""
-    normal = _with_arabic_numerals(unicodedata.normalize("NFKC", text))
-    spends = _MONEY_WORDS.search(normal) is not None
+    normal = unicodedata.normalize("NFKC", text)
+    normal = _with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
+    paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
+    bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
     for match in _AMOUNT.finditer(normal):
         word = match.group("pre") or match.group("post")
-        if word is None and not (spends and _bare_amount(normal, match)):
+        if word is None and not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match)):
             continue
         amount = _decimal(match.group("number"))
         if amount is None:
@@ -111,6 +143,8 @@ def find_money(text: str) -> list[Money]:
             amount = (amount * 1000).quantize(Decimal(1))
         if match.group("jiao"):  # 35块5: thirty-five yuan and five jiao
             amount += Decimal(match.group("jiao")) / 10
+        if match.group("cents") and word and amount == amount.to_integral_value():  # "2 Euro 50", "9 pounds 50"
+            amount += Decimal(match.group("cents")) / 100
         money = Money(amount, _CODES.get(word.lower()) if word else None, match.group(0).strip())
         if money.amount > 0 and money not in found:
             found.append(money)
@@ -127,12 +161,29 @@ def find_currencies(text: str) -> list[str]:
     return found
 
 
+def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool) -> bool:
+    """Whether a number without a currency is a sum: the message speaks of paying, or names something bought and
+    the number is written as a price (37.20) or per month ("400 a month"); never a number glued to a word
+    ("sunflower2026")."""
+    if re.search(r"[a-zäöüß]$", text[: match.start("number")], re.IGNORECASE):
+        return False
+    if paying or _PER_PERIOD.match(text, match.end()):
+        return True
+    return bought and re.search(r"[.,]\d\d$", match.group("number")) is not None
+
+
 def _bare_amount(text: str, match: re.Match[str]) -> bool:
     """A number without a currency counts as money when nothing around it says what else it is."""
     after = text[match.end() :]
     before = text[: match.start()]
     if _UNIT.match(after) or re.search(r"(?:room|zimmer|nr\.?|no\.?|#|第|/)\s*$", before, re.IGNORECASE):
         return False
+    if _CLOCK_BEFORE.search(before) or (
+        re.fullmatch(r"(?:19|20)\d\d", match.group("number")) and _YEAR_BEFORE.search(before)
+    ):
+        return False  # "at 7", "half 5", "in 2025"
+    if re.fullmatch(r"\d+", match.group("number")) and _COUNTED.match(after):
+        return False  # "3 Gläser", "2 coffees"
     if re.match(r"\s*[:/.-]\d", after) or re.search(r"\d[:/.-]$", before):  # times and dates: 7:30, 3/12
         return False
     return not re.match(r"\s*(?:岁|号|点|月|日)", after)
@@ -141,7 +192,7 @@ def _bare_amount(text: str, match: re.Match[str]) -> bool:
 def _decimal(number: str) -> Decimal | None:
     """The value of a written number, deciding what its separators mean: one followed by exactly three digits
     groups thousands (1,250 · 1.250), a last one followed by one or two digits is the decimal point (71,40)."""
-    digits = number.replace("\u202f", " ").replace(" ", "")
+    digits = re.sub(r"[\u202f '’]", "", number)  # spaces and Swiss apostrophes only ever group thousands
     separators = [c for c in digits if c in ",."]
     if separators:
         last = max(digits.rfind(","), digits.rfind("."))
