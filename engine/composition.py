@@ -8,7 +8,7 @@ from typing import Any
 import openai
 from pydantic import SecretStr
 
-from engine import metrics
+from engine import capabilities, metrics
 from engine.deps import AttachmentFetcher, Deps, ReplySender
 from engine.errors import ConfigurationError
 from engine.llm import OpenAILLM, openai_client
@@ -74,6 +74,7 @@ async def open_deps(
             "or run `faa up`, which starts a local model"
         )
     registry = default_registry()
+    capabilities.check(registry)
     prompts = PromptBook.load(registry, settings.engine.prompts_file)
     db = await Database.connect(
         settings.database.url, min_size=settings.database.pool_min, max_size=settings.database.pool_max

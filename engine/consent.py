@@ -11,14 +11,18 @@ from typing import Any
 import structlog
 
 from engine.analysis import PlannedCall
+from engine.capabilities import routing
+from engine.capabilities.correction import UPDATE
+from engine.capabilities.forget import FORGET
+from engine.capabilities.phrases import say
+from engine.capabilities.reminder_change import CANCEL
+from engine.capabilities.undo import UNDO
+from engine.capabilities.words import QUESTION
 from engine.domain import Reply
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding
 from engine.grounding.language import language_of
 from engine.replies import basic_answer
-from engine.routes.cues import CANCEL, FORGET, QUESTION, UNDO, UPDATE
-from engine.routes.phrases import say
-from engine.routes.router import route_by_cues
 from engine.run import Run
 from tools.storage.interactions import PendingClarification
 
@@ -38,7 +42,7 @@ _NO = re.compile(r"^\W*(?:no|nope|don'?t|cancel|stop|nein|lass|不|不要|别|�
 
 def unasked(plan: list[PlannedCall], text: str, grounding: Grounding, writes: frozenset[str]) -> list[PlannedCall]:
     """The steps of `plan` that need the member's yes first."""
-    route = route_by_cues(text, grounding, reminder_just_sent=False).route
+    route = routing.decisive(routing.reading(text, grounding))
     asked_to_change = bool(FORGET.search(text) or UPDATE.search(text) or CANCEL.search(text) or UNDO.search(text))
     question = route in ("sum", "lookup") or (QUESTION.search(text) is not None and not asked_to_change)
     risky = []

@@ -18,6 +18,7 @@ import structlog
 
 from engine import consent, metrics
 from engine.analysis import AnalysisModel, analysis_schema, read_answer
+from engine.capabilities._memories import notes_text
 from engine.context import History, base_context, serve_requests
 from engine.domain import Reply
 from engine.errors import AnalysisError, LLMError
@@ -27,7 +28,6 @@ from engine.llm_types import LLMResponse, Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
 from engine.replies import basic_answer
-from engine.routes.questions import notes_text
 from engine.run import Run
 from tools.registry import ToolRegistry
 from tools.storage.interactions import PendingClarification

@@ -26,15 +26,15 @@ class _VersionSpec(BaseModel):
 
 class _PromptFile(BaseModel):
     blocks: dict[str, str]
-    routes: dict[str, str] = Field(default_factory=dict)
     versions: dict[str, _VersionSpec] = Field(min_length=1)
 
 
 @dataclass(frozen=True)
 class PromptVersion:
-    """A prompt version: the full planner's system prompt and limits, or `routed` — each message takes a narrow
-    route with its own small schema (engine/routes), for small models, and each route its own system prompt: the
-    version's blocks, then the route's section."""
+    """A prompt version: the full planner's system prompt and limits, or `routed` — each message goes to one
+    capability with its own small schema (engine/capabilities), for small models, and each capability's model call
+    its own system prompt: the version's blocks, then the capability's instructions (the router's: every
+    capability's one-line description)."""
 
     name: str
     system: str
@@ -44,11 +44,11 @@ class PromptVersion:
     route_systems: Mapping[str, str] = field(default_factory=dict)
 
     def route_system(self, route: str) -> str:
-        """The system prompt of a routed call on `route`."""
+        """The system prompt of a routed call for the capability `route` (or "router")."""
         try:
             return self.route_systems[route]
         except KeyError:
-            raise PromptError(f"prompt version {self.name!r} has no section for the route {route!r}") from None
+            raise PromptError(f"prompt version {self.name!r} has no instructions for {route!r}") from None
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,9 @@ class PromptBook:
             for marker, value in fills.items():
                 text = text.replace(marker, value)
             routed = spec.mode == "routed"
-            systems = {route: f"{text}\n{body.strip()}" for route, body in parsed.routes.items()} if routed else {}
+            systems = (
+                {name: f"{text}\n{body.strip()}" for name, body in capability_sections().items()} if routed else {}
+            )
             versions[name] = PromptVersion(name, text, spec.max_rounds, spec.context == "full", routed, systems)
         return cls(versions)
 
@@ -85,6 +87,15 @@ class PromptBook:
             return self.versions[name]
         except KeyError:
             raise PromptError(f"unknown prompt version {name!r}; known: {sorted(self.versions)}") from None
+
+
+def capability_sections() -> dict[str, str]:
+    """Each capability's instructions by name, and the router's."""
+    from engine.capabilities import CAPABILITIES  # the capabilities import the engine; load them only when needed
+    from engine.capabilities.routing import router_instructions
+
+    sections = {name: capability.instructions for name, capability in CAPABILITIES.items() if capability.instructions}
+    return {**sections, "router": router_instructions()}
 
 
 def tool_signatures(registry: ToolRegistry) -> str:

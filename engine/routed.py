@@ -1,6 +1,6 @@
-"""Steps 3–5 on a route: ground the message, pick its route (cues first, the model when they disagree), ask when a
-required slot is missing, let the model fill the route's small schema, run the tool calls the engine builds from
-that answer (a tool's complaint goes back to the model once), and reply from the tools' results.
+"""Steps 3–5 by capability: ground the message, pick its capability (`engine.capabilities.routing`), ask when a
+required slot is missing, let the model fill the capability's small schema, run the tool calls the engine builds
+from that answer (a tool's complaint goes back to the model once), and reply from the tools' results.
 
 One model call does a simple record; every number in a reply comes from the message, the grounding or a tool.
 """
@@ -15,6 +15,10 @@ from pydantic import BaseModel
 
 from engine import consent, metrics
 from engine.analysis import PlannedCall, read_answer
+from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute, Said, Situation, routing
+from engine.capabilities._memories import candidate_rows
+from engine.capabilities.capability import constrained_schema
+from engine.capabilities.phrases import say
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
@@ -24,11 +28,6 @@ from engine.llm_types import Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
 from engine.replies import basic_answer
-from engine.routes import ROUTES, Ask, Reroute, Route, RouteChoice, Said, Situation
-from engine.routes.changes import candidate_rows
-from engine.routes.phrases import say
-from engine.routes.route import constrained_schema
-from engine.routes.router import route_by_cues
 from engine.run import Run
 from tools.storage.interactions import PendingClarification
 
@@ -47,17 +46,21 @@ async def answer(
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
     name, chosen_by = (
-        (pending_route, "resumed") if pending_route else await _pick_route(run, version, text, grounding, history)
+        (pending_route, "resumed")
+        if pending_route
+        else await routing.choose(
+            run, version, routing.reading(text, grounding, reminder_just_sent=bool(history.fired))
+        )
     )
-    route = ROUTES[name]
+    route = CAPABILITIES[name]
     run.route = name
     run.note("route", route=name, chosen_by=chosen_by)
     metrics.route_taken(name, chosen_by)
     situation = Situation(run, text, grounding, history)
     prepared = await route.prepare(situation)
     if isinstance(prepared, Reroute):
-        run.note("route", route=prepared.route, chosen_by="reroute")
-        name, route = prepared.route, ROUTES[prepared.route]
+        run.note("route", route=prepared.capability, chosen_by="reroute")
+        name, route = prepared.capability, CAPABILITIES[prepared.capability]
         run.route = name
         situation = Situation(run, text, grounding, history)
         prepared = await route.prepare(situation)
@@ -105,11 +108,11 @@ async def pointed_rows(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The stored memories and the reminders a message that changes something may point at, for a planner that
     cannot look them up before it plans."""
-    route = route_by_cues(text, grounding, reminder_just_sent=bool(history.fired)).route
+    route = routing.decisive(routing.reading(text, grounding, reminder_just_sent=bool(history.fired)))
     situation = Situation(run, text, grounding, history)
     if route in ("update", "forget"):
         return await candidate_rows(situation), []
-    if route == "reminder_change" and await ROUTES[route].prepare(situation) is None:
+    if route == "reminder_change" and await CAPABILITIES[route].prepare(situation) is None:
         return [], situation.rows
     return [], []
 
@@ -119,39 +122,17 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
     pending = history.pending
     if pending is None or "route" not in pending.state:
         return text, None
-    own = route_by_cues(text, grounding, reminder_just_sent=False).route
+    own = routing.decisive(routing.reading(text, grounding))
     if own not in _RESUMABLE and own != pending.state["route"]:
         return text, None
     original = str(pending.state.get("text", ""))
     combined = f"{original}\n{text}".strip()
     route = str(pending.state["route"])
-    return combined, None if route == "unclear" else route
-
-
-async def _pick_route(
-    run: Run, version: PromptVersion, text: str, grounding: Grounding, history: History
-) -> tuple[str, str]:
-    """The route and what chose it: the message's cues, or the model when they leave it open."""
-    routing = route_by_cues(text, grounding, reminder_just_sent=bool(history.fired))
-    run.note("route.cues", route=routing.route, cue=routing.cue)
-    if routing.route is not None:
-        return routing.route, "cues"
-    messages: list[Message] = [
-        {"role": "system", "content": version.route_system("router")},
-        {"role": "user", "content": f"Message: {text}"},
-    ]
-    schema = constrained_schema(RouteChoice, {})
-    llm = run.deps.llm
-    response = await run.llm("route", lambda: llm.complete(messages, response_schema=schema, schema_name="route"))
-    try:
-        return read_answer(RouteChoice, response.content).route, "model"
-    except AnalysisError:
-        log.info("route.choice.invalid")
-        return "unclear", "model"
+    return combined, None if route == UNCLEAR else route
 
 
 async def _fill(
-    run: Run, version: PromptVersion, route: Route, situation: Situation, model: type[BaseModel]
+    run: Run, version: PromptVersion, route: Capability, situation: Situation, model: type[BaseModel]
 ) -> BaseModel:
     """The model's answer in the route's schema; an invalid one goes back once with what was wrong."""
     schema = constrained_schema(model, situation.choices)
@@ -190,7 +171,7 @@ def _validated(model: type[BaseModel], raw: str | None, situation: Situation) ->
 async def _repair(
     run: Run,
     version: PromptVersion,
-    route: Route,
+    route: Capability,
     situation: Situation,
     model: type[BaseModel],
     first: BaseModel | None,
@@ -226,7 +207,9 @@ async def _repair(
     return second, merged
 
 
-def _reply(run: Run, route: Route, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+def _reply(
+    run: Run, route: Capability, situation: Situation, answer: BaseModel | None, results: list[StepResult]
+) -> str:
     """The route's reply; when it has nothing to say (a step failed) a plain account of what happened. A reply with
     a number that no source holds is replaced by that plain account."""
     text = route.reply(situation, answer, results)

@@ -18,9 +18,11 @@ from redis.exceptions import WatchError
 
 from bot.channels.registry import enabled_channels
 from bot.web.metrics import start_server
+from engine.capabilities import routing
 from engine.composition import close_deps, open_deps
 from engine.pipeline import Engine
 from engine.settings import Settings
+from tools.errors import EmbeddingError
 from tools.infra.clock import Clock
 from worker.jobs import CRON_JOBS, FUNCTIONS
 
@@ -39,6 +41,10 @@ async def _startup(ctx: dict[str, Any]) -> None:
     )
     ctx["deps"] = deps
     ctx["engine"] = Engine(deps)
+    try:  # the capabilities' examples, embedded before the first message needs them for routing
+        await routing.warm(deps.embedder)
+    except EmbeddingError as exc:
+        log.warning("worker.examples.not_warmed", error=str(exc)[:200])
     port = settings.metrics.worker_port
     if ctx.get("serve_metrics") and port is not None:
         ctx["metrics_server"] = await start_server(deps, settings.metrics.worker_host, port)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.routes.topics import shares_topic
+from engine.capabilities.topics import shares_topic
 
 
 @pytest.mark.parametrize(

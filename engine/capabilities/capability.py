@@ -1,11 +1,15 @@
-"""What a route is: a narrow way through the engine for one kind of message, with its own instructions, its own
-small answer schema (whose choices come from the grounding and the household's rows), the tool calls it builds
-from that answer, and the reply it writes from the tools' results."""
+"""What a capability is: one kind of thing a family asks FAA to do, said in one module — its name and description
+(for the router's choice), examples in every language (for routing by the nearest examples), the cues that claim a
+message for it outright and the hints that only lean towards it, the capabilities it refines, the tools it calls,
+its consent policy, the instructions of its one model call, its small answer schema (whose choices come from the
+grounding and the household's rows), the tool calls it builds from that answer, and the reply it writes from the
+tools' results."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import AfterValidator, BaseModel, ValidationInfo
 
@@ -35,9 +39,9 @@ class Said:
 
 @dataclass(frozen=True)
 class Reroute:
-    """The message belongs on another route after all (a "correction" with nothing stored to correct is news)."""
+    """The message belongs to another capability after all (a "correction" with nothing stored to correct is news)."""
 
-    route: str
+    capability: str
 
 
 @dataclass
@@ -58,26 +62,59 @@ class Situation:
         return self.grounding.language
 
 
-class Route(Protocol):
-    """A route; its instructions (rules and examples, the first part of every call) are the prompt version's."""
+LANGUAGES = ("en", "de", "zh")
+Consent = Literal["none", "bulk", "always"]  # when a yes is needed: never, for several rows or "everything", always
 
-    name: str
+
+@dataclass(frozen=True)
+class Reading:
+    """What routing reads off a message before any capability runs."""
+
+    text: str
+    grounding: Grounding
+    question: bool  # the words ask something ("how much…", "…?", "吗")
+    reminder_just_sent: bool  # FAA sent the member a reminder moments ago ("done" is said of it)
+
+
+class Capability:
+    """A capability. `claims` is decisive: a message its cues claim goes to it unless a capability that `refines` it
+    claims the message too ("*" refines every other). `hint` only leans: it adds to the nearest examples' score
+    when no cue decides."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]  # one line, for the router's choice
+    examples: ClassVar[Mapping[str, tuple[str, ...]]]  # by language: messages families send, casual forms included
+    refines: ClassVar[tuple[str, ...]] = ()
+    tools: ClassVar[tuple[str, ...]] = ()  # the tools its plans call, checked against the registry at start
+    consent: ClassVar[Consent] = "none"
+    instructions: ClassVar[str] = ""  # the system prompt's own part of its model call; "" when it never calls one
+
+    def claims(self, reading: Reading) -> bool:
+        return False
+
+    def hint(self, reading: Reading) -> float:
+        return 0.0
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
-        """Read what the route needs (rows, categories); ask when a required slot is missing, answer at once, or
-        hand the message to another route."""
+        """Read what the capability needs (rows, categories); ask when a required slot is missing, answer at once,
+        or hand the message to another capability."""
+        return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
-        """The model's answer for this message, or None when the route needs no model call."""
+        """The model's answer for this message, or None when no model call is needed."""
+        return None
 
     def prompt(self, situation: Situation) -> str:
         """The per-message part of the prompt, after the instructions."""
+        return ""
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         """The tool calls the answer means, every argument filled by the engine."""
+        return []
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         """The reply, written from the tools' results."""
+        return ""
 
 
 def pick(value: Any, info: ValidationInfo) -> Any:

@@ -1,6 +1,4 @@
-"""Routes that answer from what the household stored: totals, counts and averages computed by SQL (`aggregate`),
-and lookups that quote the notes that answer the question (`search`). The model only chooses what to count or
-which notes answer; every number in the reply comes from the database."""
+"""DOC"""
 
 from __future__ import annotations
 
@@ -10,24 +8,87 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
+from engine.capabilities._memories import quote
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import cues
 from engine.executor import StepResult
-from engine.routes.phrases import say
-from engine.routes.route import Ask, Picked, Situation
-from engine.routes.topics import shares_topic
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
+
+_I = re.IGNORECASE
+SUM = cues(
+    r"\bhow much\b",
+    r"\bhow many times\b",
+    r"\bhow often\b",
+    r"\btotal\b",
+    r"\bin sum\b",
+    r"\baverage\b",
+    r"\bspen[dt]\b",
+    r"\bcost\b",
+    r"\bpaid\b",
+    r"\bpay\b",
+    r"\bexpenses?\b",
+    r"\bspending\b",
+    r"\bbiggest\b",
+    r"\blargest\b",
+    r"\bmost expensive\b",
+    r"\bavg\b",
+    r"\bmean\b",
+    r"\bcame in\b",
+    r"最大",
+    r"最贵",
+    r"最高",
+    r"\bteuerste",
+    r"\bgrößte",
+    r"\bhöchste",
+    r"\bmost\b",
+    r"\bearn(?:ed)?\b",
+    r"\bincome\b",
+    r"一共",
+    r"总共",
+    r"花了多少",
+    r"多少钱",
+    r"平均",
+    r"几次",
+    r"花费",
+    r"支出",
+    r"花在",
+    r"最多",
+    r"收入",
+    r"花了",
+    r"\bwie ?viel\b",
+    r"\binsgesamt\b",
+    r"\bausgegeben\b",
+    r"\bdurchschnitt",
+    r"\bgekostet\b",
+    r"\bam meisten\b",
+)
+
+
+def asks_about_a_note(text: str) -> bool:
+    """'How many ibuprofen may Tom take?' asks about a stored fact, not about spending."""
+    how_many = re.search(r"\bhow (?:many|much)\b(?! (?:times|money|did|do|have|has|was|were|is|are|we|i)\b)", text, _I)
+    return bool(how_many) and not re.search(
+        r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn|\bexpens|\bpurchas", text, _I
+    )
+
 
 _INCOME = re.compile(
     r"\bearn|\bincome|\bsalary|\breceived|\bcame in\b|\bgot paid\b|收入|工资|奖金|进账|\beinnahm|\bgehalt|\bverdient"
     r"|\bbekommen\b",
     re.I,
 )
+
+
 # What the question asks for, where its words say it plainly; otherwise the model reads it.
 _MOST_ON = re.compile(
     r"\bspen[dt]? (?:the )?most\b|\bmost (?:money )?(?:on|for)\b|\bwhere did (?:the|our) money go\b|\bbreakdown\b"
     r"|花(?:得|的)?最多|最多的是|哪.{0,4}最多|\bam meisten\b|\bwofür\b",
     re.I,
 )
+
+
 _OPS_BY_CUE = (
     (
         "max",
@@ -47,6 +108,8 @@ _OPS_BY_CUE = (
         ),
     ),
 )
+
+
 _SPAN = {
     "en": {
         "today": "today",
@@ -85,6 +148,8 @@ _SPAN = {
         "last_30_days": "最近30天",
     },
 }
+
+
 _OPS = {
     "sum": {"en": "Total", "de": "Summe", "zh": "合计"},
     "avg": {"en": "Average", "de": "Durchschnitt", "zh": "平均"},
@@ -92,6 +157,8 @@ _OPS = {
     "min": {"en": "Smallest", "de": "Kleinster Betrag", "zh": "最低"},
     "count": {"en": "Entries", "de": "Einträge", "zh": "笔数"},
 }
+
+
 _ENTRIES = {"en": "{n} entries", "de": "{n} Einträge", "zh": "{n}笔"}
 
 
@@ -105,8 +172,50 @@ class SumAnswer(BaseModel):
     period: Annotated[str | None, Picked] = None
 
 
-class SumRoute:
+INSTRUCTIONS = """\
+You turn a family member's question about their money into a database query. Fill:
+- op: "sum" for how much, "count" for how many times, "avg" for an average, "max" for the biggest, "min" for the
+  smallest. For "what did we spend the most on" use "sum" with group_by "category".
+- categories: the household's categories the question is about (from the list given), [] for all spending.
+- whose: "household" for the family's own money, a member's name when the question is about that member's
+  spending only, "other" when it asks about people outside the household (another family, neighbours, friends).
+- group_by: "none", or "category" / "month" / "merchant" / "author" when the question asks for a breakdown.
+- period: the time span asked about; "all" when the question names none.
+Examples:
+Categories: groceries, fuel | Question: How much did we spend on groceries this month?
+{"op":"sum","categories":["groceries"],"whose":"household","group_by":"none","period":"this_month"}
+Categories: groceries, transport | Question: 这个月买了几次菜？
+{"op":"count","categories":["groceries"],"whose":"household","group_by":"none","period":"this_month"}
+Categories: rent, restaurants | Question: Was haben wir letzten Monat am meisten ausgegeben?
+{"op":"sum","categories":[],"whose":"household","group_by":"category","period":"last_month"}
+Categories: groceries | Question: How much do the Müllers spend on food?
+{"op":"sum","categories":["groceries"],"whose":"other","group_by":"none","period":"all"}
+"""
+
+
+class Sum(Capability):
     name = "sum"
+    instructions = INSTRUCTIONS
+    description = "asks how much / how many / an average or the biggest of recorded money"
+    examples = {
+        "en": (
+            "how much did we spend on food?",
+            "groceries this month - whats the damage",
+            "which purchase this month cost the most?",
+            "how much have we spent on takeaway since the start of the month",
+            "what did petrol cost us over the summer",
+        ),
+        "de": ("Wie viel haben wir letzten Monat für Essen ausgegeben?", "was haben wir diesen Monat verdient?"),
+        "zh": ("这个月买菜一共花了多少钱？", "上个月交通花了多少"),
+    }
+    refines = ("lookup", "expense", "fact")
+    tools = ("aggregate", "search")
+
+    def claims(self, reading: Reading) -> bool:
+        return reading.question and SUM.search(reading.text) is not None and not asks_about_a_note(reading.text)
+
+    def hint(self, reading: Reading) -> float:
+        return 0.2 if SUM.search(reading.text) else 0.0
 
     async def prepare(self, situation: Situation) -> Ask | None:
         run = situation.run
@@ -215,71 +324,3 @@ def _number(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return 0.0
-
-
-class LookupAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    ids: Annotated[list[int], Picked] = Field(default_factory=list, max_length=3)
-
-
-class LookupRoute:
-    name = "lookup"
-
-    async def prepare(self, situation: Situation) -> Ask | None:
-        situation.rows = await search_rows(situation, situation.text, limit=6)
-        situation.choices["ids"] = [row["memory_id"] for row in situation.rows]
-        return None
-
-    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
-        return LookupAnswer if situation.rows else None
-
-    def prompt(self, situation: Situation) -> str:
-        return f"Notes: {notes_text(situation.rows)}\nQuestion: {situation.text}"
-
-    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
-        return []
-
-    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
-        chosen = answer.ids if isinstance(answer, LookupAnswer) else []
-        names = [member.name for member in situation.run.members]
-        rows = [
-            row
-            for row_id in chosen
-            for row in situation.rows
-            if row["memory_id"] == row_id and shares_topic(situation.text, _about(row), names)
-        ]
-        if not rows:
-            return say("not_found", situation.language)
-        return say("from_notes", situation.language, notes=" | ".join(quote(row) for row in rows))
-
-
-async def search_rows(situation: Situation, query: str, *, limit: int) -> list[dict[str, Any]]:
-    """The household's memories nearest to `query`, as the search tool returns them (the member's view)."""
-    run = situation.run
-    registry = run.deps.registry
-    args = registry.validate("search", {"query": query[:500], "limit": limit})
-    async with run.transaction() as conn:
-        found = await registry.run(run.tool_context(conn), "search", args)
-    return list(found.get("memories", []))
-
-
-def _about(row: dict[str, Any]) -> str:
-    """What a note is about, for `shares_topic`: its text and the labels stored with it."""
-    return " ".join(str(row.get(key) or "") for key in ("content", "category", "kind", "merchant"))
-
-
-def notes_text(rows: list[dict[str, Any]]) -> str:
-    """Stored notes for the prompt: id, day, author and the text as quoted data."""
-    return " | ".join(f"[{row['memory_id']}] {quote(row)}" for row in rows)
-
-
-def quote(row: dict[str, Any]) -> str:
-    text = " ".join(str(row.get("content", "")).split())[:300]
-    extra = []
-    if row.get("amount") is not None:
-        extra.append(f"{row['amount']} {row.get('currency') or ''}".strip())
-    day = str(row.get("occurred_at") or "")[:10]
-    if day:
-        extra.append(day)
-    return f"{text} ({', '.join(extra)})" if extra else text

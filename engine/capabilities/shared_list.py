@@ -1,10 +1,4 @@
-"""Routes for shared lists ("add milk and eggs to the shopping list", "bought the milk", "Tom takes the bins task",
-"what's on the list?") and budgets ("set a 400 euro grocery budget", "how much is left for groceries?").
-
-The words decide what is done to a list where they can (the action is then the only choice the model has); the
-model names the list, the items with their quantities and the member who takes one on. Budgets take their amount
-from the grounding; the model names the category.
-"""
+"""DOC"""
 
 from __future__ import annotations
 
@@ -14,15 +8,49 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
+from engine.capabilities.words import (
+    PAYING,
+    QUESTION,
+    cues,
+)
 from engine.checklists import render
 from engine.executor import StepResult
-from engine.grounding.money import home_currency
-from engine.routes.cues import QUESTION
-from engine.routes.route import Ask, Picked, Reroute, Said, Situation
 from tools.lists import canonical_name
 
+# Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
+SHARED_LIST = cues(
+    r"\b(?:shopping|grocery|groceries|to-?do|todo|packing|camping|holiday|trip)[ -]?lists?\b",
+    r"\b(?:on|onto|to|off|from) (?:the|my|our) (?:\w+ )?list\b",
+    r"\bwhat'?s on (?:the|my|our) (?:\w+ )?list",
+    r"\bnew (?:\w+ )?list\b",
+    r"\bclear (?:the |all )?(?:bought|done|ticked|checked)",
+    r"^\W*(?:i |we )?(?:just )?(?:bought|got) the [^\W\d]+(?: [^\W\d]+){0,2}\W*$",
+    r"\btakes? (?:on |over )?the [^\d]{1,30} (?:task|chore)\b",
+    r"einkaufsliste",
+    r"packliste",
+    r"to-?do-?liste",
+    r"aufgabenliste",
+    r"\b(?:auf|von) (?:die|der|unsere|meine|meiner|unserer) (?:\w+)?liste\b",
+    r"\bneue \w*\s?liste\b",
+    r"\bübernimmt\b.{0,30}\baufgabe\b",
+    r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
+    r"^\W*(?:ich habe |hab(?:e)? )?(?:die |den |das )?[^\d\s]+ (?:ist )?(?:gekauft|besorgt)\W*$",
+    r"^[^\d]{1,8}(?:买了|买好了|已经买了)\W*$",
+    r"购物清单",
+    r"购物单",
+    r"清单",
+    r"待办",
+    r"负责.{0,10}(?:任务|家务)",
+)
+
+
 Action = Literal["add", "show", "done", "assign", "clear", "new_list"]
+
+
 _I = re.IGNORECASE
+
+
 # What the member does to a list, by its words; the first family that matches decides.
 _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     ("new_list", re.compile(r"\bnew\b.{0,30}\blist\b|\bneue\b.{0,30}liste|新建|新的.{0,10}清单|创建.{0,10}清单", _I)),
@@ -42,6 +70,8 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     ("add", re.compile(r"\badd\b|\bput\b|\bneed\b|\bauf die\b|\bhinzu|\bbrauchen\b|加|添加|放到|放进|记上", _I)),
     ("show", re.compile(r"\bshow\b|\bwhat'?s on\b|\bzeig|\bwas steht\b|看看|有什么|有哪些", _I)),
 ]
+
+
 _PHRASES: dict[str, dict[str, str]] = {
     "added": {
         "en": "Added to the {list} list: {items}.",
@@ -77,26 +107,6 @@ _PHRASES: dict[str, dict[str, str]] = {
         "zh": "要把什么加到清单上？",
     },
     "ask_who": {"en": "Who takes it on?", "de": "Wer übernimmt das?", "zh": "谁来负责？"},
-    "budget_set": {
-        "en": "Budget set: {category} {amount} {currency} a month.",
-        "de": "Budget gesetzt: {category} {amount} {currency} im Monat.",
-        "zh": "已设置预算：{category}每月 {amount} {currency}。",
-    },
-    "budget_line": {
-        "en": "{category}: {spent} of {amount} {currency} spent this month, {left} left ({percent} %).",
-        "de": "{category}: {spent} von {amount} {currency} diesen Monat ausgegeben, {left} übrig ({percent} %).",
-        "zh": "{category}：本月已花 {spent}，预算 {amount} {currency}，还剩 {left}（{percent}%）。",
-    },
-    "no_budgets": {
-        "en": "There are no budgets yet. Say e.g. “set a 400 euro grocery budget”.",
-        "de": "Es gibt noch keine Budgets. Sag z. B. „Setze ein Budget von 400 Euro für Lebensmittel“.",
-        "zh": "还没有预算。可以说“把买菜预算设为2000元”。",
-    },
-    "ask_budget_amount": {
-        "en": "How much should the monthly budget be (and in which currency)?",
-        "de": "Wie hoch soll das Monatsbudget sein (und in welcher Währung)?",
-        "zh": "每月预算设多少？",
-    },
 }
 
 
@@ -132,8 +142,58 @@ class ListAnswer(BaseModel):
     assignee: Annotated[str | None, Picked] = None
 
 
-class SharedListRoute:
+INSTRUCTIONS = """\
+You keep a family's shared lists (shopping, todo, packing, and lists of their own). From the message give:
+- action: what the message does (the only choice offered).
+- list_name: "shopping" for things to buy, "todo" for tasks and chores, "packing" for things to pack, or the
+  name of one of the family's lists; null when the message names none.
+- items: each thing named, short, in the member's words, without the quantity; quantity as written ("2 kg",
+  "6") or null. For ticking off or assigning, the item as it is on the list.
+- assignee: the member who takes something on, from the members given, else null.
+Examples:
+Lists: shopping (bread) | Members: Anna, Tom | Message: add milk and eggs to the shopping list
+{"action":"add","list_name":"shopping","items":[{"text":"milk","quantity":null},{"text":"eggs","quantity":null}],"assignee":null}
+Lists: - | Members: Anna, Tom | Message: put 2 kg flour on the list
+{"action":"add","list_name":"shopping","items":[{"text":"flour","quantity":"2 kg"}],"assignee":null}
+Lists: shopping (milk, eggs) | Members: Anna, Tom | Message: bought the milk
+{"action":"done","list_name":null,"items":[{"text":"milk","quantity":null}],"assignee":null}
+Lists: todo (bins, lawn) | Members: Anna, Tom | Message: Tom takes the bins task
+{"action":"assign","list_name":"todo","items":[{"text":"bins","quantity":null}],"assignee":"Tom"}
+Lists: shopping (milk) | Members: Li, Wei | Message: 把牛奶加到购物清单
+{"action":"add","list_name":"shopping","items":[{"text":"牛奶","quantity":null}],"assignee":null}
+Lists: shopping (Brot) | Members: Anna, Ben | Message: Milch auf die Einkaufsliste
+{"action":"add","list_name":"shopping","items":[{"text":"Milch","quantity":null}],"assignee":null}
+Lists: shopping (milk) | Members: Anna, Tom | Message: new packing list for the trip
+{"action":"new_list","list_name":"packing","items":[],"assignee":null}
+"""
+
+
+class SharedList(Capability):
     name = "shared_list"
+    instructions = INSTRUCTIONS
+    description = "adds to, ticks off, assigns or shows a shared list (shopping, to-do, packing, chores)"
+    examples = {
+        "en": (
+            "milk and eggs on the shopping list",
+            "we need more coffee and toilet paper",
+            "bought the eggs",
+            "tom will do the hoovering this week",
+            "what's on the list?",
+            "add sunscreen to the packing list",
+        ),
+        "de": (
+            "Setz Windeln und 3 Gläser Babybrei auf die Einkaufsliste",
+            "wir brauchen Klopapier",
+            "Milch ist gekauft",
+            "Lena übernimmt das Rasenmähen",
+        ),
+        "zh": ("把牛奶加到购物清单", "鸡蛋买好了", "这周小明负责倒垃圾", "家里没有洗衣液了"),
+    }
+    refines = ("fact", "expense", "lookup", "sum", "update", "unclear")
+    tools = ("show_list", "add_list_items", "update_list_item", "clear_done_items")
+
+    def claims(self, reading: Reading) -> bool:
+        return SHARED_LIST.search(reading.text) is not None and not PAYING.search(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         action = list_action(situation.text)
@@ -248,75 +308,3 @@ _FILLER = frozenset({"the", "bought", "got", "done", "gekauft", "besorgt", "erle
 
 def _label(item: dict[str, Any]) -> str:
     return f"{item['quantity']} {item['text']}" if item.get("quantity") else str(item["text"])
-
-
-Category = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
-
-
-class BudgetAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    category: Annotated[Category | None, Picked] = None
-
-
-class BudgetRoute:
-    name = "budget"
-
-    async def prepare(self, situation: Situation) -> Ask | Said | None:
-        run = situation.run
-        registry = run.deps.registry
-        async with run.transaction() as conn:
-            status = await registry.run(run.tool_context(conn), "budget_status", registry.validate("budget_status", {}))
-        situation.rows = list(status.get("budgets", []))
-        if _sets(situation):
-            money = situation.grounding.money[0]
-            currency = money.currency
-            if currency is None:
-                me = next((m for m in run.members if m.id == run.message.user_id), None)
-                locale = me.locale if me is not None else "en"
-                currency = home_currency(locale, run.timezone, run.deps.clock.now().date())
-            if currency is None:
-                return Ask(_say("ask_budget_amount", situation.language))
-            situation.choices["currency"] = [currency]
-            return None
-        if not situation.rows:
-            return Said(_say("no_budgets", situation.language))
-        categories = sorted({str(row["category"]) for row in situation.rows})
-        named = [c for c in categories if re.search(rf"\b{re.escape(c.rstrip('s'))}", situation.text, _I)]
-        if len(categories) == 1 or len(named) == 1:
-            situation.decided = BudgetAnswer(category=named[0] if named else None)
-        situation.choices["category"] = categories
-        return None
-
-    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
-        return None if situation.decided is not None else BudgetAnswer
-
-    def prompt(self, situation: Situation) -> str:
-        if _sets(situation):
-            money = situation.grounding.money[0]
-            return f"Amount: {money.amount} {situation.choices['currency'][0]}\nMessage: {situation.text}"
-        return f"Budgets: {', '.join(situation.choices['category'])}\nQuestion: {situation.text}"
-
-    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
-        answer = situation.decided or answer
-        assert isinstance(answer, BudgetAnswer)
-        if _sets(situation):
-            money = situation.grounding.money[0]
-            args = {"category": answer.category or "other", "amount": str(money.amount)}
-            return [
-                PlannedCall(id="s1", tool="set_budget", args={**args, "currency": situation.choices["currency"][0]})
-            ]
-        return [PlannedCall(id="s1", tool="budget_status", args={"category": answer.category})]
-
-    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
-        if not results or not results[0].ok or not results[0].result:
-            return ""
-        data, language = results[0].result, situation.language
-        if results[0].tool == "set_budget":
-            return _say("budget_set", language, **{k: data[k] for k in ("category", "amount", "currency")})
-        return "\n".join(_say("budget_line", language, **line) for line in data.get("budgets", []))
-
-
-def _sets(situation: Situation) -> bool:
-    """'Set a 400 euro grocery budget' sets one; a question, or a message without an amount, asks how it stands."""
-    return bool(situation.grounding.money) and not QUESTION.search(situation.text)

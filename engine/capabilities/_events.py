@@ -1,0 +1,136 @@
+"""DOC"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.capabilities.capability import Ask, Capability, Picked, Reroute, Said, Situation
+from engine.capabilities.phrases import when_text
+from engine.capabilities.words import (
+    FILLER,
+)
+
+_UPCOMING_DAYS = 60
+
+
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+# The routes' own words, which name no event ("remind me an hour before", "cancel", "moved").
+_NOT_NAMES = re.compile(
+    r"remind\w*|before|ahead|hours?|minutes?|mins?|moved?|cancel\w*|call|off|erinner\w*|vorher|stunden?|minuten|"
+    r"verschoben|verlegt|absagen|abgesagt|termin",
+    re.IGNORECASE,
+)
+
+
+_CLOCK_ONLY = re.compile(r"(?:上午|下午|晚上|早上|中午)?\s*\d{1,2}(?:[:：]\d{2}|点(?:半|\d{1,2}分?)?)")
+
+
+def days_asked(situation: Situation) -> tuple[date, int]:
+    """(first day, number of days) the question is about: the named period's rest, the day named, or a week."""
+    now = situation.run.deps.clock.now()
+    today = now.astimezone(zone(situation)).date()
+    period = situation.grounding.period
+    if period == "today":
+        return today, 1
+    if period == "this_week":
+        return today, 7 - today.weekday()
+    if period == "this_month":
+        following = (today.replace(day=1) + timedelta(days=32)).replace(day=1)
+        return today, (following - today).days
+    days = [m.at.date() for m in situation.grounding.moments if m.at.date() >= today]
+    if days:
+        return days[0], 1
+    return today, 7
+
+
+def zone(situation: Situation) -> ZoneInfo:
+    return ZoneInfo(situation.run.timezone)
+
+
+def event_line(row: dict[str, Any], language: str) -> str:
+    whose = row.get("whose")
+    return f"{starts(row, language)}: {row.get('title', '')}" + (
+        f" ({whose})" if whose and whose != "household" else ""
+    )
+
+
+def starts(row: dict[str, Any], language: str) -> str:
+    """When an event (as the event tools return it) starts, as the member reads it."""
+    start = str(row.get("start", ""))
+    if row.get("all_day") or len(start) <= 10:
+        return when_text(datetime.fromisoformat(start[:10]), language, with_time=False)
+    return when_text(datetime.fromisoformat(start).replace(tzinfo=None), language)
+
+
+class EventPick(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    event_id: Annotated[int, Picked]
+
+
+def named_events(text: str, rows: list[dict[str, Any]]) -> list[int]:
+    """The events whose title shares the most words with the message (none when no title shares a word)."""
+    said = words_of(text)
+    scores = {row["event_id"]: len(said & words_of(str(row["title"]))) for row in rows}
+    best = max(scores.values(), default=0)
+    return [] if best == 0 else [event_id for event_id, score in scores.items() if score == best]
+
+
+def words_of(text: str) -> set[str]:
+    """Words of three letters or more, and pairs of Chinese characters (Chinese has no spaces between words)."""
+    pairs = {run[i : i + 2] for run in _HAN.findall(text) for i in range(len(run) - 1)}
+    words = {word.lower() for word in _WORD.findall(text)}
+    return {word for word in words if not (FILLER.fullmatch(word) or _NOT_NAMES.fullmatch(word))} | pairs
+
+
+class NamedEventChange(Capability):
+    """A change to the coming event the message names; the model picks only among events named alike. A message
+    that names no event of the calendar goes to `otherwise`."""
+
+    otherwise: str
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        rows = await upcoming(situation)
+        named = named_events(situation.text, rows)
+        if not named:
+            return Reroute(self.otherwise)
+        by_id = {row["event_id"]: row for row in rows}
+        situation.rows = [by_id[event_id] for event_id in named]
+        situation.choices["event_id"] = named
+        if len(named) == 1:
+            situation.decided = EventPick(event_id=named[0])
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return EventPick if situation.decided is None else None
+
+    def prompt(self, situation: Situation) -> str:
+        listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
+        return f"Events: {listed}\nMessage: {situation.text}"
+
+
+def time_only(said: str) -> bool:
+    """A moment the member gave as a time of day alone (the grounding marks a time without a date "(X/X)")."""
+    return "(X/X)" in said or _CLOCK_ONLY.fullmatch(said.strip()) is not None
+
+
+async def upcoming(situation: Situation) -> list[dict[str, Any]]:
+    """The calendar's coming one-off events, one row each (its next start)."""
+    run = situation.run
+    registry = run.deps.registry
+    args = registry.validate("list_events", {"days": _UPCOMING_DAYS})
+    async with run.transaction() as conn:
+        listed = await registry.run(run.tool_context(conn), "list_events", args)
+    now = run.deps.clock.now().astimezone(zone(situation)).isoformat(timespec="minutes")
+    rows = [row for row in listed.get("events", []) if not row.get("rrule") and str(row["start"]) > now[:16]]
+    return list({row["event_id"]: row for row in rows}.values())

@@ -1,0 +1,89 @@
+"""DOC"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+from zoneinfo import ZoneInfo
+
+from pydantic import StringConstraints
+
+from engine.capabilities.capability import Situation
+from engine.capabilities.words import (
+    CONTACT_DETAILS,
+    DOSE,
+)
+from engine.grounding import Money
+
+Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
+
+
+Short = Annotated[str, StringConstraints(strip_whitespace=True, max_length=60)]
+
+
+# A plan the whole family has: "we", "the family", "wir", "我们", "全家".
+_WE = re.compile(r"\b(?:we|we're|us|our|the family|everyone|wir|uns|unsere?)\b|我们|全家|大家", re.I)
+
+
+def slug(value: str) -> str:
+    return "-".join(value.replace("_", " ").split())[:30] or "other"
+
+
+def checked_kind(kind: str, text: str) -> str:
+    """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, and a
+    note is a contact only when it holds a number, an address or a link to reach someone by."""
+    if DOSE.search(text):
+        return "health"
+    if kind == "contact" and not CONTACT_DETAILS.search(text):
+        return "fact"
+    return kind
+
+
+_NOT_EVENTS = frozenset({"contact", "shopping"})
+
+
+def planned_event(situation: Situation, kind: str, person: str | None) -> dict[str, object] | None:
+    """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or a
+    repetition, for the member it names, the household ("we", "the family") or the writer; None for anything else."""
+    if kind in _NOT_EVENTS:
+        return None
+    grounding = situation.grounding
+    today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
+    args: dict[str, object] = {"title": clip(situation.text, 120), "whose": _whose(situation, person)}
+    if grounding.repeats:
+        repeat = grounding.repeats[0]
+        return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
+    coming = [m for m in grounding.moments if (m.at >= today if m.has_time else m.at.date() > today.date())]
+    if not coming:
+        return None
+    moment = coming[0]
+    start = moment.at.isoformat(timespec="minutes") if moment.has_time else moment.at.date().isoformat()
+    return {**args, "start": start}
+
+
+def _whose(situation: Situation, person: str | None) -> str:
+    named = [m.name for m in situation.run.members if person and m.name.lower() == person.lower()]
+    if named:
+        return named[0]
+    if _WE.search(situation.text):
+        return "household"
+    return "self"
+
+
+def occurred(situation: Situation) -> str | None:
+    """When the stored thing happens: the first moment the message names, on the member's clock; None for now."""
+    moments = situation.grounding.moments
+    if not moments:
+        return None
+    moment = moments[0]
+    return moment.at.isoformat(timespec="minutes") if moment.has_time else moment.at.date().isoformat()
+
+
+def money_text(money: Money, situation: Situation) -> str:
+    currency = money.currency or (situation.choices.get("currency") or [""])[0]
+    return f"{money.amount} {currency}".strip()
+
+
+def clip(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,51 @@
+"""DOC"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from engine.capabilities.capability import Situation
+from engine.capabilities.phrases import when_text
+
+# "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
+_HOUSEHOLD = re.compile(
+    r"\b(?:everyone|everybody|all of us|the whole family|the family|us all)\b|大家|全家|所有人|\ballen\b"
+    r"|\balle\b(?!\s+(?:\d|zwei|drei|vier|fünf|sechs|paar|\w+ (?:tage|wochen|monate)))|\bdie ganze familie\b"
+    r"|\bjeden von uns\b",
+    re.I,
+)
+
+
+def recipient(situation: Situation) -> str:
+    """Who the reminder is for: the member named right after "remind" ("remind Ben", "提醒Ben", "erinnere Ben"),
+    the household when the message says everyone, otherwise the member who wrote."""
+    text = situation.text
+    me = situation.run.message.user_id
+    for member in situation.run.members:
+        if member.id == me:
+            continue
+        name = re.escape(member.name)
+        # Not \b after the name: "提醒Ben带伞" has no word boundary between "Ben" and "带".
+        after = r"(?![A-Za-z0-9])"
+        asked = rf"(?:remind|提醒|erinnere?|tell)\s*@?{name}{after}|{name}{after}\s*needs to be reminded"
+        german_end = rf"\b{name}{after}(?:\s+\S+){{0,6}}\s+(?:daran\s+)?erinner(?:n|t)\b"  # "Ben an den Müll erinnern"
+        if re.search(asked, text, re.I) or re.search(german_end, text, re.I):
+            return member.name
+    if _HOUSEHOLD.search(text):
+        return "household"
+    return "self"
+
+
+def reminder_text(row: dict[str, Any], language: str = "en") -> str:
+    parts = [str(row.get("text", ""))]
+    if row.get("next_at"):
+        at = datetime.fromisoformat(str(row["next_at"])).replace(tzinfo=None)
+        parts.append(when_text(at, language))
+    if row.get("rrule"):
+        parts.append(f"({row['rrule']})")
+    recipients = row.get("recipients") or []
+    if recipients:
+        parts.append("→ " + ", ".join(recipients))
+    return " ".join(parts)

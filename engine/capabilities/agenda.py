@@ -1,0 +1,75 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from engine.analysis import PlannedCall
+from engine.capabilities._events import (
+    days_asked,
+    event_line,
+)
+from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.reminder import reminder_words
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+# The calendar: asking what is on ("what's on this week?"; not "what's on the shopping list"), reminders before an
+# event ("an hour before the dentist"), and a member's request to be forgotten altogether.
+AGENDA = cues(
+    r"\bwhat(?:'s| is| do (?:we|i) have)(?: going)? on\b(?!.{0,20}\blist\b)",
+    r"\b(?:my|our|the family'?s?) (?:calendar|schedule|agenda|appointments)\b",
+    r"\bany (?:plans|appointments|events)\b",
+    r"\bwas (?:steht|haben wir|habe ich)\b.{0,30}\b(?:an|vor)\b",
+    r"\b(?:meine|unsere) termine\b|\bim kalender\b",
+    r"什么安排|有安排吗|日程|日历",
+)
+
+
+class Agenda(Capability):
+    name = "calendar"
+    description = "asks what is on / planned in the calendar"
+    examples = {
+        "en": (
+            "what's on this week?",
+            "what do we have planned for the rest of the week",
+            "anything on tomorrow?",
+            "are we busy saturday?",
+        ),
+        "de": ("was steht diese Woche an?", "haben wir am Wochenende was vor?", "was ist morgen los?"),
+        "zh": ("这周有什么安排？", "明天有什么事吗？", "周末我们有安排吗"),
+    }
+    refines = ("lookup", "sum", "fact", "shared_list", "forget")
+    tools = ("list_events",)
+
+    def claims(self, reading: Reading) -> bool:
+        return AGENDA.search(reading.text) is not None and not reminder_words(reading.text)
+
+    def hint(self, reading: Reading) -> float:
+        return 0.2 if reading.question and (reading.grounding.span or reading.grounding.moments) else 0.0
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        first, days = days_asked(situation)
+        return [PlannedCall(id="s1", tool="list_events", args={"start": first.isoformat(), "days": days})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        language = situation.language
+        rows = result.get("events", [])
+        if not rows:
+            return say("no_events", language, first=result.get("start", ""), last=result.get("end", ""))
+        return "\n".join([say("events", language), *(f"- {event_line(row, language)}" for row in rows)])

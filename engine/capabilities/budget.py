@@ -1,0 +1,155 @@
+"""DOC"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+from engine.analysis import PlannedCall
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
+from engine.capabilities.words import (
+    QUESTION,
+    cues,
+)
+from engine.executor import StepResult
+from engine.grounding.money import home_currency
+
+_I = re.IGNORECASE
+_PHRASES: dict[str, dict[str, str]] = {
+    "budget_set": {
+        "en": "Budget set: {category} {amount} {currency} a month.",
+        "de": "Budget gesetzt: {category} {amount} {currency} im Monat.",
+        "zh": "已设置预算：{category}每月 {amount} {currency}。",
+    },
+    "budget_line": {
+        "en": "{category}: {spent} of {amount} {currency} spent this month, {left} left ({percent} %).",
+        "de": "{category}: {spent} von {amount} {currency} diesen Monat ausgegeben, {left} übrig ({percent} %).",
+        "zh": "{category}：本月已花 {spent}，预算 {amount} {currency}，还剩 {left}（{percent}%）。",
+    },
+    "no_budgets": {
+        "en": "There are no budgets yet. Say e.g. “set a 400 euro grocery budget”.",
+        "de": "Es gibt noch keine Budgets. Sag z. B. „Setze ein Budget von 400 Euro für Lebensmittel“.",
+        "zh": "还没有预算。可以说“把买菜预算设为2000元”。",
+    },
+    "ask_budget_amount": {
+        "en": "How much should the monthly budget be (and in which currency)?",
+        "de": "Wie hoch soll das Monatsbudget sein (und in welcher Währung)?",
+        "zh": "每月预算设多少？",
+    },
+}
+
+
+def _say(key: str, language: str, **values: object) -> str:
+    texts = _PHRASES[key]
+    return texts.get(language, texts["en"]).format(**values)
+
+
+BUDGET = cues(
+    r"\bbudget",
+    r"预算",
+    r"\bhow much (?:is|do we have|have we got) left\b",
+    r"\bwie ?viel (?:ist|haben wir) (?:noch )?übrig\b",
+    r"还剩多少",
+)
+
+
+Category = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
+
+
+class BudgetAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    category: Annotated[Category | None, Picked] = None
+
+
+INSTRUCTIONS = """\
+You keep a family's monthly budgets. Give `category`: one lowercase English word for the spending the budget
+is for, as expenses are filed: groceries, restaurants, drinks, fuel, transport, travel, rent, utilities, health,
+pharmacy, clothing, kids, education, books, gifts, entertainment, household, electronics, car. When budgets are
+listed, pick one of them, or null for all.
+Examples:
+Amount: 400 EUR | Message: set a 400 euro grocery budget → {"category":"groceries"}
+Amount: 2000 CNY | Message: 把买菜预算设为2000元 → {"category":"groceries"}
+Budgets: fuel, groceries | Question: Wie viel ist beim Tanken noch übrig? → {"category":"fuel"}
+"""
+
+
+class Budget(Capability):
+    name = "budget"
+    instructions = INSTRUCTIONS
+    description = "sets a monthly budget or asks how much of one is left"
+    examples = {
+        "en": (
+            "set a 400 euro grocery budget",
+            "lets keep groceries under 400 a month",
+            "how much is left for eating out?",
+        ),
+        "de": ("Setze ein Budget von 300 Euro für Restaurants", "wie viel ist beim Tanken noch übrig?"),
+        "zh": ("把买菜预算设为2000元", "这个月餐饮预算还剩多少？"),
+    }
+    refines = ("sum", "expense", "lookup", "fact", "shared_list")
+    tools = ("budget_status", "set_budget")
+
+    def claims(self, reading: Reading) -> bool:
+        return BUDGET.search(reading.text) is not None
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        run = situation.run
+        registry = run.deps.registry
+        async with run.transaction() as conn:
+            status = await registry.run(run.tool_context(conn), "budget_status", registry.validate("budget_status", {}))
+        situation.rows = list(status.get("budgets", []))
+        if _sets(situation):
+            money = situation.grounding.money[0]
+            currency = money.currency
+            if currency is None:
+                me = next((m for m in run.members if m.id == run.message.user_id), None)
+                locale = me.locale if me is not None else "en"
+                currency = home_currency(locale, run.timezone, run.deps.clock.now().date())
+            if currency is None:
+                return Ask(_say("ask_budget_amount", situation.language))
+            situation.choices["currency"] = [currency]
+            return None
+        if not situation.rows:
+            return Said(_say("no_budgets", situation.language))
+        categories = sorted({str(row["category"]) for row in situation.rows})
+        named = [c for c in categories if re.search(rf"\b{re.escape(c.rstrip('s'))}", situation.text, _I)]
+        if len(categories) == 1 or len(named) == 1:
+            situation.decided = BudgetAnswer(category=named[0] if named else None)
+        situation.choices["category"] = categories
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None if situation.decided is not None else BudgetAnswer
+
+    def prompt(self, situation: Situation) -> str:
+        if _sets(situation):
+            money = situation.grounding.money[0]
+            return f"Amount: {money.amount} {situation.choices['currency'][0]}\nMessage: {situation.text}"
+        return f"Budgets: {', '.join(situation.choices['category'])}\nQuestion: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        answer = situation.decided or answer
+        assert isinstance(answer, BudgetAnswer)
+        if _sets(situation):
+            money = situation.grounding.money[0]
+            args = {"category": answer.category or "other", "amount": str(money.amount)}
+            return [
+                PlannedCall(id="s1", tool="set_budget", args={**args, "currency": situation.choices["currency"][0]})
+            ]
+        return [PlannedCall(id="s1", tool="budget_status", args={"category": answer.category})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        data, language = results[0].result, situation.language
+        if results[0].tool == "set_budget":
+            return _say("budget_set", language, **{k: data[k] for k in ("category", "amount", "currency")})
+        return "\n".join(_say("budget_line", language, **line) for line in data.get("budgets", []))
+
+
+def _sets(situation: Situation) -> bool:
+    """'Set a 400 euro grocery budget' sets one; a question, or a message without an amount, asks how it stands."""
+    return bool(situation.grounding.money) and not QUESTION.search(situation.text)

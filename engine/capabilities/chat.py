@@ -1,0 +1,124 @@
+"""DOC"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+from engine.analysis import PlannedCall
+from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+GREETING = cues(
+    r"^\W*(?:hi|hello|hey|yo|hiya|thanks?|thank you|thx|ty|cheers|good (?:morning|night|evening)|ok(?:ay)?|cool|"
+    r"great|nice|perfect|super|got it|you'?re (?:great|the best)|hallo|danke(?: schön| dir)?|guten (?:morgen|abend)|"
+    r"gute nacht|moin|servus|alles klar|你好|您好|谢谢|谢了|多谢|早上好|早安|晚安|好的|嗯+|哈喽|收到)"
+    r"(?:\s+(?:faa|you|so much|a lot|very much|sehr|dir))*\W*$"
+)
+
+
+SMALL_TALK = cues(
+    r"\bhow are you\b",
+    r"\bwhat can you do\b",
+    r"\bwho are you\b",
+    r"\bwhat(?:'s| is) up\b",
+    r"\btell me a joke\b",
+    r"\bhelp\W*$",
+    r"你是谁",
+    r"你能做什么",
+    r"你会什么",
+    r"你好吗",
+    r"\bwie geht'?s\b",
+    r"\bwas kannst du\b",
+    r"\bwer bist du\b",
+)
+
+
+# Words that only acknowledge, thank or greet: a message made of these (and emoji) asks for nothing.
+PLEASANTRIES = cues(
+    r"\b(?:ha(?:ha)+|lol|ok(?:ay)?|cool|great|nice(?: one)?|perfect|super|awesome|brilliant|lovely|thanks?|thank you|"
+    r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for now|all good|no worries|got it|bye|see you|"
+    r"good (?:morning|night|evening)|night|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
+    r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|tschüss|bis später|du bist super)\b",
+    r"谢谢|谢了|多谢|晚安|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜",
+)
+
+
+def only_pleasantries(text: str) -> bool:
+    """Thanks, greetings and acknowledgements with nothing else of substance ("haha thanks mate 👍")."""
+    rest = PLEASANTRIES.sub(" ", text)
+    return len(text) <= 80 and re.search(r"[^\W\d_]{2,}|\d|[\u4e00-\u9fff]", rest) is None
+
+
+_THANKS = re.compile(r"thank|thx|\bty\b|cheers|danke|谢", re.I)
+
+
+_GREETING = re.compile(
+    r"^\W*(?:hi|hello|hey|yo|hiya|good (?:morning|evening)|hallo|guten|moin|servus|你好|您好|早|哈喽)", re.I
+)
+
+
+class ChatAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reply: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=400)]
+
+
+INSTRUCTIONS = """\
+You are FAA, a warm family assistant. The member is chatting, not asking you to store or look up
+anything. Reply in one or two short sentences in their language. Never state numbers, amounts or dates: you have
+no records in front of you. If they seem to want something done, say what you can do: remember expenses, notes
+and plans, answer questions about them, and set reminders.
+Example: Message: what can you do? → {"reply":"I can remember expenses, notes and plans and remind you."}
+"""
+
+
+class Chat(Capability):
+    name = "chat"
+    instructions = INSTRUCTIONS
+    description = "greetings, thanks, goodbyes and small talk: nothing to store or look up"
+    examples = {
+        "en": (
+            "hi",
+            "thanks so much!",
+            "haha thanks mate 👍",
+            "Thanks, that's all for now!",
+            "you're a lifesaver 🙏",
+            "good night",
+            "ok cool",
+            "what can you do?",
+            "how are you?",
+            "lol nice one",
+        ),
+        "de": ("hallo", "danke dir!", "super, danke 👍", "gute Nacht", "alles klar", "was kannst du?", "wie geht's?"),
+        "zh": ("你好", "谢谢", "谢谢，晚安", "好的，谢谢", "你能做什么？", "辛苦了", "太棒了👍"),
+    }
+    refines = ("*",)
+
+    def claims(self, reading: Reading) -> bool:
+        return bool(GREETING.match(reading.text) or SMALL_TALK.search(reading.text) or only_pleasantries(reading.text))
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        if _THANKS.search(situation.text):
+            return Said(say("thanks", situation.language))
+        if _GREETING.search(situation.text) and len(situation.text) <= 40:
+            return Said(say("greeting", situation.language))
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel]:
+        return ChatAnswer
+
+    def prompt(self, situation: Situation) -> str:
+        return f"Message: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        return []
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        return answer.reply if isinstance(answer, ChatAnswer) else say("greeting", situation.language)

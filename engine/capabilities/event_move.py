@@ -1,0 +1,86 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from engine.analysis import PlannedCall
+from engine.capabilities._events import (
+    EventPick,
+    NamedEventChange,
+    event_line,
+    time_only,
+)
+from engine.capabilities.capability import Ask, Reading, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+MOVED = cues(
+    r"\b(?:is |was |has been |got )?moved\b(?! (?:it|that|this) (?:under|into))",
+    r"\bmove (?:the|my|our)\b",
+    r"\breschedul",
+    r"\bpostpone",
+    r"\bverschoben\b|\bverschieb|\bverlegt\b",
+    r"改到|推迟到|挪到|改期到",
+)
+
+
+INSTRUCTIONS = """\
+A family member says one of the family's calendar events moved. Give the event_id of the event the message
+is about, from the list given.
+Examples:
+Events: [4] on Fri 2026-03-13 at 15:00: Dentist | [6] on Fri 2026-03-13 at 09:00: Dentist for Tom
+Message: my dentist moved to 4pm → {"event_id":4}
+"""
+
+
+class EventMove(NamedEventChange):
+    name = "event_change"
+    instructions = INSTRUCTIONS
+    description = "a planned event moved to another time"
+    examples = {
+        "en": (
+            "the dentist moved to 4pm",
+            "ben's dentist appointment is now at 4:15 instead",
+            "football practice got moved to thursday",
+        ),
+        "de": ("der Zahnarzt ist auf Freitag verschoben", "Elternabend jetzt um 19 Uhr statt 18 Uhr"),
+        "zh": ("家长会改到周五", "牙医挪到下午四点了"),
+    }
+    refines = ("update", "fact")
+    tools = ("list_events", "move_event")
+
+    def claims(self, reading: Reading) -> bool:
+        return bool(MOVED.search(reading.text) and not reading.question and reading.grounding.moments)
+
+    otherwise = "update"  # a correction of a stored note
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        picked = answer if isinstance(answer, EventPick) else situation.decided
+        assert isinstance(picked, EventPick)
+        row = next(row for row in situation.rows if row["event_id"] == picked.event_id)
+        moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
+        moment = moments[0]
+        if moment.has_time and time_only(moment.text):  # "moved to 16:30": the same day, a new time
+            start = f"{str(row['start'])[:10]}T{moment.at:%H:%M}"
+        elif moment.has_time:
+            start = moment.at.isoformat(timespec="minutes")
+        elif row.get("all_day"):
+            start = moment.at.date().isoformat()
+        else:  # "moved to Saturday": the same time of day on the new day
+            start = f"{moment.at.date().isoformat()}T{str(row['start'])[11:16]}"
+        return [PlannedCall(id="s1", tool="move_event", args={"event_id": picked.event_id, "start": start})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        return say(
+            "event_moved",
+            situation.language,
+            text=result["title"],
+            when=event_line(result, situation.language).split(": ")[0],
+        )

@@ -1,0 +1,102 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from engine.analysis import PlannedCall
+from engine.capabilities._events import (
+    EventPick,
+    event_line,
+    named_events,
+    upcoming,
+)
+from engine.capabilities._reminders import recipient
+from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
+from engine.capabilities.phrases import say, when_text
+from engine.capabilities.reminder import reminder_words
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+BEFORE = cues(
+    r"\bbefore\b", r"\bahead of\b", r"\bvorher\b", r"\bvor (?:dem|der|den|meinem|meiner|unserem)\b", r"提前|之前|前"
+)
+
+
+INSTRUCTIONS = """\
+You set a reminder before one of the family's calendar events. Give the event_id of the event the message
+is about, from the list given.
+Examples:
+Events: [4] on Fri 2026-03-13 at 15:00: Dentist | [7] on Sat 2026-03-14 at 10:00: Football
+Message: remind me an hour before the dentist → {"event_id":4}
+Events: [2] 周二 2026-03-10 19:00: 家长会 | [3] 周四 2026-03-12 08:00: 体检
+Message: 体检前一小时提醒我 → {"event_id":3}
+"""
+
+
+class EventReminder(Capability):
+    name = "event_reminder"
+    instructions = INSTRUCTIONS
+    description = "asks to be reminded some time before a planned event"
+    examples = {
+        "en": (
+            "remind me an hour before the dentist",
+            "ping me 1 hour before ben's dentist appointment",
+            "30 min before the parents evening remind me",
+        ),
+        "de": ("erinnere mich eine Stunde vor dem Zahnarzt",),
+        "zh": ("牙医前一小时提醒我",),
+    }
+    refines = ("reminder",)
+    tools = ("list_events", "remind_before_event")
+
+    def claims(self, reading: Reading) -> bool:
+        return bool(reminder_words(reading.text) and reading.grounding.minutes and BEFORE.search(reading.text))
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        unique = {row["event_id"]: row for row in await upcoming(situation)}
+        if not unique:
+            return Said(say("no_upcoming_events", situation.language))
+        named = named_events(situation.text, list(unique.values()))
+        if not named:  # "10 minutes before the guests arrive": no event of the calendar is meant
+            return Reroute("reminder")
+        situation.rows = [unique[event_id] for event_id in named]
+        situation.choices["event_id"] = named
+        if len(named) == 1:
+            situation.decided = EventPick(event_id=named[0])
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return EventPick if len(situation.rows) > 1 and situation.decided is None else None
+
+    def prompt(self, situation: Situation) -> str:
+        listed = " | ".join(f"[{row['event_id']}] {event_line(row, 'en')}" for row in situation.rows)
+        return f"Events: {listed}\nMessage: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        picked = answer if isinstance(answer, EventPick) else situation.decided
+        event_id = picked.event_id if isinstance(picked, EventPick) else situation.rows[0]["event_id"]
+        minutes = situation.grounding.minutes[0] if situation.grounding.minutes else 60
+        args = {"event_id": event_id, "minutes_before": minutes, "recipient": recipient(situation)}
+        return [PlannedCall(id="s1", tool="remind_before_event", args=args)]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        language = situation.language
+        whom = recipient(situation)
+        shown = say("me", language) if whom == "self" else say("household", language) if whom == "household" else whom
+        at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
+        return say(
+            "event_reminder_set",
+            language,
+            whom=shown,
+            when=when_text(at, language),
+            minutes=result["minutes_before"],
+            text=result["text"],
+        )

@@ -1,0 +1,156 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from engine.analysis import PlannedCall
+from engine.capabilities._records import Label, Short, money_text, occurred, slug
+from engine.capabilities.capability import Ask, Capability, Reading, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import (
+    SPEND,
+    says_what,
+)
+from engine.executor import StepResult
+from engine.grounding.money import home_currency
+from tools.storage import memories as stored
+
+
+class OneAmount(BaseModel):
+    """The answer for a message with one amount: its content is the message itself."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["expense", "income"]
+    category: Annotated[Label, AfterValidator(slug)]
+    merchant: Short | None = None
+
+
+class MoneyItem(OneAmount):
+    what: Short = Field(description="a few words in the member's language: what it was for")
+
+
+class MoneyAnswer(BaseModel):
+    """The answer for a message with several amounts: one item each, in order."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[MoneyItem] = Field(min_length=1, max_length=10)
+
+
+def _items(answer: BaseModel | None, count: int) -> list[OneAmount]:
+    """One item per amount, in order; a model that gave fewer items names the rest like its last one."""
+    if isinstance(answer, MoneyAnswer):
+        items: list[OneAmount] = list(answer.items)
+    else:
+        assert isinstance(answer, OneAmount)  # the route's schema is one or the other (`schema` below)
+        items = [answer]
+    return [*items, *[items[-1]] * (count - len(items))][:count]
+
+
+INSTRUCTIONS = """\
+Record money the family spent or received. The amounts are already found. Give:
+- kind: "income" for money received (salary, bonus, refund, benefits, gift received), otherwise "expense".
+- category: one lowercase English word for what the money was for, e.g. groceries, restaurants, drinks, fuel,
+  transport, travel, rent, utilities, health, pharmacy, clothing, kids, education, books, gifts,
+  entertainment, household, electronics, car, salary, bonus.
+- merchant: the shop or company named in the message, otherwise null.
+With several amounts, one item per amount in the order listed, each also with `what`: a few words in the
+member's language saying what it was for.
+Amounts: 12 EUR | Message: Paid 12 € for pizza at Luigi's
+{"kind":"expense","category":"restaurants","merchant":"Luigi's"}
+Amounts: 300 CNY | Message: 给女儿买鞋花了300元
+{"kind":"expense","category":"clothing","merchant":null}
+Amounts: 3200 EUR | Message: Gehalt ist da, 3.200 €
+{"kind":"income","category":"salary","merchant":null}
+Amounts: 45 EUR; 30 EUR | Message: shoes for Lea 45 euros and a school bag 30 euros
+{"items":[{"kind":"expense","category":"clothing","merchant":null,"what":"shoes for Lea"},
+{"kind":"expense","category":"kids","merchant":null,"what":"school bag"}]}
+"""
+
+
+class Expense(Capability):
+    name = "expense"
+    instructions = INSTRUCTIONS
+    description = "money spent or received, to record"
+    examples = {
+        "en": (
+            "paid 20 for pizza",
+            "groceries 37.20 at aldi and 4.99 for a magazine",
+            "Netflix 13.99 monthly subscription charged today",
+            "window cleaner 45 quid",
+            "got 150 for the old bike",
+            "salary came in, 3200",
+        ),
+        "de": ("71,40 € bei Rewe", "zwölf Euro für Brötchen", "Habe 150 Euro für das alte Fahrrad bekommen"),
+        "zh": ("打车去机场花了120块", "工资到账5000元", "买菜花了八十六块五"),
+    }
+    refines = ("fact", "lookup")
+    tools = ("store",)
+
+    def claims(self, reading: Reading) -> bool:
+        return not reading.question and bool(reading.grounding.money or SPEND.search(reading.text))
+
+    async def prepare(self, situation: Situation) -> Ask | None:
+        money = situation.grounding.money
+        if not money:
+            vague = len(situation.text.split()) <= 4 or len(situation.text) <= 8
+            return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))
+        if not says_what(situation.text, [m.text for m in money]):  # "paid 50": for what?
+            return Ask(say("ask_what_for", situation.language, amount=money_text(money[0], situation)))
+        if any(m.currency is None for m in money):
+            run = situation.run
+            async with run.transaction() as conn:
+                usual = await stored.usual_currency(conn, run.message.household_id)
+            me = next((m for m in run.members if m.id == run.message.user_id), None)
+            if usual is None and me is not None:
+                usual = home_currency(me.locale, run.timezone, run.deps.clock.now().date())
+            if usual is None:
+                first = next(m for m in money if m.currency is None)
+                return Ask(say("ask_currency", situation.language, amount=first.amount), ("EUR", "USD", "GBP", "CNY"))
+            situation.choices["currency"] = [usual]
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel]:
+        return OneAmount if len(situation.grounding.money) == 1 else MoneyAnswer
+
+    def prompt(self, situation: Situation) -> str:
+        amounts = "; ".join(money_text(m, situation) for m in situation.grounding.money)
+        return f"Amounts: {amounts} | Message: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        money = situation.grounding.money
+        calls = []
+        for number, (item, amount) in enumerate(zip(_items(answer, len(money)), money, strict=True), 1):
+            args = {
+                "content": f"{item.what}: {money_text(amount, situation)}"
+                if isinstance(item, MoneyItem)
+                else situation.text,
+                "kind": item.kind,
+                "category": item.category,
+                "amount": str(amount.amount),
+                "currency": amount.currency or situation.choices["currency"][0],
+            }
+            if item.merchant:
+                args["merchant"] = item.merchant
+            when = occurred(situation)
+            if when is not None:
+                args["occurred_at"] = when
+            calls.append(PlannedCall(id=f"s{number}", tool="store", args=args))
+        return calls
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        lines = []
+        for item, result in zip(_items(answer, len(results)), results, strict=False):
+            if result.ok and result.result:
+                amount = f"{result.result.get('amount')} {result.result.get('currency')}"
+                what = item.what if isinstance(item, MoneyItem) else _what(item, situation)
+                lines.append(say("saved_money", situation.language, what=what, amount=amount))
+        return "\n".join(lines)
+
+
+def _what(item: OneAmount, situation: Situation) -> str:
+    return f"{item.category} ({item.merchant})" if item.merchant else item.category

@@ -1,0 +1,102 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from engine.analysis import PlannedCall
+from engine.capabilities._records import Label, Short, checked_kind, clip, occurred, planned_event, slug
+from engine.capabilities.capability import Ask, Capability, Reading, Situation
+from engine.capabilities.phrases import say, when_text
+from engine.capabilities.words import CONTACT_DETAILS, DOSE, RECORD_VERB
+from engine.executor import StepResult
+
+
+class FactAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["health", "plan", "fact", "contact", "shopping", "note"]
+    person: Short | None = Field(None, description="who it is about, as written; null for the writer or nobody")
+    category: Annotated[Label, AfterValidator(slug)]
+
+
+INSTRUCTIONS = """\
+You keep a family's notes. Classify what the member tells you:
+- kind: "health" (illness, symptoms, medicine, doctor's advice, allergies, vaccines, growth and body measurements),
+  "plan" (appointments, events, trips, lessons, things someone will do at a time), "contact" (phone numbers,
+  addresses, people to call), "shopping" (things to buy), "fact" (anything else to remember: sizes, passwords,
+  preferences, where things are), "note" (a general note).
+- person: the person it is about, as written (a name like "Tom" or a relation like "妈妈"); null when it is about
+  the writer or nobody in particular.
+- category: one lowercase English word for the topic, e.g. allergy, fever, vaccine, dentist, school, travel, wifi.
+Examples:
+Message: Tom is allergic to peanuts → {"kind":"health","person":"Tom","category":"allergy"}
+Message: the doctor says Mia needs glasses → {"kind":"health","person":"Mia","category":"eyes"}
+Message: 小明每周三下午四点上钢琴课 → {"kind":"plan","person":"小明","category":"piano"}
+Message: Lea's shoe size is 38 now → {"kind":"fact","person":"Lea","category":"clothing"}
+Message: Der WLAN-Code ist sunflower → {"kind":"fact","person":null,"category":"wifi"}
+Message: Parent-teacher meeting next Tuesday at 5 pm → {"kind":"plan","person":null,"category":"school"}
+"""
+
+
+class Note(Capability):
+    name = "fact"
+    instructions = INSTRUCTIONS
+    description = "something to remember: health, plans, appointments, facts, codes, sizes"
+    examples = {
+        "en": (
+            "Tom is allergic to peanuts",
+            "the pediatrician said she is 104 cm",
+            "dentist for ben on friday at 3pm",
+            "the shed alarm code is 4711",
+            "mia had 38.5 fever this morning, gave her ibuprofen",
+        ),
+        "de": ("Der Code fürs Garagentor ist 4711", "Lena hat Schuhgröße 31", "Samstag gehen wir zu Oma"),
+        "zh": ("小明每周三下午四点上钢琴课", "周六去奶奶家", "家里wifi密码是abc123"),
+    }
+    tools = ("store", "add_event")
+
+    def claims(self, reading: Reading) -> bool:
+        text = reading.text
+        return not reading.question and bool(
+            RECORD_VERB.search(text) or DOSE.search(text) or CONTACT_DETAILS.search(text)
+        )
+
+    def hint(self, reading: Reading) -> float:
+        return 0.2 if not reading.question and not reading.grounding.money else 0.0
+
+    async def prepare(self, situation: Situation) -> Ask | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel]:
+        return FactAnswer
+
+    def prompt(self, situation: Situation) -> str:
+        return f"Message: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        assert isinstance(answer, FactAnswer)
+        kind = checked_kind(answer.kind, situation.text)
+        args: dict[str, object] = {"content": situation.text, "kind": kind, "category": answer.category}
+        if answer.person:
+            args["person"] = answer.person
+        when = occurred(situation)
+        if when is not None:
+            args["occurred_at"] = when
+        calls = [PlannedCall(id="s1", tool="store", args=args)]
+        event = planned_event(situation, kind, answer.person)
+        return [*calls, PlannedCall(id="s2", tool="add_event", args=event)] if event else calls
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok:
+            return ""
+        added = results[1].result if len(results) > 1 and results[1].ok else None
+        if added:
+            start = str(added["start"])
+            at = datetime.fromisoformat(start if len(start) > 10 else start + "T00:00").replace(tzinfo=None)
+            when = when_text(at, situation.language, with_time=len(start) > 10)
+            return say("saved_event", situation.language, what=clip(situation.text), when=when)
+        return say("saved", situation.language, what=clip(situation.text))

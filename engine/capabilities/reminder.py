@@ -1,0 +1,153 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from engine.analysis import PlannedCall
+from engine.capabilities._reminders import recipient
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
+from engine.capabilities.phrases import say, when_text
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+REMIND = cues(
+    r"\bremind",
+    r"\breminder",
+    r"\bremnd",
+    r"\bremid\b",
+    r"\brmnd\b",
+    r"提醒",
+    r"\berinner",
+    r"\bwecke? mich",
+    r"\balarm\b",
+    r"\bwake me\b",
+    r"闹钟",
+    r"叫醒我",
+    r"\bwecker\b",
+)
+
+
+# "Don't let me forget …" asks for a reminder; it is no request to forget anything.
+DONT_FORGET = cues(
+    r"\b(?:don'?t|do not|never) let me forget\b",
+    r"\bmake sure i (?:don'?t|do not) forget\b",
+    r"别让我忘",
+    r"\blass mich (?:das )?nicht vergessen\b",
+    r"\bdamit ich (?:das )?nicht vergesse\b",
+)
+
+
+def reminder_words(text: str) -> bool:
+    """The message speaks of a reminder: "remind me", "reminder", "don't let me forget"."""
+    return REMIND.search(text) is not None or DONT_FORGET.search(text) is not None
+
+
+class ReminderAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=120)] = Field(
+        description="what to remind of, short, in the member's language"
+    )
+    time: Annotated[str | None, Picked] = None
+
+
+INSTRUCTIONS = """\
+You set reminders for a family. The time is already found. Write `text`: what the reminder
+says when it fires, short, in the member's language, without the time (e.g. "Call the dentist", "给牙医打电话",
+"Mülltonnen rausstellen"). When several times are listed, `time` is the key of the one the reminder is for.
+Examples:
+Message: Remind me tomorrow at 8 am to call the dentist → {"text":"Call the dentist","time":"t1"}
+Message: 下午四点半提醒我去接孩子 → {"text":"去接孩子","time":"t1"}
+Message: Erinnere Ben jeden Montag um 7:30 an den Müll → {"text":"Müll rausbringen","time":"r1"}
+"""
+
+
+class Reminder(Capability):
+    name = "reminder"
+    instructions = INSTRUCTIONS
+    description = "asks to be reminded (or to remind someone) at a time"
+    examples = {
+        "en": (
+            "remind me at 9 to call mom",
+            "remnid me evry other tuesday at 6:30pm to put the paper bin out",
+            "weekdays at 7 remind ben to take his lunch",
+            "don't let me forget the parcel tomorrow",
+            "can you ping me tomorrow morning about the car insurance",
+        ),
+        "de": (
+            "erinnere mich morgen um 9 an den Zahnarzt",
+            "Kannst du mir morgen um 8 Uhr sagen, dass ich die Mülltonnen rausstellen soll?",
+        ),
+        "zh": ("明天提醒我交电费", "每周一早上八点提醒我倒垃圾"),
+    }
+    refines = (
+        "fact",
+        "expense",
+        "lookup",
+        "sum",
+        "shared_list",
+        "event_change",
+        "budget",
+        "update",
+        "calendar",
+        "unclear",
+    )
+    tools = ("schedule_reminder",)
+
+    def claims(self, reading: Reading) -> bool:
+        return reminder_words(reading.text)
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        keys = [m.key for m in situation.grounding.moments] + [r.key for r in situation.grounding.repeats]
+        if not keys:
+            whom = recipient(situation)
+            shown = (
+                say("me", situation.language)
+                if whom == "self"
+                else (say("household", situation.language) if whom == "household" else whom)
+            )
+            return Ask(say("ask_when", situation.language, whom=shown))
+        situation.choices["time"] = keys
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel]:
+        return ReminderAnswer
+
+    def prompt(self, situation: Situation) -> str:
+        found = situation.grounding.describe()
+        return f"Found: {found}\nMessage: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        assert isinstance(answer, ReminderAnswer)
+        key = answer.time if answer.time in situation.choices["time"] else situation.choices["time"][0]
+        if len(situation.choices["time"]) == 1:
+            key = situation.choices["time"][0]
+        args: dict[str, Any] = {"text": answer.text, "recipient": recipient(situation)}
+        repeat = next((r for r in situation.grounding.repeats if r.key == key), None)
+        if repeat is not None:
+            args["when"] = repeat.first.isoformat(timespec="minutes")
+            args["rrule"] = repeat.rrule
+        else:
+            moment = next(m for m in situation.grounding.moments if m.key == key)
+            args["when"] = moment.at.isoformat(timespec="minutes")
+        return [PlannedCall(id="s1", tool="schedule_reminder", args=args)]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        language = situation.language
+        whom = recipient(situation)
+        shown = say("me", language) if whom == "self" else say("household", language) if whom == "household" else whom
+        when = when_text(datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None), language)
+        if result.get("rrule"):
+            repeat = next((r for r in situation.grounding.repeats), None)
+            rule = repeat.text if repeat is not None else str(result["rrule"])
+            return say("reminder_repeats", language, whom=shown, rule=rule, when=when, text=result["text"])
+        return say("reminder_set", language, whom=shown, when=when, text=result["text"])

@@ -1,0 +1,253 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.analysis import PlannedCall
+from engine.capabilities._reminders import reminder_text
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
+from engine.capabilities.forget import FORGET
+from engine.capabilities.phrases import say, when_text
+from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+CANCEL = cues(
+    r"\bcancel",
+    r"\bcall off",
+    r"\bstop remind",
+    r"\bdon'?t remind",
+    r"\bno longer remind",
+    r"\bno more remind",
+    r"取消",
+    r"不用提醒",
+    r"别提醒",
+    r"不要提醒",
+    r"\bstorn",
+    r"\babsagen",
+    r"nicht mehr erinnern",
+)
+
+
+SNOOZE = cues(
+    r"\bsnooze",
+    r"\bremind me again\b",
+    r"\blater\b",
+    r"\bpostpone",
+    r"\bpush (?:it|that) ",
+    r"推迟",
+    r"晚点",
+    r"稍后",
+    r"等会",
+    r"再提醒",
+    r"过\S{1,6}再",
+    r"\bspäter",
+    r"\bverschieb",
+    r"\bschlummer",
+)
+
+
+# Said of an existing reminder: it should come at another time.
+MOVE = cues(
+    r"\bpush\b",
+    r"\bshift\b",
+    r"\bmove\b",
+    r"\bchange\b",
+    r"\bmake it\b",
+    r"\bverschieb",
+    r"\bverleg",
+    r"\bänder",
+    r"改到",
+    r"改成",
+    r"挪到",
+    r"推到",
+)
+# Said of a reminder: it is no longer wanted.
+UNWANTED = cues(
+    r"\b(?:dont|don't|do not|no longer) need\b",
+    r"\bnot needed\b",
+    r"\banymore\b",
+    r"\bany more\b",
+    r"\bnicht mehr\b",
+    r"\bbrauch\w* (?:ich|wir) nicht\b",
+    r"不需要",
+    r"不用了",
+    r"不要了",
+)
+
+
+# Said right after a reminder was sent: done with it.
+DONE_WORDS = cues(
+    r"\bdone\b",
+    r"\bfinished\b",
+    r"\bdid it\b",
+    r"\bcompleted?\b",
+    r"\berledigt\b",
+    r"\bgemacht\b",
+    r"完了",
+    r"好了",
+    r"搞定",
+    r"完成",
+    r"做了",
+    r"已经",
+)
+
+
+DONE = cues(
+    r"^\W*(?:done|did it|i did it|finished|all done|completed?|taken|erledigt|fertig|gemacht|"
+    r"好了|完成了?|做完了|搞定了?|已经?做了|吃过了|交了)\W*$",
+    r"\bmark (?:it|that|the \w+) (?:as )?done",
+)
+
+
+_SNOOZE_MINUTES = 10
+
+
+class ReminderPick(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: Annotated[int, Picked]
+
+
+INSTRUCTIONS = """\
+You help a family member change one of their reminders. Give the reminder_id of the reminder
+the message is about, from the list given.
+Examples:
+Reminders: [12] Put the bins out (every Thu 19:00) | [15] Call the dentist (Tue 08:00)
+Message: cancel the bins reminder → {"reminder_id":12}
+Reminders: [3] 交电费 (周五 09:00) | [4] 去接孩子 (周一 16:30)
+Message: 不用提醒我交电费了 → {"reminder_id":3}
+"""
+
+
+class ReminderChange(Capability):
+    name = "reminder_change"
+    instructions = INSTRUCTIONS
+    description = "cancels, snoozes, completes or moves an existing reminder"
+    examples = {
+        "en": (
+            "cancel the bins reminder",
+            "snooze that for 10 minutes",
+            "done!",
+            "push the dentist reminder to friday at 10",
+            "don't need the medicine reminder anymore",
+            "remind me again in an hour",
+        ),
+        "de": (
+            "lösch die Erinnerung an den Müll",
+            "später erinnern",
+            "erledigt",
+            "verschieb die Erinnerung auf 18 Uhr",
+        ),
+        "zh": ("取消倒垃圾的提醒", "过十分钟再提醒我", "吃药的提醒改到晚上九点吧", "好了"),
+    }
+    refines = (
+        "reminder",
+        "forget",
+        "calendar",
+        "event_reminder",
+        "event_change",
+        "update",
+        "fact",
+        "lookup",
+        "sum",
+        "shared_list",
+        "expense",
+        "budget",
+    )
+    tools = ("list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder")
+
+    def claims(self, reading: Reading) -> bool:
+        text = reading.text
+        reminded = reminder_words(text)
+        keep_in_mind = DONT_FORGET.search(text) is not None
+        if CANCEL.search(text) and reminded:
+            return True
+        if reminded and not keep_in_mind and (FORGET.search(text) or UNWANTED.search(text)):
+            return True
+        if reading.reminder_just_sent and answers_a_reminder(text):
+            return True
+        return bool(
+            (SNOOZE.search(text) or MOVE.search(text)) and REMIND.search(text) and not reading.grounding.repeats
+        )
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        fired = situation.history.fired
+        rows: list[dict[str, Any]] = []
+        if fired and answers_a_reminder(situation.text) and not CANCEL.search(situation.text):
+            newest = fired[0]
+            rows = [{"reminder_id": newest.reminder_id, "text": newest.text, "next_at": None, "rrule": None}]
+        else:
+            run = situation.run
+            registry = run.deps.registry
+            args = registry.validate("list_reminders", {"limit": 20})
+            async with run.transaction() as conn:
+                listed = await registry.run(run.tool_context(conn), "list_reminders", args)
+            rows = list(listed.get("reminders", []))
+        if not rows:
+            return Said(say("no_reminders", situation.language))
+        situation.rows = rows
+        situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return ReminderPick if len(situation.rows) > 1 else None
+
+    def prompt(self, situation: Situation) -> str:
+        listed = " | ".join(f"[{row['reminder_id']}] {reminder_text(row)}" for row in situation.rows)
+        return f"Reminders: {listed}\nMessage: {situation.text}"
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        reminder_id = answer.reminder_id if isinstance(answer, ReminderPick) else situation.rows[0]["reminder_id"]
+        action = change_action(situation.text)
+        if action == "snooze":
+            args: dict[str, Any] = {"reminder_id": reminder_id}
+            moments = [m for m in situation.grounding.moments if m.has_time]
+            if situation.grounding.minutes:
+                args["minutes"] = situation.grounding.minutes[0]
+            elif moments:
+                args["until"] = moments[0].at.isoformat(timespec="minutes")
+            else:
+                args["minutes"] = _SNOOZE_MINUTES
+            return [PlannedCall(id="s1", tool="snooze_reminder", args=args)]
+        tool = "complete_reminder" if action == "done" else "cancel_reminder"
+        return [PlannedCall(id="s1", tool=tool, args={"reminder_id": reminder_id})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        result = results[0].result
+        language = situation.language
+        if results[0].tool == "snooze_reminder":
+            at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
+            return say("snoozed", language, when=when_text(at, language), text=result["text"])
+        key = "done" if results[0].tool == "complete_reminder" else "cancelled"
+        return say(key, language, text=result["text"])
+
+
+def change_action(text: str) -> Literal["cancel", "snooze", "done"]:
+    """What the member does to the reminder: the words say; a message that only points at it ("the bins
+    reminder", "don't need it anymore") stops it."""
+    if CANCEL.search(text):
+        return "cancel"
+    if SNOOZE.search(text):
+        return "snooze"
+    if answers_a_reminder(text):
+        return "done"
+    return "cancel"
+
+
+def answers_a_reminder(text: str) -> bool:
+    """A snooze, or a short "done", said of the reminder just sent."""
+    return bool(DONE.search(text) or SNOOZE.search(text) or _short_done(text))
+
+
+def _short_done(text: str) -> bool:
+    """ "got it, done", "打完了": a short message with a word of having done it."""
+    return len(text.split()) <= 6 and len(text) <= 40 and DONE_WORDS.search(text) is not None

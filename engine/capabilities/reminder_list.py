@@ -1,0 +1,63 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from engine.analysis import PlannedCall
+from engine.capabilities._reminders import reminder_text
+from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+LIST = cues(
+    r"\b(?:what|which|list|show|any)\b.{0,30}\breminders\b",
+    r"\bmy reminders\b",
+    r"\breminders do i have",
+    r"有哪些提醒",
+    r"我的提醒",
+    r"提醒列表",
+    r"什么提醒",
+    r"welche erinnerungen",
+    r"meine erinnerungen",
+)
+
+
+class ReminderList(Capability):
+    name = "list"
+    description = "asks which reminders there are"
+    examples = {
+        "en": ("what reminders do I have?", "show my reminders", "any reminders set for tomorrow?"),
+        "de": ("welche Erinnerungen habe ich?", "zeig meine Erinnerungen"),
+        "zh": ("我有哪些提醒？", "看看我的提醒"),
+    }
+    refines = ("reminder", "reminder_change", "lookup", "sum", "calendar", "forget", "fact")
+    tools = ("list_reminders",)
+
+    def claims(self, reading: Reading) -> bool:
+        return LIST.search(reading.text) is not None
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        return [PlannedCall(id="s1", tool="list_reminders", args={"limit": 20})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        rows = results[0].result.get("reminders", [])
+        if not rows:
+            return say("no_reminders", situation.language)
+        lines = [say("reminders", situation.language)]
+        lines += [f"- {reminder_text(row, situation.language)}" for row in rows]
+        return "\n".join(lines)

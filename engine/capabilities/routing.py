@@ -1,0 +1,185 @@
+"""Which capability a message goes to.
+
+1. Decisive cues: every capability whose cues claim the message; a claimed capability that another claimed one
+   refines drops out ("forget the dentist reminder" is claimed by forget and by reminder change, which refines
+   forget). One left: it goes.
+2. Otherwise the candidates (those still claimed, or every capability when none claims the message) are scored:
+   the capability's hints plus how near the message lies to its examples, by the multilingual embedder FAA runs
+   anyway. A clear winner goes.
+3. Otherwise the model chooses among the top three and "unclear" in a constrained enum: one short call on a prefix
+   that is the same for every message. "unclear" asks the member what they meant. Nothing is stored by default.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import structlog
+from pydantic import BaseModel, ConfigDict
+
+from engine.analysis import read_answer
+from engine.capabilities import CAPABILITIES, UNCLEAR
+from engine.capabilities.capability import LANGUAGES, Capability, Reading, constrained_schema
+from engine.capabilities.words import QUESTION
+from engine.errors import AnalysisError
+from engine.grounding import Grounding
+from engine.llm_types import Message
+from tools.errors import EmbeddingError
+from tools.infra.embeddings import Embedder
+
+if TYPE_CHECKING:
+    from engine.prompts import PromptVersion
+    from engine.run import Run
+
+log = structlog.get_logger()
+
+SPREAD = 0.05  # how fast the nearness score falls with distance from the nearest capability's examples
+MARGIN = 0.3  # the lead over the runner-up that lets a scored candidate go without asking the model
+TOP = 3  # candidates offered to the model
+
+
+class RouteChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    route: str
+
+
+def reading(text: str, grounding: Grounding, *, reminder_just_sent: bool = False) -> Reading:
+    return Reading(text, grounding, QUESTION.search(text) is not None, reminder_just_sent)
+
+
+def claimed(read: Reading) -> list[Capability]:
+    """The capabilities whose cues claim the message, less those that another claimed capability refines."""
+    claims = [capability for capability in CAPABILITIES.values() if capability.claims(read)]
+    names = {capability.name for capability in claims}
+    refined = {
+        name
+        for capability in claims
+        for name in (names - {capability.name} if "*" in capability.refines else capability.refines)
+    }
+    kept = [capability for capability in claims if capability.name not in refined]
+    return kept or claims
+
+
+def decisive(read: Reading) -> str | None:
+    """The capability the message's own words decide, or None when they leave it open."""
+    kept = claimed(read)
+    return kept[0].name if len(kept) == 1 else None
+
+
+async def choose(run: Run, version: PromptVersion, read: Reading) -> tuple[str, str]:
+    """The capability for the message and what chose it: "cues", "scores" or "model"."""
+    kept = claimed(read)
+    run.note("route.cues", claimed=[capability.name for capability in kept])
+    if len(kept) == 1:
+        return kept[0].name, "cues"
+    candidates = kept or list(CAPABILITIES.values())
+    scores = await _scores(run, read, candidates)
+    ranked = sorted(scores, key=lambda name: scores[name], reverse=True)
+    run.note("route.scores", scores={name: round(scores[name], 3) for name in ranked[:5]})
+    if len(ranked) == 1 or scores[ranked[0]] - scores[ranked[1]] >= MARGIN:
+        return ranked[0], "scores"
+    offered = [*[name for name in ranked[:TOP] if name != UNCLEAR], UNCLEAR]
+    return await _model_choice(run, version, read.text, offered), "model"
+
+
+async def _scores(run: Run, read: Reading, candidates: list[Capability]) -> dict[str, float]:
+    nearness = await _nearness(run, read.text)
+    best = max(nearness.values(), default=0.0)
+    return {
+        capability.name: capability.hint(read)
+        + (math.exp((nearness[capability.name] - best) / SPREAD) if capability.name in nearness else 0.0)
+        for capability in candidates
+    }
+
+
+async def _nearness(run: Run, text: str) -> dict[str, float]:
+    """Per capability, the cosine similarity of the message to its nearest example; {} when the embedder fails
+    (the hints alone then score, and a close call goes to the model)."""
+    embedder = run.deps.embedder
+    index = _INDEXES.get(embedder)
+    if index is None:
+        index = _INDEXES[embedder] = ExampleIndex()
+
+    async def nearest() -> dict[str, float]:
+        try:
+            return await index.nearest(embedder, text)
+        except EmbeddingError as exc:
+            log.warning("route.examples.unavailable", error=str(exc)[:200])
+            return {}
+
+    return await run.once("route.nearness", nearest)
+
+
+@dataclass
+class ExampleIndex:
+    """The capabilities' examples, embedded once per process."""
+
+    vectors: list[tuple[str, list[float]]] | None = None
+
+    async def warm(self, embedder: Embedder) -> None:
+        if self.vectors is not None:
+            return
+        pairs = [
+            (capability.name, example)
+            for capability in CAPABILITIES.values()
+            for language in LANGUAGES
+            for example in capability.examples.get(language, ())
+        ]
+        embedded = await embedder.embed([example for _, example in pairs], "query")
+        self.vectors = [(name, _unit(vector)) for (name, _), vector in zip(pairs, embedded, strict=True)]
+
+    async def nearest(self, embedder: Embedder, text: str) -> dict[str, float]:
+        await self.warm(embedder)
+        assert self.vectors is not None
+        message = _unit((await embedder.embed([text[:500]], "query"))[0])
+        best: dict[str, float] = {}
+        for name, vector in self.vectors:
+            similarity = sum(a * b for a, b in zip(message, vector, strict=False))
+            best[name] = max(best.get(name, -1.0), similarity)
+        return best
+
+
+_INDEXES: weakref.WeakKeyDictionary[Embedder, ExampleIndex] = weakref.WeakKeyDictionary()
+
+
+async def warm(embedder: Embedder) -> None:
+    """Embed the examples now (a worker does it at start, so the first message does not wait for it)."""
+    index = _INDEXES.get(embedder)
+    if index is None:
+        index = _INDEXES[embedder] = ExampleIndex()
+    await index.warm(embedder)
+
+
+def _unit(vector: list[float]) -> list[float]:
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]
+
+
+def router_instructions() -> str:
+    """The router's part of the system prompt: every capability's one line, the same for every message."""
+    lines = [f"{name}: {capability.description}" for name, capability in CAPABILITIES.items()]
+    return (
+        "Sort a family member's message into one capability:\n"
+        + "\n".join(lines)
+        + '\nAnswer with {"route": NAME}, one of the candidates listed with the message.'
+    )
+
+
+async def _model_choice(run: Run, version: PromptVersion, text: str, offered: list[str]) -> str:
+    messages: list[Message] = [
+        {"role": "system", "content": version.route_system("router")},
+        {"role": "user", "content": f"Candidates: {', '.join(offered)}\nMessage: {text}"},
+    ]
+    schema = constrained_schema(RouteChoice, {"route": offered})
+    llm = run.deps.llm
+    response = await run.llm("route", lambda: llm.complete(messages, response_schema=schema, schema_name="route"))
+    try:
+        choice = read_answer(RouteChoice, response.content, {"choices": {"route": offered}}).route
+    except AnalysisError:
+        log.info("route.choice.invalid")
+        return UNCLEAR
+    return choice if choice in offered else UNCLEAR

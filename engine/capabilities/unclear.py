@@ -1,0 +1,40 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from engine.analysis import PlannedCall
+from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import is_vague
+from engine.executor import StepResult
+
+
+class Unclear(Capability):
+    name = "unclear"
+    description = "too vague to act on: says nothing of its own"
+    examples = {
+        "en": ("write down the thing", "add 20 for the thing", "that one"),
+        "de": ("schreib das auf", "das da"),
+        "zh": ("那个多少钱来着", "记一下那个"),
+    }
+    refines = ("fact", "lookup", "sum", "expense")
+
+    def claims(self, reading: Reading) -> bool:
+        return is_vague(reading.text)
+
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        return Ask(say("ask_what", situation.language))
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        return Ask(say("ask_what", situation.language))
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        return say("ask_what", situation.language)

@@ -1,0 +1,59 @@
+"""DOC"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from engine.analysis import PlannedCall
+from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.words import (
+    cues,
+)
+from engine.executor import StepResult
+
+UNDO = cues(
+    r"^\W*undo\b",
+    r"\bundo (?:that|it|this|the last|my last)\b",
+    r"\btake (?:that|it) back\b",
+    r"撤销",
+    r"撤回",
+    r"\brückgängig\b",
+)
+
+
+class Undo(Capability):
+    """Take back the member's latest change; nothing for the model to choose."""
+
+    name = "undo"
+    description = "take back FAA's last change ('undo that', 'scrap what I just asked')"
+    examples = {
+        "en": ("undo", "undo that", "take that back", "nvm, scrap what i just asked for", "oops, undo the last one"),
+        "de": ("mach das rückgängig", "rückgängig bitte", "nimm das zurück"),
+        "zh": ("撤销", "撤回刚才的", "刚才那条撤销吧"),
+    }
+    refines = ("*",)
+    tools = ("undo",)
+
+    def claims(self, reading: Reading) -> bool:
+        return UNDO.search(reading.text) is not None
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        return None
+
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None
+
+    def prompt(self, situation: Situation) -> str:
+        return ""
+
+    def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        return [PlannedCall(id="s1", tool="undo", args={})]
+
+    def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
+        if not results or not results[0].ok or not results[0].result:
+            return ""
+        undone = results[0].result.get("undone") or []
+        if not undone:
+            return say("nothing_to_undo", situation.language)
+        return say("undone", situation.language, what="; ".join(str(line) for line in undone))

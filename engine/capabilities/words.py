@@ -1,0 +1,159 @@
+"""DOC"""
+
+from __future__ import annotations
+
+import re
+
+
+def cues(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(patterns), _I)
+
+
+_I = re.IGNORECASE
+
+
+QUESTION = cues(
+    r"[?？]\s*$",
+    r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
+    r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",
+    r"多少",
+    r"几[次点号个天]",
+    r"什么",
+    r"哪[里儿个天些]",
+    r"吗\W*$",
+    r"呢\W*$",
+    r"谁",
+    r"是否",
+    r"有没有",
+    r"怎么样",
+)
+
+
+# References without content: "the thing", "that", "it" — a message made only of these and function words says
+# nothing to store or look up.
+VAGUE = cues(
+    r"\b(?:the|that|this) (?:thing|stuff|one)\b",
+    r"\b(?:it|that|this|those|them)\b",
+    r"那个",
+    r"这个",
+    r"那件事",
+    r"这件事",
+    r"它",
+    r"\bdas ding\b",
+    r"\bdas\b",
+    r"\bes\b",
+)
+
+
+FILLER = cues(
+    r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|"
+    r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
+    r"about|with|and|or|so|then|ok|"
+    r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
+    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
+)
+
+
+# Words of paying only, without the ones that name what the money was (salary, bill, rent…).
+PAYING = cues(
+    r"\bspen[dt]\b",
+    r"\bpaid\b",
+    r"\bpay\b",
+    r"\bbought\b",
+    r"\bcost\b",
+    r"\bcharged\b",
+    r"\bausgegeben\b",
+    r"\bbezahlt\b",
+    r"\bgezahlt\b",
+    r"\bgekauft\b",
+    r"\bgekostet\b",
+    r"花了",
+    r"花",
+    r"付了",
+    r"付",
+    r"买了",
+    r"消费",
+    r"交了",
+)
+
+
+SPEND = cues(
+    r"\bspen[dt]\b",
+    r"\bpaid\b",
+    r"\bpay\b",
+    r"\bbought\b",
+    r"\bpurchased?\b",
+    r"\bcost\b",
+    r"\bcharged\b",
+    r"\bfilled up\b",
+    r"\brefuel",
+    r"\btank(?:en|te|t)?\b",
+    r"\bgetankt\b",
+    r"\beingekauft\b",
+    r"加油",
+    r"缴费",
+    r"\bsalary\b",
+    r"\bearned\b",
+    r"\bgot paid\b",
+    r"\brefund",
+    r"\bbill\b",
+    r"\bausgegeben\b",
+    r"\bbezahlt\b",
+    r"\bgezahlt\b",
+    r"\bgekauft\b",
+    r"\bgekostet\b",
+    r"\bgehalt\b",
+    r"花了",
+    r"花",
+    r"付了",
+    r"付过",
+    r"买了",
+    r"买",
+    r"消费",
+    r"工资",
+    r"奖金",
+    r"交了",
+    r"充值",
+    r"报销",
+)
+
+
+RECORD_VERB = cues(
+    r"^\W*(?:note|write down|remember|save|store|log|add|record|put down|keep in mind|merk dir|notier|speicher)\b",
+    r"^\W*(?:记下|记住|记一下|帮我记|存一下)",
+)
+
+
+# A dose of a medicine: whatever else the message says, it is a health note.
+DOSE = cues(
+    r"\d\s?(?:mg|ml|µg|mcg|milligram\w*|pills?|drops|tabletten|tropfen|hübe)\b",
+    r"\d\s?(?:毫克|毫升|片|粒|滴)",
+)
+
+
+# What makes a note a contact: a phone number, an email or a web address.
+CONTACT_DETAILS = cues(
+    r"\+?\d[\d /-]{6,}\d",
+    r"[\w.+-]+@[\w-]+\.[\w.]+",
+    r"\bhttps?://|\bwww\.",
+)
+
+
+def is_vague(text: str) -> bool:
+    """The message says nothing of its own: a reference without content ("the thing", "that") or only words of
+    asking and noting ("write it down", "帮我记一下")."""
+    short = len(text.split()) <= 5 and len(text.strip()) <= 30
+    if not (VAGUE.search(text) or short):
+        return False
+    rest = FILLER.sub(" ", VAGUE.sub(" ", text))
+    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
+
+
+def says_what(text: str, amounts: list[str]) -> bool:
+    """Whether a message about money says what it was for: a word of substance is left once the amounts, the
+    words of paying and the filler are gone ("paid 50" says nothing; "paid 50 for pizza" does)."""
+    rest = text
+    for amount in amounts:
+        rest = rest.replace(amount, " ")
+    rest = FILLER.sub(" ", VAGUE.sub(" ", PAYING.sub(" ", rest)))
+    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is not None
