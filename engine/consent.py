@@ -1,5 +1,5 @@
 """Writes the member did not ask for wait for their yes: a plan that changes things in answer to a question, changes
-or forgets more than a few rows at once, or changes or forgets anything when the message asked for no such thing
+or forgets more than one row at once, or changes or forgets anything when the message asked for no such thing
 (a stored text saying "forget everything" must not be able to make the model do it). The plan is kept with the
 question and runs, unchanged and without the model, when the member says yes."""
 
@@ -15,7 +15,7 @@ from engine.capabilities import routing
 from engine.capabilities.correction import UPDATE
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say
-from engine.capabilities.reminder_change import CANCEL
+from engine.capabilities.reminder_change import CANCEL, MOVE
 from engine.capabilities.undo import UNDO
 from engine.capabilities.words import QUESTION
 from engine.domain import Reply
@@ -31,7 +31,7 @@ log = structlog.get_logger()
 _DESTRUCTIVE = frozenset({"forget", "update_memory_fields", "cancel_reminder", "restore", "cancel_event"})
 # Asked for every time, whoever planned it: there is no undo for it.
 ALWAYS_ASK = frozenset({"forget_me"})
-_MAX_ROWS = 3
+_MAX_ROWS = 1  # forgetting more than one row at once ("everything") always waits for a yes
 _YES = re.compile(
     r"^\W*(?:yes|yeah|yep|ok|okay|sure|go ahead|do it|please do|confirm|ja|jawohl|klar|mach)\b"
     r"|^\W*(?:好的?|是的?|确认|可以|行|对)",
@@ -43,7 +43,7 @@ _NO = re.compile(r"^\W*(?:no|nope|don'?t|cancel|stop|nein|lass|不|不要|别|�
 def unasked(plan: list[PlannedCall], text: str, grounding: Grounding, writes: frozenset[str]) -> list[PlannedCall]:
     """The steps of `plan` that need the member's yes first."""
     route = routing.decisive(routing.reading(text, grounding))
-    asked_to_change = bool(FORGET.search(text) or UPDATE.search(text) or CANCEL.search(text) or UNDO.search(text))
+    asked_to_change = any(cue.search(text) for cue in (FORGET, UPDATE, CANCEL, MOVE, UNDO))
     question = route in ("sum", "lookup") or (QUESTION.search(text) is not None and not asked_to_change)
     risky = []
     for step in plan:

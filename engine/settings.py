@@ -174,6 +174,12 @@ class EngineSettings(BaseSettings):
         default_factory=lambda: {"default": 100},
         description='Prompt versions and weights, e.g. {"default":50,"fast":50}',
     )
+    route_margin: float = Field(
+        default=0.3,
+        ge=0,
+        description="How far the capability nearest by its examples must lead the runner-up to be chosen without "
+        "asking the model, when no cue decides (higher: the model chooses more often).",
+    )
     max_rounds: int = Field(default=3, ge=1, le=3)
     max_verification_rounds: int = Field(default=3, ge=0, le=3)
     max_tool_calls: int = Field(default=12, ge=1)

@@ -50,6 +50,8 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
 
 
 def make_settings(migrated: PostgresInfo, base_url: str, redis_url: str, **engine: object) -> Settings:
+    # The fake embedder is a bag of words: where no cue decides a capability, the (scripted) model chooses.
+    engine.setdefault("route_margin", 10.0)
     return Settings(
         database=DatabaseSettings(url=migrated.app_dsn, admin_url=migrated.admin_dsn, app_role=APP_ROLE),
         redis=FAARedisSettings(url=redis_url),

@@ -20,6 +20,7 @@ from engine.executor import StepResult
 # The calendar: asking what is on ("what's on this week?"; not "what's on the shopping list"), reminders before an
 # event ("an hour before the dentist"), and a member's request to be forgotten altogether.
 AGENDA = cues(
+    r"\bwhat (?:do |did )?(?:we|i) (?:have |got )?planned\b|\bwhat'?s planned\b|\banything planned\b",
     r"\bwhat(?:'s| is| do (?:we|i) have)(?: going)? on\b(?!.{0,20}\blist\b)",
     r"\b(?:my|our|the family'?s?) (?:calendar|schedule|agenda|appointments)\b",
     r"\bany (?:plans|appointments|events)\b",
@@ -43,13 +44,14 @@ class Agenda(Capability):
         "zh": ("这周有什么安排？", "明天有什么事吗？", "周末我们有安排吗"),
     }
     refines = ("lookup", "sum", "fact", "shared_list", "forget")
+    asks = True
     tools = ("list_events",)
 
     def claims(self, reading: Reading) -> bool:
         return AGENDA.search(reading.text) is not None and not reminder_words(reading.text)
 
     def hint(self, reading: Reading) -> float:
-        return 0.2 if reading.question and (reading.grounding.span or reading.grounding.moments) else 0.0
+        return 0.2 if reading.grounding.span or reading.grounding.moments else 0.0
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return None

@@ -47,7 +47,12 @@ def _say(key: str, language: str, **values: object) -> str:
 
 
 BUDGET = cues(
+    r"\bwie ?viel\b.{0,30}\bübrig\b|\bhow much\b.{0,30}\bleft\b",
     r"\bbudget",
+    r"\b(?:keep|stay|limit)\b.{0,30}\b(?:under|below|to)\b.{0,15}\b(?:a|per|each|every) month\b",
+    r"\bno more than\b.{0,20}\b(?:a|per) month\b",
+    r"\b(?:höchstens|maximal|nicht mehr als)\b.{0,30}\b(?:im|pro) monat\b",
+    r"每月.{0,8}不超过|每个月.{0,8}最多",
     r"预算",
     r"\bhow much (?:is|do we have|have we got) left\b",
     r"\bwie ?viel (?:ist|haben wir) (?:noch )?übrig\b",

@@ -19,6 +19,7 @@ from engine.executor import StepResult
 from engine.grounding import Moment
 
 UPDATE = cues(
+    r"\bmake (?:it|that) \d",
     r"\bactually\b",
     r"\bcorrection\b",
     r"\bcorrect (?:that|it|the)\b",
@@ -28,7 +29,7 @@ UPDATE = cues(
     r"\bchange\b.{1,40}\bto\b",
     r"\bnot\b[^.?!]{1,30}\bbut\b",
     r"\bwas\b[^?!]{0,30}\bnot\b",
-    r"\bwar\b[^?!]{0,30}\bnicht\b",
+    r"\bwar(?:en)?\b[^?!]{0,30}\bnicht\b",
     r"\bfile (?:it|that|this) under\b",
     r"\b(?:put|move) (?:it|that|this) (?:under|into|in|to)\b",
     r"\bcategor(?:y|ise|ize)\b",
@@ -104,6 +105,7 @@ class Correction(Capability):
     }
     refines = ("fact", "expense", "unclear")
     tools = ("search", "update_memory_fields")
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return UPDATE.search(reading.text) is not None and not reading.question

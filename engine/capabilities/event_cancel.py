@@ -35,6 +35,7 @@ class EventCancel(NamedEventChange):
     }
     refines = ("reminder_change", "forget", "fact", "lookup", "sum", "calendar", "update", "shared_list", "budget")
     tools = ("list_events", "cancel_event")
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return CANCEL.search(reading.text) is not None and not reminder_words(reading.text)

@@ -53,6 +53,7 @@ class EventReminder(Capability):
     }
     refines = ("reminder",)
     tools = ("list_events", "remind_before_event")
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return bool(reminder_words(reading.text) and reading.grounding.minutes and BEFORE.search(reading.text))

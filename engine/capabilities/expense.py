@@ -8,15 +8,19 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, money_text, occurred, slug
-from engine.capabilities.capability import Ask, Capability, Reading, Situation
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import (
-    SPEND,
-    says_what,
-)
+from engine.capabilities.words import SPEND, cues, says_what
 from engine.executor import StepResult
 from engine.grounding.money import home_currency
 from tools.storage import memories as stored
+
+# Money that came in: the words of receiving it (the grounding names salaries, refunds and the like by category).
+RECEIVED = cues(
+    r"\b(?:received|got paid|earned|sold|refund(?:ed)?|reimbursed|got (?:back|\d))\b",
+    r"\b(?:bekommen|erhalten|verdient|verkauft|zurückbekommen|erstattet)\b",
+    r"收到|卖了|退款|报销|进账|到账",
+)
 
 
 class OneAmount(BaseModel):
@@ -24,7 +28,7 @@ class OneAmount(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["expense", "income"]
+    kind: Annotated[Literal["expense", "income"], Picked]
     category: Annotated[Label, AfterValidator(slug)]
     merchant: Short | None = None
 
@@ -96,6 +100,8 @@ class Expense(Capability):
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money
+        if situation.grounding.income_category or RECEIVED.search(situation.text):
+            situation.choices["kind"] = ["income"]
         if not money:
             vague = len(situation.text.split()) <= 4 or len(situation.text) <= 8
             return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))

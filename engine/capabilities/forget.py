@@ -17,6 +17,7 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 FORGET = cues(
+    r"\bget rid of\b",
     r"\bforget\b",
     r"\bdelete\b",
     r"\bremove\b",
@@ -71,6 +72,7 @@ class Forget(Capability):
     refines = ("fact", "lookup", "sum", "expense", "shared_list", "update", "unclear")
     tools = ("search", "forget")
     consent = "bulk"
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return bool(FORGET.search(reading.text)) and not DONT_FORGET.search(reading.text) and not reading.question

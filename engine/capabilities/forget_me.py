@@ -13,6 +13,7 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 FORGET_ME = cues(
+    r"\b(?:delete|erase|remove|forget) everything (?:you know )?about me\b",
     r"\bforget (?:everything|all) (?:about|of) me\b",
     r"\b(?:delete|erase|remove) (?:all )?(?:my (?:data|account)|everything about me)\b",
     r"\bvergiss alles über mich\b",
@@ -32,6 +33,7 @@ class ForgetMe(Capability):
     refines = ("*",)
     tools = ("forget_me",)
     consent = "always"
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return FORGET_ME.search(reading.text) is not None

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
 from engine.capabilities._memories import about, notes_text, quote, search_rows
-from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
+from engine.capabilities.capability import Ask, Capability, Picked, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.topics import shares_topic
 from engine.executor import StepResult
@@ -47,8 +47,7 @@ class Lookup(Capability):
         "zh": ("小明星期几上钢琴课？", "家里wifi密码是多少"),
     }
 
-    def hint(self, reading: Reading) -> float:
-        return 0.3 if reading.question else 0.0
+    asks = True
 
     async def prepare(self, situation: Situation) -> Ask | None:
         situation.rows = await search_rows(situation, situation.text, limit=6)

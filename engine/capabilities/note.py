@@ -58,6 +58,7 @@ class Note(Capability):
         "zh": ("小明每周三下午四点上钢琴课", "周六去奶奶家", "家里wifi密码是abc123"),
     }
     tools = ("store", "add_event")
+    asks = False
 
     def claims(self, reading: Reading) -> bool:
         text = reading.text
@@ -66,7 +67,7 @@ class Note(Capability):
         )
 
     def hint(self, reading: Reading) -> float:
-        return 0.2 if not reading.question and not reading.grounding.money else 0.0
+        return 0.2
 
     async def prepare(self, situation: Situation) -> Ask | None:
         return None

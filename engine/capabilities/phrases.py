@@ -60,6 +60,16 @@ _PHRASES: dict[str, dict[str, str]] = {
     "me": {"en": "you", "de": "dich", "zh": "您"},
     "household": {"en": "everyone", "de": "alle", "zh": "大家"},
     "cancelled": {"en": "Cancelled: {text}.", "de": "Abgesagt: {text}.", "zh": "已取消：{text}。"},
+    "reminder_moved": {
+        "en": "Moved: {text} — now {when}.",
+        "de": "Verschoben: {text} — jetzt {when}.",
+        "zh": "已改时间：{text}，现在是{when}。",
+    },
+    "ask_when_instead": {
+        "en": "When should it remind you instead?",
+        "de": "Wann soll ich stattdessen erinnern?",
+        "zh": "改到什么时候提醒？",
+    },
     "snoozed": {
         "en": "OK, I'll remind you again {when}: {text}",
         "de": "Okay, ich erinnere dich {when} noch einmal: {text}",

@@ -17,6 +17,9 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 REMIND = cues(
+    r"\b(?:ping|nudge|buzz|text) me\b",
+    r"\b(?:tell|message) me (?:at|on|in|tomorrow|tonight|every)\b",
+    r"\bsag(?:e|st)? mir\b[^.?!]{0,40}\bdass\b|\bmir\b[^.?!]{0,30}\bsagen\b[^.?!]{0,10}\bdass\b",
     r"\bremind",
     r"\breminder",
     r"\bremnd",
@@ -25,7 +28,7 @@ REMIND = cues(
     r"提醒",
     r"\berinner",
     r"\bwecke? mich",
-    r"\balarm\b",
+    r"\b(?:set|an) alarm\b|\balarm (?:at|for|clock)\b",
     r"\bwake me\b",
     r"闹钟",
     r"叫醒我",

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
-from engine.capabilities._reminders import reminder_text
+from engine.capabilities._events import time_only
+from engine.capabilities._reminders import recipient, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
@@ -161,7 +162,8 @@ class ReminderChange(Capability):
         "expense",
         "budget",
     )
-    tools = ("list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder")
+    tools = ("list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder", "schedule_reminder")
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         text = reading.text
@@ -206,6 +208,8 @@ class ReminderChange(Capability):
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         reminder_id = answer.reminder_id if isinstance(answer, ReminderPick) else situation.rows[0]["reminder_id"]
         action = change_action(situation.text)
+        if action == "move":
+            return _moved(situation, next(row for row in situation.rows if row["reminder_id"] == reminder_id))
         if action == "snooze":
             args: dict[str, Any] = {"reminder_id": reminder_id}
             moments = [m for m in situation.grounding.moments if m.has_time]
@@ -222,8 +226,11 @@ class ReminderChange(Capability):
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         if not results or not results[0].ok or not results[0].result:
             return ""
-        result = results[0].result
+        result = results[-1].result or {}
         language = situation.language
+        if change_action(situation.text) == "move" and results[-1].ok:
+            at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
+            return say("reminder_moved", language, when=when_text(at, language), text=result["text"])
         if results[0].tool == "snooze_reminder":
             at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
             return say("snoozed", language, when=when_text(at, language), text=result["text"])
@@ -231,11 +238,13 @@ class ReminderChange(Capability):
         return say(key, language, text=result["text"])
 
 
-def change_action(text: str) -> Literal["cancel", "snooze", "done"]:
+def change_action(text: str) -> Literal["cancel", "move", "snooze", "done"]:
     """What the member does to the reminder: the words say; a message that only points at it ("the bins
     reminder", "don't need it anymore") stops it."""
     if CANCEL.search(text):
         return "cancel"
+    if MOVE.search(text):
+        return "move"
     if SNOOZE.search(text):
         return "snooze"
     if answers_a_reminder(text):
@@ -251,3 +260,27 @@ def answers_a_reminder(text: str) -> bool:
 def _short_done(text: str) -> bool:
     """ "got it, done", "打完了": a short message with a word of having done it."""
     return len(text.split()) <= 6 and len(text) <= 40 and DONE_WORDS.search(text) is not None
+
+
+def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask:
+    """The reminder at its new time: a one-off one fires then instead; a repeating one keeps its rule from the new
+    time on ("swimming moved to half 5 from now on")."""
+    moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
+    if not moments:
+        return Ask(say("ask_when_instead", situation.language))
+    moment = moments[0]
+    current = datetime.fromisoformat(str(row["next_at"])).replace(tzinfo=None) if row.get("next_at") else None
+    if current is not None and moment.has_time and time_only(moment.text):  # "to 6pm": the same day, a new time
+        at = current.replace(hour=moment.at.hour, minute=moment.at.minute)
+    elif current is not None and not moment.has_time:  # "to Friday": the same time of day on the new day
+        at = datetime.combine(moment.at.date(), current.time())
+    else:
+        at = moment.at
+    when = at.isoformat(timespec="minutes")
+    if not row.get("rrule"):
+        return [PlannedCall(id="s1", tool="snooze_reminder", args={"reminder_id": row["reminder_id"], "until": when})]
+    again = {"text": row["text"], "when": when, "rrule": row["rrule"], "recipient": recipient(situation)}
+    return [
+        PlannedCall(id="s1", tool="cancel_reminder", args={"reminder_id": row["reminder_id"]}),
+        PlannedCall(id="s2", tool="schedule_reminder", args=again),
+    ]

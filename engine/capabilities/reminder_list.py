@@ -36,6 +36,8 @@ class ReminderList(Capability):
     }
     refines = ("reminder", "reminder_change", "lookup", "sum", "calendar", "forget", "fact")
     tools = ("list_reminders",)
+    asks = True
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return LIST.search(reading.text) is not None

@@ -3,7 +3,9 @@
 1. Decisive cues: every capability whose cues claim the message; a claimed capability that another claimed one
    refines drops out ("forget the dentist reminder" is claimed by forget and by reminder change, which refines
    forget). One left: it goes.
-2. Otherwise the candidates (those still claimed, or every capability when none claims the message) are scored:
+2. Otherwise the candidates (those still claimed, or when none claims the message every capability that takes a
+   message of its mood — questions are not stored as notes, statements are not looked up — and that may be chosen
+   without its own cues: nothing is forgotten, cancelled or corrected that the words did not ask for) are scored:
    the capability's hints plus how near the message lies to its examples, by the multilingual embedder FAA runs
    anyway. A clear winner goes.
 3. Otherwise the model chooses among the top three and "unclear" in a constrained enum: one short call on a prefix
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger()
 
 SPREAD = 0.05  # how fast the nearness score falls with distance from the nearest capability's examples
-MARGIN = 0.3  # the lead over the runner-up that lets a scored candidate go without asking the model
 TOP = 3  # candidates offered to the model
 
 
@@ -76,11 +77,11 @@ async def choose(run: Run, version: PromptVersion, read: Reading) -> tuple[str, 
     run.note("route.cues", claimed=[capability.name for capability in kept])
     if len(kept) == 1:
         return kept[0].name, "cues"
-    candidates = kept or list(CAPABILITIES.values())
+    candidates = kept or [c for c in CAPABILITIES.values() if c.asks in (None, read.question) and not c.needs_cue]
     scores = await _scores(run, read, candidates)
     ranked = sorted(scores, key=lambda name: scores[name], reverse=True)
     run.note("route.scores", scores={name: round(scores[name], 3) for name in ranked[:5]})
-    if len(ranked) == 1 or scores[ranked[0]] - scores[ranked[1]] >= MARGIN:
+    if len(ranked) == 1 or scores[ranked[0]] - scores[ranked[1]] >= run.deps.settings.engine.route_margin:
         return ranked[0], "scores"
     offered = [*[name for name in ranked[:TOP] if name != UNCLEAR], UNCLEAR]
     return await _model_choice(run, version, read.text, offered), "model"
@@ -88,7 +89,7 @@ async def choose(run: Run, version: PromptVersion, read: Reading) -> tuple[str, 
 
 async def _scores(run: Run, read: Reading, candidates: list[Capability]) -> dict[str, float]:
     nearness = await _nearness(run, read.text)
-    best = max(nearness.values(), default=0.0)
+    best = max((nearness[c.name] for c in candidates if c.name in nearness), default=0.0)
     return {
         capability.name: capability.hint(read)
         + (math.exp((nearness[capability.name] - best) / SPREAD) if capability.name in nearness else 0.0)

@@ -10,7 +10,6 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.words import (
-    PAYING,
     QUESTION,
     cues,
 )
@@ -193,7 +192,7 @@ class SharedList(Capability):
     tools = ("show_list", "add_list_items", "update_list_item", "clear_done_items")
 
     def claims(self, reading: Reading) -> bool:
-        return SHARED_LIST.search(reading.text) is not None and not PAYING.search(reading.text)
+        return SHARED_LIST.search(reading.text) is not None and not reading.grounding.money
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         action = list_action(situation.text)

@@ -209,6 +209,7 @@ class Sum(Capability):
         "zh": ("这个月买菜一共花了多少钱？", "上个月交通花了多少"),
     }
     refines = ("lookup", "expense", "fact")
+    asks = True
     tools = ("aggregate", "search")
 
     def claims(self, reading: Reading) -> bool:
@@ -249,14 +250,19 @@ class Sum(Capability):
             return []
         if "group_by" in situation.choices:  # a breakdown was asked for, whatever categories the model named
             answer.categories = []
+        if answer.op in ("max", "min"):  # "which purchase cost the most": a category only where the words name one
+            answer.categories = [c for c in answer.categories if c == situation.grounding.category]
         income = _INCOME.search(situation.text) is not None
         if income:  # "how much came in" means all income unless the question names a kind of it
             answer.categories = [c for c in answer.categories if c.split("-")[0][:4] in situation.text.lower()]
         conditions: list[dict[str, Any]] = [{"field": "kind", "op": "eq", "value": "income" if income else "expense"}]
         if answer.categories:
             conditions.append({"field": "category", "op": "in", "value": answer.categories})
+        span = situation.grounding.span
         period = situation.grounding.period or answer.period
-        if period and period != "all":
+        if span is not None and span.name is None:  # "since the start of the month", "over the summer": its days
+            conditions.append(span.condition())
+        elif period and period != "all":
             conditions.append({"field": "occurred_at", "op": "period", "value": period})
         if answer.whose != "household":
             conditions.append({"field": "author", "op": "eq", "value": answer.whose})
@@ -283,8 +289,10 @@ class Sum(Capability):
             }.get(language, "I only know your own household's records, so I can't tell you that.")
         if not results or not results[0].ok or not results[0].result:
             return ""
+        named = situation.grounding.span
         period = situation.grounding.period or answer.period
-        span = _SPAN.get(language, _SPAN["en"]).get(period or "", "")
+        span = named.text if named is not None and named.name is None else ""
+        span = span or _SPAN.get(language, _SPAN["en"]).get(period or "", "")
         if results[0].tool == "search":
             found = results[0].result.get("memories", [])
             if not found:

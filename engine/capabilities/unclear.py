@@ -15,7 +15,7 @@ class Unclear(Capability):
     name = "unclear"
     description = "too vague to act on: says nothing of its own"
     examples = {
-        "en": ("write down the thing", "add 20 for the thing", "that one"),
+        "en": ("write down the thing", "remember that", "that one"),
         "de": ("schreib das auf", "das da"),
         "zh": ("那个多少钱来着", "记一下那个"),
     }

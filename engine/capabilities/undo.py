@@ -13,6 +13,7 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 UNDO = cues(
+    r"\bscrap (?:that|it|this|what i (?:just )?(?:said|asked for|wrote))\b",
     r"^\W*undo\b",
     r"\bundo (?:that|it|this|the last|my last)\b",
     r"\btake (?:that|it) back\b",
@@ -34,6 +35,7 @@ class Undo(Capability):
     }
     refines = ("*",)
     tools = ("undo",)
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return UNDO.search(reading.text) is not None

@@ -14,6 +14,7 @@ _I = re.IGNORECASE
 
 QUESTION = cues(
     r"[?？]\s*$",
+    r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
     r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",
     r"多少",
@@ -46,7 +47,7 @@ VAGUE = cues(
 
 
 FILLER = cues(
-    r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|"
+    r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|add|"
     r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
     r"about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",

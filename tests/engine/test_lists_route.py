@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.routes.lists import list_action
+from engine.capabilities.shared_list import list_action
 from tests.engine.test_router import route
 
 

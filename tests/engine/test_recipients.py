@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine.routes.reminders import recipient
+from engine.capabilities._reminders import recipient
 from tools.context import Member
 
 MEMBERS = (Member(1, "Anna", "Europe/Berlin", "en", "adult"), Member(2, "Ben", "Europe/Berlin", "en", "adult"))

@@ -1,4 +1,5 @@
-"""Routing by cues: the message's own words pick the route; contradicting cues leave it to the model."""
+"""Routing by cues: the message's own words decide the capability; where no cue decides (a note, a lookup) or cues
+contradict each other, the nearest examples and the model do (`None` here)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,16 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from engine.capabilities import routing
+from engine.capabilities.words import is_vague
 from engine.grounding import ground
-from engine.routes.router import is_vague, route_by_cues
 
 NOW = datetime(2026, 11, 23, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
 
 
 def route(text: str, *, reminder_just_sent: bool = False) -> str | None:
     grounding = ground(text, NOW, "Europe/Berlin", ["Anna", "Ben"])
-    return route_by_cues(text, grounding, reminder_just_sent=reminder_just_sent).route
+    return routing.decisive(routing.reading(text, grounding, reminder_just_sent=reminder_just_sent))
 
 
 @pytest.mark.parametrize(
@@ -26,18 +28,18 @@ def route(text: str, *, reminder_just_sent: bool = False) -> str | None:
         ("打车去机场花了120块", "expense"),
         ("My salary came in today, 3200 euros", "expense"),
         ("Ben spent some money at the pharmacy", "expense"),  # no amount: the route asks
-        ("Tom is allergic to peanuts", "fact"),
-        ("the pediatrician said she is 104 cm", "fact"),
-        ("小明每周三下午四点上钢琴课", "fact"),
+        ("Tom is allergic to peanuts", None),
+        ("the pediatrician said she is 104 cm", None),
+        ("小明每周三下午四点上钢琴课", None),
         ("Remind me tomorrow at 8 am to call the dentist", "reminder"),
         ("明天早上八点提醒我给牙医打电话", "reminder"),
         ("erinnere mich morgen um 9 an den Zahnarzt", "reminder"),
         ("How much did we spend on groceries this month?", "sum"),
         ("这个月买菜一共花了多少钱？", "sum"),
         ("Wie viel haben wir letzten Monat für Essen ausgegeben?", "sum"),
-        ("How many ibuprofen a day may Tom take?", "lookup"),
-        ("What is Lea's shoe size?", "lookup"),
-        ("小明星期几上钢琴课？几点？", "lookup"),
+        ("How many ibuprofen a day may Tom take?", None),
+        ("What is Lea's shoe size?", None),
+        ("小明星期几上钢琴课？几点？", None),
         ("the Rewe receipt was 24.80, not 42.80", "update"),
         ("不是50元，是45元", "update"),
         ("forget the wifi password", "forget"),
@@ -93,7 +95,7 @@ def test_vague(text: str, vague: bool) -> None:
         ("dont need the dentist reminder anymore", "reminder_change"),
         ("Trag das Tanken von Ben ein", "expense"),
         ("帮我记一下。", "unclear"),
-        ("I dont play tennis anymore", "fact"),
+        ("I dont play tennis anymore", None),
         ("undo", "undo"),
         ("撤销", "undo"),
         ("don't let me forget to buy milk tomorrow", "reminder"),
@@ -121,7 +123,7 @@ def test_short_answers_to_a_reminder_just_sent(text: str) -> None:
     ],
 )
 def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> None:
-    from engine.routes.router import says_what
+    from engine.capabilities.words import says_what
 
     assert says_what(text, [amount]) is says
 
@@ -139,6 +141,6 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
     ],
 )
 def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:
-    from engine.routes.records import checked_kind
+    from engine.capabilities._records import checked_kind
 
     assert checked_kind(kind, text) == expected
