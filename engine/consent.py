@@ -50,12 +50,13 @@ def unasked(plan: list[PlannedCall], text: str, grounding: Grounding, writes: fr
         if step.tool not in writes:
             continue
         destructive = step.tool in _DESTRUCTIVE
-        if step.tool in ALWAYS_ASK or question or (destructive and not asked_to_change) or _rows(step) > _MAX_ROWS:
+        if step.tool in ALWAYS_ASK or question or (destructive and not asked_to_change) or rows(step) > _MAX_ROWS:
             risky.append(step)
     return risky
 
 
-def _rows(step: PlannedCall) -> int:
+def rows(step: PlannedCall) -> int:
+    """How many rows a step changes or forgets."""
     ids = step.args.get("memory_ids")
     return len(ids) if isinstance(ids, list) else 1
 
@@ -101,7 +102,7 @@ def _describe(step: PlannedCall, language: str) -> str:
     if step.tool == "forget_me":
         return say("forget_me", language)
     if step.tool == "forget":
-        return f"forget {_rows(step)} memories"
+        return f"forget {rows(step)} memories"
     if step.tool == "update_memory_fields":
         return f"change memory {args.get('memory_id')}"
     if step.tool == "cancel_reminder":

@@ -7,6 +7,7 @@ One model call does a simple record; every number in a reply comes from the mess
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -75,7 +76,7 @@ async def answer(
     plan = route.plan(situation, answer_)
     if isinstance(plan, Ask):
         return _ask(run, name, text, plan)
-    if any(step.tool in consent.ALWAYS_ASK for step in plan):
+    if _needs_yes(route, plan):
         return consent.ask(run, plan, plan, text)
     results = await run_plan(run, plan) if plan else []
     if model is not None and any(not r.ok and r.fixable for r in results):
@@ -164,8 +165,40 @@ async def _fill(
         return _validated(model, repaired.content, situation)
 
 
+def _needs_yes(capability: Capability, plan: list[PlannedCall]) -> bool:
+    """The capability's consent policy: always, or for more than one row at once ("everything"); forget-me always,
+    whichever capability planned it."""
+    if capability.consent == "always" or any(step.tool in consent.ALWAYS_ASK for step in plan):
+        return True
+    return capability.consent == "bulk" and any(consent.rows(step) > 1 for step in plan)
+
+
 def _validated(model: type[BaseModel], raw: str | None, situation: Situation) -> BaseModel:
-    return read_answer(model, raw, {"choices": situation.choices})
+    return read_answer(model, _forced(raw, situation.choices), {"choices": situation.choices})
+
+
+def _forced(raw: str | None, choices: dict[str, list[Any]]) -> str | None:
+    """The answer with every field that has one choice and a value set to that choice: the engine decided it (money
+    received is income), whatever a model without a grammar wrote there."""
+    single = {name: values[0] for name, values in choices.items() if len(values) == 1}
+    if not single or raw is None:
+        return raw
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(data, dict):
+        return raw
+    parts = [data, *(item for value in data.values() if isinstance(value, list) for item in value)]
+    for part in parts:
+        if isinstance(part, dict):
+            part.update({name: value for name, value in single.items() if _forceable(part.get(name))})
+    return json.dumps(data)
+
+
+def _forceable(value: Any) -> bool:
+    """A single value the model gave (a choice left empty or a list of them is the model's to make)."""
+    return value is not None and not isinstance(value, list | dict)
 
 
 async def _repair(

@@ -32,7 +32,16 @@ _NOT_NAMES = re.compile(
 )
 
 
-_CLOCK_ONLY = re.compile(r"(?:上午|下午|晚上|早上|中午)?\s*\d{1,2}(?:[:：]\d{2}|点(?:半|\d{1,2}分?)?)")
+# A time of day with no day: "16:30", "at 5pm", "um 18 Uhr", "half 5", "halb 6", "quarter to 5", "晚上九点".
+_CLOCK_ONLY = re.compile(
+    r"(?:at |um |@|to |auf |gegen )?(?:"
+    r"(?:half|quarter (?:past|to)|halb|viertel (?:nach|vor)) (?:\d{1,2}|\w+)(?:\s*(?:am|pm|uhr))?"
+    r"|\d{1,2}(?:[:.h]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|o'?clock|h)?"
+    r"|noon|midnight|mittags?|mitternacht"
+    r"|(?:上午|下午|晚上|早上|中午)?\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})(?:[:：]\d{2}|点(?:半|钟|\d{1,2}分?)?)"
+    r")",
+    re.IGNORECASE,
+)
 
 
 def days_asked(situation: Situation) -> tuple[date, int]:
@@ -120,8 +129,8 @@ class NamedEventChange(Capability):
 
 
 def time_only(said: str) -> bool:
-    """A moment the member gave as a time of day alone (the grounding marks a time without a date "(X/X)")."""
-    return "(X/X)" in said or _CLOCK_ONLY.fullmatch(said.strip()) is not None
+    """A moment the member gave as a time of day alone, with no day."""
+    return _CLOCK_ONLY.fullmatch(said.strip()) is not None
 
 
 async def upcoming(situation: Situation) -> list[dict[str, Any]]:
