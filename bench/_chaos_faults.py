@@ -116,6 +116,7 @@ class Faa:
             "WEB_HOST": "127.0.0.1",
             "WEB_PORT": str(web_port),
             "WEB_PROCESSES": "1",
+            "WEB_MESSAGES_PER_MINUTE": "10000000",  # a few members send the load; the limit has its own test
         }
         return cls(env=env, web_port=web_port, log=h.log_file())
 

@@ -336,7 +336,8 @@ def make_settings(
         embedding=EmbeddingSettings(dim=EMBEDDING_DIM, model="scripted-embed"),
         engine=EngineSettings(),
         worker=WorkerSettings(),
-        web=WebSettings(host="127.0.0.1", port=0, reply_wait_s=reply_wait_s),
+        # A few members send the load: the per-member limit (a defence, not a cost) would refuse most of it.
+        web=WebSettings(host="127.0.0.1", port=0, reply_wait_s=reply_wait_s, messages_per_minute=10_000_000),
         log=LogSettings(),
     )
 

@@ -22,6 +22,12 @@ class ChannelSettings(BaseSettings):
     unknown_notice_every_s: int = Field(
         default=86400, ge=60, description="An unknown sender gets one short notice per this many seconds."
     )
+    attachment_max_bytes: int = Field(
+        default=20 * 1024 * 1024,
+        ge=1024,
+        description="Largest file (photo, voice message, PDF, calendar or text file) kept from a message on any "
+        "channel; a larger one is dropped and the member is told which. Telegram's Bot API serves at most 20 MB.",
+    )
     hash_key: SecretStr | None = Field(
         default=None,
         min_length=32,
@@ -50,7 +56,15 @@ class EmailSettings(BaseSettings):
         default=None, ge=0, le=65535, description="Run the SMTP receiver on this port with `faa up` / `faa serve`."
     )
     smtp_bind: str = Field(default="127.0.0.1", description="Address the SMTP receiver listens on.")
-    smtp_max_bytes: int = Field(default=10 * 1024 * 1024, ge=1024, description="Largest message SMTP accepts.")
+    smtp_max_bytes: int = Field(
+        default=25 * 1024 * 1024, ge=1024, description="Largest message SMTP accepts (Mailgun's limit is 25 MB)."
+    )
+    webhook_max_bytes: int = Field(
+        default=40 * 1024 * 1024,
+        ge=1024,
+        description="Largest webhook post (a 25 MB message and its form encoding); it is spooled to disk while it "
+        "arrives. A larger one can never be stored and is answered 406, which ends the provider's retries.",
+    )
     relay_host: str | None = Field(default=None, description="SMTP relay for replies; set it to send email.")
     relay_port: int = Field(default=587, ge=1, le=65535)
     relay_user: str | None = None

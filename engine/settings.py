@@ -232,6 +232,18 @@ class WebSettings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     reply_wait_s: float = Field(default=25.0, ge=0)
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    messages_per_minute: int = Field(
+        default=20,
+        ge=1,
+        description="Messages one member may post to /v1/messages per minute; more are answered 429 with "
+        "Retry-After, like the chat channels' CHANNEL_MESSAGES_PER_MINUTE.",
+    )
+    idle_timeout_s: float = Field(
+        default=15.0,
+        gt=0,
+        description="Seconds a connection may go without a complete request — its headers still arriving, or idle "
+        "between requests — before the web API closes it, so slow or silent clients cannot hold connections.",
+    )
     backlog: int = Field(
         default=1024,
         ge=16,

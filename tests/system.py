@@ -59,7 +59,8 @@ def make_settings(migrated: PostgresInfo, base_url: str, redis_url: str, **engin
         embedding=EmbeddingSettings(dim=EMBEDDING_DIM, model="scripted-embed"),
         engine=EngineSettings(**engine),
         worker=WorkerSettings(max_tries=3, lease_s=300, poll_delay_s=0.02),  # quick pickup keeps tests short
-        web=WebSettings(reply_wait_s=15),
+        # Tests send bursts from one member (150 hostile messages); the limit has its own test in tests/bot/web.
+        web=WebSettings(reply_wait_s=15, messages_per_minute=100_000),
     )
 
 

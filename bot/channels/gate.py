@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from redis.exceptions import RedisError
 
-from bot.channels import intake
+from bot.channels import intake, rates
 from bot.channels.pseudonyms import pseudonym
 from engine.deps import Deps
 from tools.storage import households, identities
@@ -140,18 +140,9 @@ def _key(deps: Deps, incoming: Incoming, kind: str) -> str:
 async def _within_rate(
     deps: Deps, incoming: Incoming, *, kind: str = "rate", limit: int | None = None, window_s: int = 60
 ) -> bool:
-    """A fixed-window counter per sender in Redis. If Redis is unreachable the message is let through: losing a
-    family member's message is worse than a burst."""
+    """A fixed-window counter per sender (`bot.channels.rates`)."""
     limit = deps.settings.channel.messages_per_minute if limit is None else limit
-    key = f"{_key(deps, incoming, kind)}:{int(time.time() // window_s)}"
-    try:
-        count = await deps.redis.incr(key)
-        if count == 1:
-            await deps.redis.expire(key, window_s + 1)
-    except (RedisError, OSError) as exc:
-        log.warning("channel.rate.unchecked", error=type(exc).__name__)
-        return True
-    return int(count) <= limit
+    return await rates.wait_s(deps, _key(deps, incoming, kind), limit=limit, window_s=window_s) is None
 
 
 async def _once_per_window(deps: Deps, incoming: Incoming, kind: str, text: str, *, window_s: int = 60) -> str | None:

@@ -14,7 +14,7 @@ import structlog
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.channels import intake
+from bot.channels import intake, rates
 from bot.channels.live import ReplyWaiter, follow_events, notification, reply_message
 from bot.channels.web import CHANNEL
 from bot.web.errors import ApiError
@@ -89,6 +89,7 @@ async def _message_in(request: web.Request) -> MessageIn:
 
 async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple[Any, bool]:
     principal = await _principal(request)
+    await _within_rate(request.app[DEPS], principal)
     client_id = body.client_message_id or uuid.uuid4().hex
     return await intake.accept(
         request.app[DEPS],
@@ -99,6 +100,18 @@ async def _accept(request: web.Request, body: MessageIn, **kwargs: Any) -> tuple
         trace_id=request[TRACE_ID],
         **kwargs,
     )
+
+
+async def _within_rate(deps: Deps, principal: Principal) -> None:
+    """The chat channels' per-sender limit, per member: over it, 429 with Retry-After; nothing is stored."""
+    limit = deps.settings.web.messages_per_minute
+    wait = await rates.wait_s(deps, f"faa:web:rate:{principal.user_id}", limit=limit, window_s=60)
+    if wait is not None:
+        error = ApiError(
+            429, "rate_limited", f"more than {limit} messages a minute; send it again later", retry_after_s=wait
+        )
+        error.headers["Retry-After"] = str(wait)
+        raise error
 
 
 async def _status(deps: Deps, household_id: int, user_id: int, inbox_id: int) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from engine.settings import MediaSettings
 from tools.storage import media
 
 _PATH = "/media/{media_id}"
+_BIGINT_END = 2**63  # ids are PostgreSQL bigints
 
 
 def signature(secret: str, media_id: int, household_id: int, expires: int) -> str:
@@ -56,7 +57,8 @@ def media_links(settings: MediaSettings, media_ids: Any, household_id: int) -> l
 
 
 def check_link(settings: MediaSettings, media_id: int, query: Any, *, now: float | None = None) -> int:
-    """The household a link's query grants; HTTPForbidden when it is forged or expired, 404 when links are off."""
+    """The household a link's query grants; HTTPForbidden when it is forged or expired, 404 when links are off or the
+    household id is one no row can have."""
     if settings.secret is None:
         raise web.HTTPNotFound()
     try:
@@ -68,6 +70,8 @@ def check_link(settings: MediaSettings, media_id: int, query: Any, *, now: float
         raise web.HTTPForbidden(reason="Invalid link")
     if expires < (time.time() if now is None else now):
         raise web.HTTPForbidden(reason="Link expired")
+    if not 0 < household_id < _BIGINT_END:
+        raise web.HTTPNotFound()  # signed, but no household can have this id
     return household_id
 
 
@@ -79,7 +83,7 @@ def media_route(deps: Deps) -> web.RouteDef:
             media_id = int(request.match_info["media_id"])
         except ValueError:
             raise web.HTTPNotFound() from None
-        if not 0 < media_id < 2**63:
+        if not 0 < media_id < _BIGINT_END:
             raise web.HTTPNotFound()
         household_id = check_link(deps.settings.media, media_id, request.query)
         async with deps.db.household(household_id) as conn:

@@ -71,6 +71,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         403: "Forged or expired link",
         404: "Not found",
         413: "Body over 1 MiB",
+        429: "More than WEB_MESSAGES_PER_MINUTE from this member; retry after the Retry-After header's seconds",
     }
     return {
         str(code): {
@@ -108,7 +109,7 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
                     "responses": {
                         "200": {"description": "The reply", **status_ref},
                         "202": {"description": "Accepted; poll the Location", **status_ref},
-                        **_errors(400, 401, 413),
+                        **_errors(400, 401, 413, 429),
                     },
                 }
             },
@@ -118,7 +119,7 @@ def document(message_schema: dict[str, Any]) -> dict[str, Any]:
                     "description": "Events: stream_start, thinking, tool_use, tool_result, content_delta, "
                     "session_stats, error, stream_end.",
                     "requestBody": message_body,
-                    "responses": {"200": {"description": "text/event-stream"}, **_errors(400, 401, 413)},
+                    "responses": {"200": {"description": "text/event-stream"}, **_errors(400, 401, 413, 429)},
                 }
             },
             "/v1/messages/{message_id}": {

@@ -15,9 +15,16 @@ from bot.channels.channel import Listener
 from bot.channels.registry import enabled_channels
 from bot.web.app import create_app
 from engine.composition import close_deps, open_deps
+from engine.deps import Deps
 from engine.settings import Settings
 
 log = structlog.get_logger()
+
+
+def web_runner(deps: Deps) -> web.AppRunner:
+    """The web API's runner. aiohttp's keep-alive timer starts when a connection opens and runs until a request's
+    headers are complete, so it bounds the header read as well as the idle time between requests."""
+    return web.AppRunner(create_app(deps), access_log=None, keepalive_timeout=deps.settings.web.idle_timeout_s)
 
 
 async def serve(
@@ -32,7 +39,7 @@ async def serve(
     channels' own servers (email's SMTP receiver). `started` is called once all listen."""
     redis = await create_pool(RedisSettings.from_dsn(settings.redis.url))
     deps = await open_deps(settings, redis=redis)
-    runner = web.AppRunner(create_app(deps), access_log=None)
+    runner = web_runner(deps)
     await runner.setup()
     site = web.TCPSite(
         runner, settings.web.host, settings.web.port, backlog=settings.web.backlog, reuse_port=reuse_port or None

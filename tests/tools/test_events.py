@@ -185,12 +185,33 @@ def _kept(row: Any) -> tuple[Any, ...]:
     return (row["uid"], row["title"], *times, row["all_day"], row["rrule"])
 
 
+GARBAGE_START = (
+    b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:a@b\r\nDTSTART:garbage\r\nSUMMARY:Sports day\r\n"
+    b"END:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
 @pytest.mark.parametrize(
     ("data", "complaint"),
     [
         (b"hello", "not an iCalendar"),
         (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nEND:VCALENDAR\r\n", "no event"),
         (b"X" * (ics.MAX_BYTES + 1), "larger than"),
+        (GARBAGE_START, "cannot be read"),
+        (b"BEGIN:VCALENDAR\r\n" * 5_000 + b"END:VCALENDAR\r\n" * 5_000, "nests components"),
+        (
+            b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:a@b\r\nDTSTART:20260101T100000Z\r\n"
+            b"RRULE:FREQ=MINUTELY\r\n"
+            + b"".join(b"EXDATE:20260101T%02d%02d00Z\r\n" % (n // 60 % 24, n % 60) for n in range(10_000))
+            + b"END:VEVENT\r\nEND:VCALENDAR\r\n",
+            "more than",
+        ),
+        (
+            b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:a@b\r\nDTSTART:20260101T100000Z\r\nRDATE:"
+            + b",".join(b"20260102T%02d%02d00Z" % (n // 60 % 24, n % 60) for n in range(ics.MAX_DATES + 1))
+            + b"\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n",
+            "extra dates",
+        ),
     ],
 )
 def test_an_unusable_file_says_why(data: bytes, complaint: str) -> None:

@@ -1,12 +1,16 @@
 """iCalendar (RFC 5545) files, written and read with the `icalendar` package: the calendar feeds and exports
 (events and reminders as VEVENTs) and imported .ics files (their VEVENTs as plain `IcsEvent`s).
 
-Reading is bounded: a file larger than `MAX_BYTES` or with more than `MAX_EVENTS` events is refused, and what the
-file says is checked (lengths, years) before anything is stored.
+Reading is bounded: a file larger than `MAX_BYTES`, nesting components deeper than `MAX_DEPTH`, with more than
+`MAX_COMPONENTS` components, `MAX_PROPERTIES` properties in one component or `MAX_DATES` EXDATE/RDATE dates in one
+event is refused by a scan of its lines before the parser sees it (the parser holds the interpreter lock, so a
+hostile file would stall the event loop even from a thread), and what the file says is checked (lengths, years)
+before anything is stored. Every way a file can fail to be read is an `IcsError` with a reason for the member.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -18,10 +22,16 @@ from tools.infra.periods import MAX_YEAR, MIN_YEAR
 
 MAX_BYTES = 2_000_000
 MAX_EVENTS = 2_000
+MAX_DEPTH = 8  # VCALENDAR > VTIMEZONE > STANDARD and VCALENDAR > VEVENT > VALARM are three
+MAX_COMPONENTS = 5 * MAX_EVENTS  # events with their alarms, and the timezones they use
+MAX_PROPERTIES = 1_000
+MAX_DATES = 1_000
 PRODID = "-//FAA family assistant//calendar//EN"
 _MAX_TITLE = 300
 _MAX_UID = 255
 _MAX_RRULE = 300
+_FOLD = re.compile(rb"\r?\n[ \t]")
+_UNREADABLE = (ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError)
 
 
 class IcsError(ValueError):
@@ -85,21 +95,61 @@ def read(data: bytes, default_timezone: str) -> list[IcsEvent]:
     is not iCalendar, too large, or holds no usable event."""
     if len(data) > MAX_BYTES:
         raise IcsError(f"the calendar file is larger than {MAX_BYTES // 1_000_000} MB")
+    _check_shape(data)
     try:
         calendars = icalendar.Calendar.from_ical(data, multiple=True)
-    except (ValueError, KeyError, IndexError, TypeError) as exc:
+    except (*_UNREADABLE, RecursionError) as exc:
         raise IcsError(f"this is not an iCalendar file ({type(exc).__name__})") from None
     found: list[IcsEvent] = []
     for cal in calendars:
         for component in cal.walk("VEVENT"):
             if len(found) >= MAX_EVENTS:
                 raise IcsError(f"the calendar file has more than {MAX_EVENTS} events")
-            event = _event(component, default_timezone)
+            try:
+                event = _event(component, default_timezone)
+            except _UNREADABLE:
+                title = " ".join(str(component.get("summary", "")).split())[:80]
+                raise IcsError(
+                    f'the event "{title}" has a date or value that cannot be read'
+                    if title
+                    else "an event in the calendar file has a date or value that cannot be read"
+                ) from None
             if event is not None:
                 found.append(event)
     if not found:
         raise IcsError("the calendar file has no event with a start time")
     return found
+
+
+def _check_shape(data: bytes) -> None:
+    """Refuse what would make the parser work far beyond the file's size: deep nesting, countless components,
+    properties or dates. A scan of the unfolded lines, cheap next to parsing."""
+    depth = components = 0
+    properties, dates = [0], [0]  # per open component, the outermost level first
+    for line in _FOLD.sub(b"", data).splitlines():
+        name, _, value = line.partition(b":")
+        name = name.split(b";", 1)[0].strip().upper()
+        if name == b"BEGIN":
+            depth, components = depth + 1, components + 1
+            if depth > MAX_DEPTH:
+                raise IcsError(f"the calendar file nests components more than {MAX_DEPTH} deep")
+            if components > MAX_COMPONENTS:
+                raise IcsError(f"the calendar file has more than {MAX_COMPONENTS} components")
+            properties.append(0)
+            dates.append(0)
+        elif name == b"END":
+            if depth > 0:
+                depth -= 1
+                properties.pop()
+                dates.pop()
+        else:
+            properties[-1] += 1
+            if properties[-1] > MAX_PROPERTIES:
+                raise IcsError(f"an event in the calendar file has more than {MAX_PROPERTIES} properties")
+            if name in (b"EXDATE", b"RDATE"):
+                dates[-1] += value.count(b",") + 1
+                if dates[-1] > MAX_DATES:
+                    raise IcsError(f"an event in the calendar file has more than {MAX_DATES} excluded or extra dates")
 
 
 def _event(component: icalendar.Component, default_timezone: str) -> IcsEvent | None:

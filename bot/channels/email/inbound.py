@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from bot.channels import numbered
+from bot.channels import attachments, numbered
 from bot.channels.email import CHANNEL
 from bot.channels.email.parsing import ParsedEmail, parse
 from bot.channels.email.sender import SmtpRelay, compose
@@ -92,7 +92,7 @@ class EmailInbound:
 
     async def take(self, raw: bytes, trace_id: str) -> Taken:
         """Parse one raw message and pass it through the gate (`bot.channels.gate.receive`)."""
-        parsed = parse(raw)
+        parsed = await asyncio.to_thread(parse, raw)  # a 25 MB message takes a while: off the event loop
         if parsed.sender is None:
             log.warning("email.refused", reason=Refusal.NO_SENDER.value)
             return Taken(Refusal.NO_SENDER)
@@ -101,26 +101,28 @@ class EmailInbound:
             return Taken(Refusal.AUTOMATIC)
         async with self.deps.db.unscoped() as conn:
             principal = await identities.resolve_identity(conn, CHANNEL, parsed.sender)
+        sender = parsed.sender
+        parsed, dropped = self._kept(parsed)
         if not parsed.text and not parsed.files and parsed.join_code is None:
             if principal is not None:
-                self.notices.send(parsed.sender, _EMPTY, parsed)
+                self.notices.send(sender, attachments.notice(dropped) if dropped else _EMPTY, parsed)
             return Taken(Refusal.EMPTY)
         stored: list[int] = []
-        attachments = await self._attachments(parsed, principal, stored)
-        text, choice = await numbered.resolve_choice(self.deps, CHANNEL, parsed.sender, parsed.text)
+        files = await self._attachments(parsed, principal, stored)
+        text, choice = await numbered.resolve_choice(self.deps, CHANNEL, sender, parsed.text)
         incoming = Incoming(
             channel=CHANNEL,
-            sender=parsed.sender,
+            sender=sender,
             # Scoped by sender: Message-IDs are chosen by whoever sends, so one person cannot take another's.
-            message_id=f"{parsed.sender} {parsed.message_id}",
+            message_id=f"{sender} {parsed.message_id}",
             text=text,
-            reply_to=parsed.sender,
+            reply_to=sender,
             trace_id=trace_id,
             join_code=parsed.join_code,
             join_hint="JOIN <code> (as the subject or the first line of an email)",
             payload={
                 "thread": thread_of(parsed),
-                "attachments": [dataclasses.asdict(a) for a in attachments],
+                "attachments": [dataclasses.asdict(a) for a in files],
                 **choice,
             },
         )
@@ -131,8 +133,23 @@ class EmailInbound:
             if stored and principal is not None:
                 await self._settle(principal, stored, received)
         if received.notice is not None:
-            self.notices.send(parsed.sender, received.notice, parsed)
+            self.notices.send(sender, received.notice, parsed)
+        if dropped and received.verdict is Verdict.ACCEPTED:  # once, not again for a provider's redelivery
+            self.notices.send(sender, attachments.notice(dropped), parsed)
         return Taken(received=received)
+
+    def _kept(self, parsed: ParsedEmail) -> tuple[ParsedEmail, list[attachments.Dropped]]:
+        """The message with only the files FAA keeps (`bot.channels.attachments`), and those it does not."""
+        kept, dropped = [], []
+        for file in parsed.files:
+            reason = attachments.refusal(self.deps.settings.channel, file.mime, file.name, len(file.data))
+            if reason is None:
+                kept.append(file)
+            else:
+                dropped.append(attachments.Dropped(file.name or file.mime, reason))
+        if dropped:
+            log.info("email.attachments.dropped", count=len(dropped))
+        return dataclasses.replace(parsed, files=tuple(kept)), dropped
 
     async def _attachments(
         self, parsed: ParsedEmail, principal: Principal | None, stored: list[int]

@@ -194,12 +194,25 @@ def _choose(blocks: list[tuple[int, str]]) -> tuple[int, str] | None:
     for number, (first, block) in enumerate(blocks):
         if not _ends_like_attribution(block):
             continue
+        while number + 1 < len(blocks) and _unclosed(_above(blocks[number + 1][1], block)):
+            number += 1  # wrapped inside the address: "пользователь "bob@x" <" / "bob@x> написал:"
+            first, block = blocks[number]
         if number + 1 < len(blocks) and "@" not in block:
             above, wider = blocks[number + 1]
             if "@" in wider and not re.search(r"[.!?。！？]$", wider[: -len(block) - 1]):
                 return above, wider
         return first, block
     return None
+
+
+def _above(wider: str, block: str) -> str:
+    """The line a wider block adds above the narrower one."""
+    return wider[: -len(block) - 1]
+
+
+def _unclosed(line: str) -> bool:
+    """The line stops inside an address or a name: its last bracket or quote is still open."""
+    return line.count("<") > line.count(">") or line.count("(") > line.count(")") or line.count('"') % 2 == 1
 
 
 def _ends_like_attribution(block: str) -> bool:

@@ -2,25 +2,34 @@
 
 Mailgun posts form fields `timestamp`, `token`, `signature` (hex HMAC-SHA256 of timestamp + token under the
 webhook signing key) and, for a route URL ending in "mime", the message in `body-mime`. Checks, in order,
-before anything is stored: body size (413), signature in constant time (401), timestamp within the window
-(401), token not seen before (406).
+before anything is stored: body size (406 over EMAIL_WEBHOOK_MAX_BYTES), signature in constant time (401),
+timestamp within the window (401), token not seen before (406).
+
+The body is spooled to a temporary file while it arrives (in memory up to `_IN_MEMORY`, then on disk), so the
+largest message a provider delivers (Mailgun: 25 MB) is taken like a small one; the files in it are then kept or
+dropped by `bot.channels.attachments`, and the member is told what was dropped.
 
 Status codes follow Mailgun's retry rules: any non-2xx except 406 is retried for about 8 hours, 406 stops the
 retries. A bad signature or a stale timestamp answers 401, so a signing key or clock fixed within those hours
 still gets the mail in; a replayed token answers 406, because that request was already taken and retrying can
-never help. A signed message we cannot use (no From address) answers 406 as well.
+never help. A signed message we cannot use (no From address) answers 406 as well, and so does a body over the
+limit: no retry can ever make it fit, and a retryable 413 would only have the provider drop it hours later.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email
+import email.parser
 import email.policy
 import hashlib
 import hmac
+import tempfile
 import time
 import urllib.parse
 import uuid
 from email.message import EmailMessage
+from typing import IO
 
 import structlog
 from aiohttp import web
@@ -32,6 +41,8 @@ log = structlog.get_logger()
 
 PATH = "/v1/email/inbound/mime"
 INBOUND = web.AppKey("email_inbound", EmailInbound)
+_IN_MEMORY = 1024 * 1024  # bytes of a body held in memory; beyond, the spool is a file on disk
+_CHUNK = 64 * 1024
 
 
 def signature(key: str, timestamp: str, token: str) -> str:
@@ -47,10 +58,13 @@ def _refuse(status: int, code: str, message: str) -> web.Response:
 async def receive_mime(request: web.Request) -> web.Response:
     inbound = request.app[INBOUND]
     settings = inbound.deps.settings
-    limit = settings.web.max_body_bytes
+    limit = settings.email.webhook_max_bytes
     if request.content_length is not None and request.content_length > limit:
-        raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=request.content_length)
-    fields = _form(request.headers.get("Content-Type", ""), await request.read())  # read() caps with 413
+        return _refuse(406, "too_large", f"the body is larger than {limit} bytes; it can never be stored")
+    with tempfile.SpooledTemporaryFile(max_size=_IN_MEMORY) as spool:
+        if not await _spool(request, spool, limit):
+            return _refuse(406, "too_large", f"the body is larger than {limit} bytes; it can never be stored")
+        fields = await asyncio.to_thread(_form, request.headers.get("Content-Type", ""), spool)
     timestamp, token, signed = (_ascii(fields, n) for n in ("timestamp", "token", "signature"))
     key = settings.email.webhook_signing_key
     assert key is not None  # the route exists only when the key is set
@@ -84,13 +98,27 @@ def _ascii(fields: dict[str, bytes], name: str) -> str:
     return fields.get(name, b"").decode("ascii", "replace").strip()
 
 
-def _form(content_type: str, body: bytes) -> dict[str, bytes]:
+async def _spool(request: web.Request, spool: IO[bytes], limit: int) -> bool:
+    """The request's body into `spool` as it arrives; False (and the rest unread) once it passes `limit`."""
+    size = 0
+    async for chunk in request.content.iter_chunked(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            return False
+        spool.write(chunk)
+    spool.seek(0)
+    return True
+
+
+def _form(content_type: str, spool: IO[bytes]) -> dict[str, bytes]:
     """Form fields as bytes, exactly as posted: a raw message need not be UTF-8 (aiohttp's `post()` would
     decode text fields strictly and fail on a GBK or Latin-1 body sent as 8-bit)."""
     if content_type.lower().startswith("multipart/form-data"):
-        container = email.message_from_bytes(
-            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + body, policy=email.policy.HTTP
-        )
+        parser = email.parser.BytesFeedParser(policy=email.policy.HTTP)
+        parser.feed(b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n")
+        while chunk := spool.read(_CHUNK):
+            parser.feed(chunk)
+        container = parser.close()
         fields: dict[str, bytes] = {}
         for part in container.iter_parts() if isinstance(container, EmailMessage) else ():
             name = part.get_param("name", header="content-disposition")
@@ -98,7 +126,7 @@ def _form(content_type: str, body: bytes) -> dict[str, bytes]:
             if isinstance(name, str) and isinstance(data, bytes):
                 fields.setdefault(name, data)
         return fields
-    pairs = urllib.parse.parse_qsl(body.decode("latin-1"), keep_blank_values=True, encoding="latin-1")
+    pairs = urllib.parse.parse_qsl(spool.read().decode("latin-1"), keep_blank_values=True, encoding="latin-1")
     return {name: value.encode("latin-1") for name, value in reversed(pairs)}
 
 

@@ -7,6 +7,7 @@ household and so no outbox.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import structlog
@@ -14,6 +15,7 @@ from aiogram import Bot, F, Router
 from aiogram.exceptions import TelegramAPIError
 from aiogram.types import CallbackQuery, Message, ReplyParameters, Update
 
+from bot.channels import attachments
 from bot.channels.gate import Incoming, Received, Verdict, receive
 from bot.channels.telegram import CHANNEL
 from bot.channels.telegram.checklists import on_tick, read_tick
@@ -34,10 +36,13 @@ async def on_message(
     sender = message.from_user
     if sender is None or sender.is_bot:
         return None
-    read = read_message(message, bot.id, username)
+    read = read_message(message, bot.id, username, deps.settings.channel)
     if read is None:
         return None
     to = recipient(message)
+    if not read.text and not read.attachments and read.join_code is None:  # only files that are not kept
+        await _say(bot, to, attachments.notice(list(read.dropped)), "dropped")
+        return None
     # A group is a shared conversation: its replies never draw on anyone's private memories.
     payload: dict[str, Any] = {
         "chat_type": message.chat.type,
@@ -62,6 +67,8 @@ async def on_message(
         payload=payload,
     )
     received = await receive(deps, incoming)
+    if read.dropped and received.verdict is Verdict.ACCEPTED:  # once, not again for a redelivered update
+        received = dataclasses.replace(received, notice=attachments.notice(list(read.dropped)))
     await _notify(bot, to, received)
     return received.verdict
 
@@ -121,18 +128,21 @@ async def _answer(query: CallbackQuery, text: str | None) -> None:
 
 
 async def _notify(bot: Bot, to: Recipient, received: Received) -> None:
-    if received.notice is None:
-        return
+    if received.notice is not None:
+        await _say(bot, to, received.notice, received.verdict.value)
+
+
+async def _say(bot: Bot, to: Recipient, text: str, why: str) -> None:
     quote = (
         None
         if to.reply_to_message_id is None
         else ReplyParameters(message_id=to.reply_to_message_id, allow_sending_without_reply=True)
     )
     try:
-        await bot.send_message(to.chat_id, received.notice, reply_parameters=quote)
+        await bot.send_message(to.chat_id, text, reply_parameters=quote)
     except TelegramAPIError as exc:
         # The verdict is already recorded; a lost notice only means the sender may write again.
-        log.warning("telegram.notice.failed", verdict=received.verdict.value, error=type(exc).__name__)
+        log.warning("telegram.notice.failed", verdict=why, error=type(exc).__name__)
 
 
 def routers() -> list[Router]:

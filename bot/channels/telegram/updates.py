@@ -9,7 +9,9 @@ from typing import Any
 
 from aiogram.types import Message, PhotoSize
 
+from bot.channels.attachments import Dropped, refusal
 from bot.channels.telegram.formatting import Recipient
+from engine.channel_settings import ChannelSettings
 from engine.domain import Attachment
 
 PRIVATE = "private"
@@ -27,26 +29,28 @@ class Read:
     join_code: str | None
     attachments: tuple[Attachment, ...]
     is_start: bool = False
+    dropped: tuple[Dropped, ...] = ()  # files not kept (`bot.channels.attachments`), for a reply naming them
 
     def payload_attachments(self) -> list[dict[str, Any]]:
         return [dataclasses.asdict(attachment) for attachment in self.attachments]
 
 
-def read_message(message: Message, bot_id: int, username: str) -> Read | None:
+def read_message(message: Message, bot_id: int, username: str, limits: ChannelSettings) -> Read | None:
     """The message's content, or `None` when it is not for us: in groups only messages that mention the bot,
-    reply to it or name it in a command count; messages with nothing we can read (stickers, polls) neither."""
+    reply to it or name it in a command count; messages with nothing we can read (stickers, polls) neither.
+    Files over the channels' limits are not kept but named in `dropped`."""
     text = message.text if message.text is not None else (message.caption or "")
     if message.chat.type in GROUPS and not _addressed(message, text, bot_id, username):
         return None
-    attachments = _attachments(message)
+    attachments, dropped = _kept(_attachments(message), limits)
     start = _START.match(text)
     if start is not None and _for_us(start.group("bot"), username):
         code = start.group("code")
         return Read(text=text.strip(), join_code=code.strip() if code else None, attachments=(), is_start=True)
     text = _without_mention(text, username).strip()
-    if not text and not attachments:
+    if not text and not attachments and not dropped:
         return None
-    return Read(text=text, join_code=None, attachments=attachments)
+    return Read(text=text, join_code=None, attachments=attachments, dropped=dropped)
 
 
 def recipient(message: Message) -> Recipient:
@@ -84,20 +88,39 @@ def _largest(photos: list[PhotoSize]) -> PhotoSize:
     return max(photos, key=lambda p: (p.width * p.height, p.file_size or 0))
 
 
-def _attachments(message: Message) -> tuple[Attachment, ...]:
-    """Handles only: the bytes are fetched by the worker (TelegramFetcher), never in the webhook."""
-    found: list[Attachment] = []
+def _attachments(message: Message) -> list[tuple[Attachment, int]]:
+    """Handles only, with the size Telegram states: the bytes are fetched by the worker (TelegramFetcher), never in
+    the webhook."""
+    found: list[tuple[Attachment, int]] = []
     if message.photo:
-        found.append(Attachment(kind="image", mime="image/jpeg", ref=_largest(message.photo).file_id))
+        photo = _largest(message.photo)
+        found.append((Attachment(kind="image", mime="image/jpeg", ref=photo.file_id), photo.file_size or 0))
     if message.document is not None:
         doc = message.document
         mime = doc.mime_type or "application/octet-stream"
         kind = "image" if mime.startswith("image/") else "file"
-        found.append(Attachment(kind=kind, mime=mime, ref=doc.file_id, name=doc.file_name))
+        found.append((Attachment(kind=kind, mime=mime, ref=doc.file_id, name=doc.file_name), doc.file_size or 0))
     if message.voice is not None:
-        found.append(Attachment(kind="voice", mime=message.voice.mime_type or "audio/ogg", ref=message.voice.file_id))
+        voice = message.voice
+        found.append(
+            (Attachment(kind="voice", mime=voice.mime_type or "audio/ogg", ref=voice.file_id), voice.file_size or 0)
+        )
     if message.audio is not None:
         audio = message.audio
         mime = audio.mime_type or "audio/mpeg"
-        found.append(Attachment(kind="voice", mime=mime, ref=audio.file_id, name=audio.file_name))
-    return tuple(found)
+        attachment = Attachment(kind="voice", mime=mime, ref=audio.file_id, name=audio.file_name)
+        found.append((attachment, audio.file_size or 0))
+    return found
+
+
+def _kept(
+    found: list[tuple[Attachment, int]], limits: ChannelSettings
+) -> tuple[tuple[Attachment, ...], tuple[Dropped, ...]]:
+    kept, dropped = [], []
+    for attachment, size in found:
+        reason = refusal(limits, attachment.mime, attachment.name, size)
+        if reason is None:
+            kept.append(attachment)
+        else:
+            dropped.append(Dropped(attachment.name or attachment.mime, reason))
+    return tuple(kept), tuple(dropped)

@@ -20,9 +20,9 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
-from bot.channels import numbered
+from bot.channels import attachments, numbered
 from bot.channels.errors import GatewayError, MalformedMessage
-from bot.channels.gate import Incoming, receive
+from bot.channels.gate import Incoming, Verdict, receive
 from bot.channels.pseudonyms import pseudonym
 from bot.channels.threema import CHANNEL, crypto, messages
 from bot.channels.threema.fetcher import ref_for
@@ -109,16 +109,27 @@ class ThreemaCallback:
     async def _dispatch(self, form: CallbackForm, content: messages.Content) -> str:
         if isinstance(content, messages.Receipt | messages.Unsupported):
             return "ignored"  # receipts confirm our own replies; nothing to answer
-        incoming = await self._incoming(form, content)
+        dropped = None if isinstance(content, messages.Text) else _dropped(self._deps, content)
+        if dropped is not None and not (isinstance(content, messages.File) and content.caption):
+            await self._tell(form.sender, attachments.notice([dropped]))  # nothing else in the message
+            return "dropped"
+        incoming = await self._incoming(form, content, keep_file=dropped is None)
         received = await receive(self._deps, incoming)
         if received.notice is not None:
-            try:
-                await send_text(self._client, form.sender, received.notice)
-            except GatewayError as exc:  # a notice is a courtesy: the message itself was handled
-                log.warning("threema.notice.failed", error=exc.reason)
+            await self._tell(form.sender, received.notice)
+        if dropped is not None and received.verdict is Verdict.ACCEPTED:
+            await self._tell(form.sender, attachments.notice([dropped]))
         return received.verdict.value
 
-    async def _incoming(self, form: CallbackForm, content: messages.Text | messages.Image | messages.File) -> Incoming:
+    async def _tell(self, to: str, text: str) -> None:
+        try:
+            await send_text(self._client, to, text)
+        except GatewayError as exc:  # a notice is a courtesy: the message itself was handled
+            log.warning("threema.notice.failed", error=exc.reason)
+
+    async def _incoming(
+        self, form: CallbackForm, content: messages.Text | messages.Image | messages.File, *, keep_file: bool = True
+    ) -> Incoming:
         payload: dict[str, Any] = {"threema": {"message_id": form.message_id.lower(), "date": form.date}}
         join_code = None
         if isinstance(content, messages.Text):
@@ -130,7 +141,8 @@ class ThreemaCallback:
                 payload.update(extras)
         else:
             text = (content.caption or "") if isinstance(content, messages.File) else ""
-            payload["attachments"] = [dataclasses.asdict(_attachment(content, form.sender))]
+            if keep_file:
+                payload["attachments"] = [dataclasses.asdict(_attachment(content, form.sender))]
         trace_id = structlog.contextvars.get_contextvars().get("trace_id") or uuid.uuid4().hex
         return Incoming(
             channel=CHANNEL,
@@ -173,6 +185,13 @@ def _form(request: web.Request, body: bytes) -> dict[str, str]:
     if len(fields) != len(pairs):
         raise web.HTTPBadRequest(text="repeated form fields")
     return fields
+
+
+def _dropped(deps: Deps, content: messages.Image | messages.File) -> attachments.Dropped | None:
+    """The file when the channels' limits do not keep it (`bot.channels.attachments`)."""
+    mime, name = ("image/jpeg", None) if isinstance(content, messages.Image) else (content.mime, content.name)
+    reason = attachments.refusal(deps.settings.channel, mime, name, content.size)
+    return None if reason is None else attachments.Dropped(name or mime, reason)
 
 
 def _attachment(content: messages.Image | messages.File, sender: str) -> Attachment:

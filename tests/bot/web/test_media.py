@@ -165,3 +165,13 @@ async def test_a_digest_chart_for_a_web_member_is_linked_from_the_notification_f
     assert image["id"] == media_id
     picture = await linked.client.get(image["url"])
     assert picture.status == 200 and (await picture.read()).startswith(PNG_MAGIC)
+
+
+async def test_a_validly_signed_link_to_an_unknown_household_or_image_is_not_found(linked: System) -> None:
+    """Ids no row can have (beyond PostgreSQL's bigint, zero, negative) are a 404 like any unknown id, not a 500."""
+    media_id, _ = await stored_image(linked, "Unknown")
+    for household_id in (2**63, 2**80, 0, -1, 2**31):
+        link = media_link(linked.deps.settings.media, media_id, household_id)
+        assert link is not None
+        response = await linked.client.get(link)
+        assert response.status == 404, household_id

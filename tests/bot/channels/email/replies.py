@@ -124,6 +124,27 @@ REPLIES = [
         "12 евро",
     ),
     Reply(
+        "gmail-ru-android-wrapped",
+        "",
+        '12 евро\n\n02.04.2012 14:20 пользователь "faa@family.example" <faa@family.example>\nнаписал:\n\n'
+        "> Сколько ты потратил в пекарне?\n",
+        "12 евро",
+    ),
+    Reply(
+        "gmail-ru-android-wrapped-address",
+        "",
+        '12 евро\n\n02.04.2012 14:20 пользователь "faa@family.example" <\nfaa@family.example> написал:\n\n'
+        "> Сколько ты потратил в пекарне?\n",
+        "12 евро",
+    ),
+    Reply(
+        "gmail-ru-android-wrapped-unquoted",
+        "",
+        '12 евро\n\n02.04.2012 14:20 пользователь "faa@family.example" <faa@family.example>\nнаписал:\n\n'
+        "Сколько ты потратил в пекарне?\n",
+        "12 евро",
+    ),
+    Reply(
         "gmail-zh",
         "",
         "面包店花了12欧元\n\nFAA <faa@family.example> 于2024年4月3日周三 10:15写道：\n\n> 你在面包店花了多少钱？\n",

@@ -11,6 +11,7 @@ from aiohttp import FormData
 
 from bot.web.pages.security import csrf_for_session
 from tests.system import Family, System, make_family
+from tests.tools.test_events import GARBAGE_START
 from tools.storage import web_sessions
 from tools.storage.identities import create_invite
 
@@ -104,3 +105,8 @@ async def test_an_uploaded_file_is_imported_once(system: System) -> None:
     form.add_field("file", b"not a calendar", filename="x.ics", content_type="text/calendar")
     response = await system.client.post("/calendar/import", data=form, headers=anna)
     assert response.status == 400 and "not an iCalendar file" in await response.text()
+
+    form = FormData()
+    form.add_field("file", GARBAGE_START, filename="broken.ics", content_type="text/calendar")
+    response = await system.client.post("/calendar/import", data=form, headers=anna)
+    assert response.status == 400 and "cannot be read" in await response.text()
