@@ -18,6 +18,7 @@ from bot.web.pages import (
     onboarding,
     portability,
     reminders,
+    shell,
     visibility,
 )
 from bot.web.pages.render import JINJA, STATIC, environment
@@ -87,6 +88,10 @@ ROUTES = [
     web.post("/household/members/{member_id}/rename", household.rename, name="adult:member-rename"),
     web.post("/household/members/{member_id}/remove", household.remove, name="adult:member-remove"),
     web.post("/household/digests", household.update_digests, name="adult:digests"),
+    web.get("/favicon.ico", shell.favicon, name="asset:favicon"),
+    web.get("/manifest.webmanifest", shell.manifest, name="asset:manifest"),
+    web.get("/sw.js", shell.service_worker, name="asset:service-worker"),
+    web.get("/offline", shell.offline_page, name="asset:offline"),
     web.static("/static", STATIC, name="static"),
 ]
 

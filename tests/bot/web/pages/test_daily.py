@@ -38,3 +38,26 @@ async def test_the_chat_history_is_compact_with_timestamps_and_plain_language_st
     assert steps["store_expense"] == "Saving your expense…" and steps["render_chart"] == "Drawing the chart…"
     assert '<label for="message" class="visually-hidden">Message to FAA</label>' in page
     assert "<h1" in page
+
+
+async def test_the_app_is_installable_with_a_favicon_manifest_and_an_offline_shell(system: System) -> None:
+    client = system.client
+    favicon = await client.get("/favicon.ico")
+    assert favicon.status == 200 and favicon.content_type == "image/x-icon"
+    manifest = await client.get("/manifest.webmanifest")
+    assert manifest.status == 200 and manifest.content_type == "application/manifest+json"
+    described = json.loads(await manifest.text())
+    assert described["display"] == "standalone" and described["start_url"] == "/"
+    for icon in described["icons"]:
+        image = await client.get(icon["src"])
+        assert image.status == 200 and (await image.read()).startswith(b"\x89PNG")
+    worker = await client.get("/sw.js")
+    assert worker.status == 200 and worker.content_type == "text/javascript"
+    assert "/offline" in await worker.text()
+    offline = await client.get("/offline", headers={"Accept-Language": "zh-CN"})
+    assert offline.status == 200 and "你已离线" in await offline.text()
+    login = await (await client.get("/login")).text()
+    for link in ('rel="icon" href="/favicon.ico"', 'rel="manifest"', 'src="/static/app.js"', 'class="skip"'):
+        assert link in login
+    css = await (await client.get("/static/app.css")).text()
+    assert "prefers-color-scheme: dark" in css
