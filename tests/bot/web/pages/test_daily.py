@@ -8,6 +8,8 @@ import json
 import re
 from html import unescape
 
+from aiohttp import FormData
+
 from tests.bot.web.pages.test_calendar import session
 from tests.system import System, accept_unqueued, make_family
 from tools.storage import outbox
@@ -61,3 +63,40 @@ async def test_the_app_is_installable_with_a_favicon_manifest_and_an_offline_she
         assert link in login
     css = await (await client.get("/static/app.css")).text()
     assert "prefers-color-scheme: dark" in css
+
+
+CONCERT = (
+    b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//School//EN\r\nBEGIN:VEVENT\r\nUID:concert-1@school\r\n"
+    b"DTSTAMP:20261101T000000Z\r\nDTSTART:20311203T170000Z\r\nDTEND:20311203T190000Z\r\nSUMMARY:School concert\r\n"
+    b"END:VEVENT\r\nEND:VCALENDAR\r\n"
+)
+
+
+async def test_the_calendar_is_on_the_members_clock_in_week_and_month_views_with_confirmations(
+    system: System,
+) -> None:
+    family = await make_family(system.admin, "Daily calendar", {"Anna": "Europe/Berlin"})
+    anna = await session(system, family, "Anna")
+    form = FormData()
+    form.add_field("csrf", anna["X-CSRF-Token"])
+    form.add_field("file", CONCERT, filename="school.ics", content_type="text/calendar")
+    imported = await system.client.post("/calendar/import", data=form, headers=anna)
+    assert imported.status == 200
+
+    def concert(page: str) -> str:
+        found = re.search(r'<span class="start" data-day="([\d-]+)">([^<]+)</span>\s*<strong class="title">School', page)
+        assert found, page
+        return f"{found[1]} {found[2]}"
+
+    for view in ("list", "week", "month"):
+        page = await (await system.client.get(f"/calendar?view={view}&at=2031-12-01", headers=anna)).text()
+        assert concert(page) == "2031-12-03 18:00–20:00"  # 17:00 UTC is 18:00 in Berlin
+        assert 'aria-current="page">' + {"list": "Coming up", "week": "Week", "month": "Month"}[view] in page
+    assert "December 2031" in page and '<th scope="col">Mon</th>' in page
+    week = await (await system.client.get("/calendar?view=week&at=2031-12-03", headers=anna)).text()
+    assert "Week of Monday 1 December" in week and week.count("Nothing planned") == 6
+    assert re.search(r'data-confirm="Cancel “School concert”\?', week)
+    assert 'id="rotate" data-confirm="Revoke all calendar addresses?' in week
+    assert '<label>Calendar file (.ics) <input type="file"' in week
+    odd = await system.client.get("/calendar?view=year&at=tomorrow", headers=anna)
+    assert odd.status == 200  # an unknown view or day shows the coming weeks

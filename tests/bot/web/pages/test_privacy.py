@@ -76,6 +76,7 @@ async def _submit_in_page(page: Page, row: Row, marker: str) -> int:
             await item.locator("select[name=assignee]").select_option(marker)
             await item.locator("button.assign").click()
         else:
+            page.once("dialog", lambda dialog: dialog.accept())  # "Cancel …?" / "Cancel the reminder?"
             await item.locator("button.cancel").click()
     response = await answer.value
     await page.wait_for_load_state()
