@@ -67,6 +67,7 @@ ROUTES = [
     web.post("/lists/items", lists.add_item, name="page:list-add"),
     web.post("/lists/items/{item_id}/tick", lists.tick_item, name="page:list-tick"),
     web.post("/lists/items/{item_id}/assign", lists.assign_item, name="page:list-assign"),
+    web.post("/lists/items/{item_id}/edit", lists.edit_item, name="page:list-edit"),
     web.post("/lists/clear", lists.clear_items, name="page:list-clear"),
     web.get("/app/lists", lists.lists_json, name="page:lists-json"),
     web.post("/app/lists/items", lists.add_items_json, name="page:list-add-json"),

@@ -84,7 +84,7 @@ async def test_the_calendar_is_on_the_members_clock_in_week_and_month_views_with
     assert imported.status == 200
 
     def concert(page: str) -> str:
-        found = re.search(r'<span class="start" data-day="([\d-]+)">([^<]+)</span>\s*<strong class="title">School', page)
+        found = re.search(r'data-day="([\d-]+)">([^<]+)</span>\s*<strong class="title">School', page)
         assert found, page
         return f"{found[1]} {found[2]}"
 
@@ -100,3 +100,39 @@ async def test_the_calendar_is_on_the_members_clock_in_week_and_month_views_with
     assert '<label>Calendar file (.ics) <input type="file"' in week
     odd = await system.client.get("/calendar?view=year&at=tomorrow", headers=anna)
     assert odd.status == 200  # an unknown view or day shows the coming weeks
+
+
+async def test_lists_keep_their_names_strike_ticked_items_and_the_json_is_the_pages_data(system: System) -> None:
+    family = await make_family(system.admin, "Daily lists", {"Anna": "Europe/Berlin", "Tom": "Europe/Berlin"})
+    anna = await session(system, family, "Anna")
+    client = system.client
+    for text, name in (("a bike", "wishlist"), ("milk", "shopping list")):
+        form = {"csrf": anna["X-CSRF-Token"], "text": text, "list_name": name, "quantity": "", "assignee": ""}
+        added = await client.post("/lists/items", data=form, headers=anna, allow_redirects=False)
+        assert added.status == 303
+    listed = await (await client.get("/app/lists", headers=anna)).json()
+    assert sorted(list_["list_name"] for list_ in listed["lists"]) == ["shopping", "wishlist"]
+    milk = next(i for list_ in listed["lists"] for i in list_["items"] if i["text"] == "milk")["item_id"]
+    ticked = await client.post(
+        f"/lists/items/{milk}/tick", data={"csrf": anna["X-CSRF-Token"], "done": "1"}, headers=anna
+    )
+    assert ticked.status == 200  # after the redirect: the page again
+    edited = await client.post(
+        f"/lists/items/{milk}/edit",
+        data={"csrf": anna["X-CSRF-Token"], "quantity": "2 l", "assignee": "Tom"},
+        headers=anna,
+    )
+    page = await edited.text()
+    assert edited.status == 200
+    assert re.search(r'<span class="qty">2 l</span> <s>milk</s>', page)
+    assert '<span class="badge who">Tom</span>' in page
+    assert 'aria-label="Open milk again"' in page and 'aria-label="Tick off a bike"' in page
+    page_items = sorted(re.findall(r'<li data-item="(\d+)"', page))
+    listed = await (await client.get("/app/lists", headers=anna)).json()  # ticked items too, as on the page
+    assert sorted(str(i["item_id"]) for list_ in listed["lists"] for i in list_["items"]) == page_items
+    open_only = await (await client.get("/app/lists?include_done=0", headers=anna)).json()
+    assert [i["text"] for list_ in open_only["lists"] for i in list_["items"]] == ["a bike"]
+    refused = await client.post(
+        f"/lists/items/{milk}/edit", data={"csrf": anna["X-CSRF-Token"], "assignee": "Grandma"}, headers=anna
+    )
+    assert refused.status == 400 and "Grandma" in await refused.text()
