@@ -11,6 +11,7 @@ from html import unescape
 from aiohttp import FormData
 
 from tests.bot.web.pages.test_calendar import session
+from tests.bot.web.pages.test_pages import _expense
 from tests.system import System, accept_unqueued, make_family
 from tools.storage import outbox
 
@@ -136,3 +137,46 @@ async def test_lists_keep_their_names_strike_ticked_items_and_the_json_is_the_pa
         f"/lists/items/{milk}/edit", data={"csrf": anna["X-CSRF-Token"], "assignee": "Grandma"}, headers=anna
     )
     assert refused.status == 400 and "Grandma" in await refused.text()
+
+
+async def test_money_lists_the_months_expenses_to_correct_and_memories_search_says_when_nothing_matches(
+    system: System,
+) -> None:
+    family = await make_family(system.admin, "Daily money", {"Anna": "Europe/Berlin"})
+    anna = await session(system, family, "Anna")
+    at = "2031-03-14T10:00:00+00:00"
+    bakery = await _expense(system, family, "Anna", "Paid 12.30 EUR at the bakery", "12.30", "EUR", at=at)
+    await _expense(system, family, "Anna", "Fuel", "54.10", "EUR", category="transport", at=at)
+    page = await (await system.client.get("/money?month=2031-03", headers=anna)).text()
+    assert "<h1>Money</h1>" in page and '<h2 id="month-title">March 2031</h2>' in page
+    assert "‹ February</a>" in page and "April ›</a>" in page
+    assert sorted(re.findall(r'<span class="what">([^<]+)</span>', page)) == ["Fuel", "Paid 12.30 EUR at the bakery"]
+    assert "<th></th>" not in page and 'colspan="5">No budgets yet.' in page
+    corrected = await system.client.post(
+        f"/memories/{bakery}/edit",
+        data={
+            "csrf": anna["X-CSRF-Token"],
+            "back": f"/money?month=2031-03#expense-{bakery}",
+            "content": "Paid 12.30 EUR at the bakery",
+            "category": "bakery",
+            "amount": "13.30",
+            "currency": "EUR",
+        },
+        headers=anna,
+        allow_redirects=False,
+    )
+    assert corrected.status == 303 and corrected.headers["Location"] == f"/money?month=2031-03#expense-{bakery}"
+    page = await (await system.client.get("/money?month=2031-03", headers=anna)).text()
+    assert '<strong class="amount">13.30 EUR</strong>' in page
+    elsewhere = await system.client.post(
+        f"/memories/{bakery}/edit",
+        data={"csrf": anna["X-CSRF-Token"], "back": "https://evil.example/", "content": "Paid at the bakery"},
+        headers=anna,
+        allow_redirects=False,
+    )
+    assert elsewhere.headers["Location"] == f"/memories#memory-{bakery}"
+
+    by_category = await (await system.client.get("/memories?q=transport", headers=anna)).text()
+    assert re.findall(r'<div class="content">([^<]+)</div>', by_category) == ["Fuel"]
+    nothing = await (await system.client.get("/memories?q=zebra", headers=anna)).text()
+    assert "Nothing matches “zebra”" in nothing and "Tell FAA something" not in nothing
