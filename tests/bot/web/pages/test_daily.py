@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from html import unescape
+from html.parser import HTMLParser
 
 from aiohttp import FormData
 
@@ -180,3 +181,61 @@ async def test_money_lists_the_months_expenses_to_correct_and_memories_search_sa
     assert re.findall(r'<div class="content">([^<]+)</div>', by_category) == ["Fuel"]
     nothing = await (await system.client.get("/memories?q=zebra", headers=anna)).text()
     assert "Nothing matches “zebra”" in nothing and "Tell FAA something" not in nothing
+
+
+class _Controls(HTMLParser):
+    """The form controls of a page that no label names (by nesting, `for` or aria-label), its h1s and empty th."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_label = 0
+        self.labelled_ids: set[str] = set()
+        self.unnamed: list[dict[str, str | None]] = []
+        self.h1 = 0
+        self.th: list[str] = []
+        self.in_th = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        if tag == "label":
+            self.in_label += 1
+            if found.get("for"):
+                self.labelled_ids.add(str(found["for"]))
+        elif tag in ("input", "select", "textarea") and found.get("type") != "hidden":
+            if not (self.in_label or found.get("aria-label") or found.get("aria-labelledby")):
+                self.unnamed.append(found)
+        elif tag == "h1":
+            self.h1 += 1
+        elif tag == "th":
+            self.in_th = True
+            self.th.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "label":
+            self.in_label -= 1
+        elif tag == "th":
+            self.in_th = False
+
+    def handle_data(self, data: str) -> None:
+        if self.in_th:
+            self.th[-1] += data.strip()
+
+
+async def test_every_page_has_a_heading_a_skip_link_headed_tables_and_labelled_controls(system: System) -> None:
+    family = await make_family(system.admin, "Daily a11y", {"Anna": "Europe/Berlin", "Tom": "Europe/Berlin"})
+    anna = await session(system, family, "Anna")
+    await _expense(system, family, "Anna", "Paid 12.30 EUR at the bakery", "12.30", "EUR")
+    added = await system.client.post(
+        "/app/lists/items", json={"list_name": "shopping", "items": [{"text": "milk"}]}, headers=anna
+    )
+    assert added.status == 200
+    for path in ("/", "/memories", "/reminders", "/calendar", "/calendar?view=month", "/lists", "/money", "/data",
+                 "/household"):  # fmt: skip
+        page = await (await system.client.get(path, headers=anna)).text()
+        controls = _Controls()
+        controls.feed(page)
+        unnamed = [c for c in controls.unnamed if c.get("id") not in controls.labelled_ids]
+        assert unnamed == [], path
+        assert controls.h1 == 1, path
+        assert "" not in controls.th, path
+        assert '<a class="skip" href="#main">Skip to content</a>' in page and '<main id="main"' in page, path
