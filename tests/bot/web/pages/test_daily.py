@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Awaitable, Callable
 from html import unescape
 from html.parser import HTMLParser
 
 from aiohttp import FormData
+from playwright.async_api import BrowserContext, expect
 
+from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.bot.web.pages.test_calendar import session
 from tests.bot.web.pages.test_pages import _expense
 from tests.system import System, accept_unqueued, make_family
@@ -239,3 +242,19 @@ async def test_every_page_has_a_heading_a_skip_link_headed_tables_and_labelled_c
         assert controls.h1 == 1, path
         assert "" not in controls.th, path
         assert '<a class="skip" href="#main">Skip to content</a>' in page and '<main id="main"' in page, path
+
+
+async def test_in_chromium_the_service_worker_shows_the_offline_page_without_a_network(
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(system.admin, "Daily offline", {"Anna": "Europe/Berlin"})
+    page = await signed_in(system, new_context, family, "Anna")
+    await page.goto(base_url(system) + "/lists")
+    assert await page.evaluate("navigator.serviceWorker.ready.then(r => r.active.scriptURL)") == (
+        base_url(system) + "/sw.js"
+    )
+    await page.reload()  # controlled by the worker from now on
+    await page.context.set_offline(True)
+    await page.goto(base_url(system) + "/money")
+    await expect(page.locator("h1")).to_have_text("You are offline")
+    await page.context.set_offline(False)
