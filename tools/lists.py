@@ -47,7 +47,10 @@ _KIND_WORDS: dict[str, tuple[str, ...]] = {
     "todo": ("todo", "to-do", "to do", "tasks", "chores", "aufgaben", "erledigen", "待办", "任务", "家务"),
     "packing": ("packing", "pack", "packliste", "packen", "行李", "打包"),
 }
-_LIST_SUFFIX = re.compile(r"(?:\s*-?\s*(?:list|liste|清单|单子|列表))+$", re.I)
+# "list" as a word of its own ("shopping list", "to-do-list") or a Chinese suffix; a word ending in it is kept as
+# typed ("wishlist"), unless it is a common list's name ("Einkaufsliste", "shoppinglist").
+_LIST_SUFFIX = re.compile(r"(?:(?:\s+|\s*-\s*)(?:list|liste)|\s*(?:清单|单子|列表))+$", re.I)
+_ATTACHED_SUFFIX = re.compile(r"(?:list|liste)$", re.I)
 _ME = frozenset({"me", "myself", "i", "ich", "mich", "mir", "我", "self"})
 _NOBODY = frozenset({"nobody", "no one", "none", "niemand", "没人", "无"})
 
@@ -162,7 +165,7 @@ def canonical_name(name: str) -> tuple[str, Kind]:
     bare = _LIST_SUFFIX.sub("", name.strip()).strip() or name.strip()
     lowered = bare.lower()
     for kind, words in _KIND_WORDS.items():
-        if lowered in words:
+        if lowered in words or _ATTACHED_SUFFIX.sub("", lowered) in words:
             return kind, kind  # type: ignore[return-value]
     for kind, words in _KIND_WORDS.items():
         if any(word in lowered for word in words):

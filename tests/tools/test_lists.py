@@ -25,6 +25,9 @@ from . import REGISTRY, call, make_family, tool_context
         ("Packliste", "packing", "packing"),
         ("packing for the trip", "packing for the trip", "packing"),
         ("Christmas presents", "Christmas presents", "other"),
+        ("wishlist", "wishlist", "other"),
+        ("Wishlist list", "Wishlist", "other"),
+        ("shoppinglist", "shopping", "shopping"),
     ],
 )
 def test_common_list_names_reach_one_list(said: str, name: str, kind: str) -> None:

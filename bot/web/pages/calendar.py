@@ -6,7 +6,11 @@ key."""
 from __future__ import annotations
 
 import asyncio
+import calendar as months
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 import structlog
 from aiohttp import web
@@ -27,6 +31,7 @@ from tools.audience import audience
 from tools.errors import ToolRetry
 from tools.events import (
     AddEventArgs,
+    Event,
     EventIdArgs,
     ListEventsArgs,
     MoveEventArgs,
@@ -44,6 +49,73 @@ from tools.storage.events import MAX_LISTED
 log = structlog.get_logger()
 
 DAYS_SHOWN = 31
+VIEWS = ("list", "week", "month")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """An event as the member reads it: its day and times on the member's clock (an event imported at 17:00 UTC
+    is at 18:00 for a member in Berlin), whatever clock it was written on."""
+
+    event: Event
+    day: date
+    time: str  # "18:00", or "" all day
+    until: str  # the end's time ("19:00"), with its day when it ends on another ("2026-12-04 01:00"), or ""
+
+
+def on_member_clock(event: Event, zone: str) -> Shown:
+    if event.all_day:
+        return Shown(event, date.fromisoformat(event.start[:10]), "", "")
+    tz = ZoneInfo(zone)
+    start = datetime.fromisoformat(event.start).astimezone(tz)
+    until = ""
+    if event.end:
+        end = datetime.fromisoformat(event.end).astimezone(tz)
+        until = end.strftime("%H:%M") if end.date() == start.date() else end.strftime("%Y-%m-%d %H:%M")
+    return Shown(event, start.date(), start.strftime("%H:%M"), until)
+
+
+@dataclass(frozen=True)
+class Span:
+    """The days a view shows: the coming weeks as a list, a week (Monday first) or a month's weeks."""
+
+    view: str
+    mid: date  # the day the view is of: the month's first, the week's Monday, the list's first day
+    first: date
+    days: int
+    previous: date | None
+    next: date
+
+
+def span(view: str, at: date, today: date) -> Span:
+    if view == "week":
+        monday = at - timedelta(days=at.weekday())
+        return Span(view, monday, monday, 7, monday - timedelta(days=7), monday + timedelta(days=7))
+    if view == "month":
+        first = at.replace(day=1)
+        monday = first - timedelta(days=first.weekday())
+        last = first.replace(day=months.monthrange(first.year, first.month)[1])
+        days = (last - monday).days + 1
+        days += (7 - days % 7) % 7
+        previous = (first - timedelta(days=1)).replace(day=1)
+        return Span(view, first, monday, days, previous, (last + timedelta(days=1)))
+    start = at if at >= today else today
+    return Span("list", start, start, DAYS_SHOWN, None, start + timedelta(days=DAYS_SHOWN))
+
+
+def _asked(request: web.Request, today: date) -> tuple[str, date]:
+    view = request.query.get("view", "list")
+    if view not in VIEWS:
+        view = "list"
+    try:
+        at = date.fromisoformat(request.query.get("at", ""))
+    except ValueError:
+        at = today
+    if not 1900 < at.year < 2200:
+        at = today
+    return view, at
+
+
 _FORM_LIMIT = ics.MAX_BYTES + 64_000
 
 
@@ -56,16 +128,28 @@ async def calendar_page(
     request: web.Request, *, error: str | None = None, note: str | None = None, status: int = 400
 ) -> web.Response:
     viewer = request[VIEWER]
+    today = request.app[DEPS].clock.now().astimezone(ZoneInfo(viewer.timezone)).date()
+    view, at = _asked(request, today)
+    shown_days = span(view, at, today)
     async with member_tools(request) as ctx:
-        listed = await list_events(ctx, ListEventsArgs(start=None, days=DAYS_SHOWN, limit=MAX_LISTED))
+        # A day before and after: an event written on another clock can fall on the member's day from there.
+        first = shown_days.first - timedelta(days=1)
+        listed = await list_events(ctx, ListEventsArgs(start=first, days=shown_days.days + 2, limit=MAX_LISTED))
         household_token = await feeds.token(ctx.conn, viewer.household_id, None)
         own_token = await feeds.token(ctx.conn, viewer.household_id, viewer.user_id)
     others = [m.name for m in ctx.members if m.id != viewer.user_id]
+    shown = [on_member_clock(e, viewer.timezone) for e in listed.events]
+    shown.sort(key=lambda e: (e.day, e.time))
+    last = shown_days.first + timedelta(days=shown_days.days)
     return html(
         request,
         "calendar.html",
         status=status if error else 200,
-        events=listed.events,
+        events=[e for e in shown if shown_days.first <= e.day < last],
+        span=shown_days,
+        days=[shown_days.first + timedelta(days=n) for n in range(shown_days.days)],
+        today=today,
+        more=listed.more,
         feeds={
             "household": f"{base(request)}/ics/{household_token}.ics",
             "mine": f"{base(request)}/ics/{own_token}.ics",

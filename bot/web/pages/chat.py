@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -14,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.channels import intake
 from bot.channels.live import follow_events
 from bot.channels.web import CHANNEL
-from bot.web.pages.render import VIEWER, html, redirect
+from bot.web.pages.i18n import Catalog
+from bot.web.pages.render import VIEWER, html, redirect, texts
 from bot.web.pages.security import DEPS
 from engine.deps import Deps
 from tools.storage import media, outbox
@@ -22,6 +25,30 @@ from tools.storage.inbox import InboxRow
 from tools.storage.web_sessions import SessionMember
 
 HISTORY_TURNS = 30
+# The tools whose steps the chat names in plain words while FAA works ("Saving your expense…"); any other is "other".
+STEP_TOOLS = (
+    "store", "store_expense", "search", "aggregate", "update_memory_fields", "forget", "restore", "schedule_reminder",
+    "list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder", "set_quiet_hours", "add_event",
+    "list_events", "move_event", "cancel_event", "remind_before_event", "forget_me", "add_list_items", "show_list",
+    "update_list_item", "clear_done_items", "set_budget", "budget_status", "render_chart", "undo", "other",
+)  # fmt: skip
+
+
+def step_texts(t: Catalog) -> str:
+    """The plain-language step line of each tool, as the JSON the chat script reads."""
+    return json.dumps({name: t(f"step.{name}") for name in STEP_TOOLS}, ensure_ascii=False)
+
+
+def stamp(t: Catalog, instant: datetime, now: datetime, zone: str) -> str:
+    """When a message was sent, on the member's clock: "14:05" today, "yesterday 14:05", else "2026-12-03 14:05"."""
+    tz = ZoneInfo(zone)
+    local, today = instant.astimezone(tz), now.astimezone(tz).date()
+    clock = local.strftime("%H:%M")
+    if local.date() == today:
+        return clock
+    if local.date() == today - timedelta(days=1):
+        return f"{t('chat.yesterday')} {clock}"
+    return f"{local.date().isoformat()} {clock}"
 
 
 class ChatMessage(BaseModel):
@@ -35,7 +62,9 @@ async def chat_page(request: web.Request) -> web.Response:
     viewer = request[VIEWER]
     async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
         history = await outbox.conversation(conn, viewer.household_id, viewer.user_id, limit=HISTORY_TURNS)
-    return html(request, "chat.html", history=history)
+    t, now = texts(request), request.app[DEPS].clock.now()
+    stamps = [stamp(t, turn.received_at, now, viewer.timezone) for turn in history]
+    return html(request, "chat.html", history=list(zip(history, stamps, strict=True)), steps=step_texts(t))
 
 
 async def _accept(request: web.Request, text: str, client_id: str, *, stream: bool) -> tuple[InboxRow, bool]:

@@ -85,6 +85,19 @@ async def tick_item(request: web.Request) -> web.Response:
     return await _form_act(request, build, update_list_item)
 
 
+async def edit_item(request: web.Request) -> web.Response:
+    """An item's quantity and who takes it, changed in place (an empty quantity leaves it as it is)."""
+    item_id = row_id(request, "item_id")
+
+    def build(form: dict[str, str]) -> UpdateListItemArgs:
+        quantity = form.get("quantity", "").strip() or None
+        return UpdateListItemArgs.model_validate(
+            {"item_id": item_id, "assignee": form.get("assignee") or "nobody", "quantity": quantity}
+        )
+
+    return await _form_act(request, build, update_list_item)
+
+
 async def assign_item(request: web.Request) -> web.Response:
     item_id = row_id(request, "item_id")
 
@@ -109,8 +122,9 @@ async def _json_act(request: web.Request, model: type[BaseModel], action: Any, *
 
 
 async def lists_json(request: web.Request) -> web.Response:
-    """GET /app/lists[?list_name=…&include_done=1]: the lists with their items."""
-    query = {"list_name": request.query.get("list_name"), "include_done": request.query.get("include_done") == "1"}
+    """GET /app/lists[?list_name=…&include_done=0]: the lists with their items, the ticked ones not yet cleared
+    too (as the page shows them; `include_done=0` leaves them out)."""
+    query = {"list_name": request.query.get("list_name"), "include_done": request.query.get("include_done") != "0"}
     try:
         args = ShowListArgs.model_validate(query)
         async with member_tools(request) as ctx:

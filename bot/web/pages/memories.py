@@ -4,6 +4,7 @@ same as JSON (`/app/memories/…`)."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -33,8 +34,14 @@ def _ids(text: str) -> list[int]:
 async def memories_page(request: web.Request, *, error: str | None = None, status: int = 200) -> web.Response:
     query = request.query.get("q", "").strip()[:200]
     args: dict[str, Any] = {"order": "newest", "limit": PAGE_SIZE}
-    if query:
-        args["filter"] = {"field": "content", "op": "contains", "value": query}
+    if query:  # the words, the category or a tag shown on a card
+        args["filter"] = {
+            "any": [
+                {"field": "content", "op": "contains", "value": query},
+                {"field": "category", "op": "contains", "value": query},
+                {"field": "tags", "op": "contains", "value": query},
+            ]
+        }
     async with member_tools(request) as ctx:
         found = await search(ctx, SearchArgs.model_validate(args))
         others = [m.name for m in ctx.members if m.id != ctx.user_id]
@@ -106,7 +113,14 @@ async def edit_memory(request: web.Request) -> web.Response:
         return await memories_page(request, error=invalid(exc), status=400)
     except ToolRetry as exc:
         return await _refused(request, exc)
-    return redirect(f"/memories#memory-{memory_id}")
+    return redirect(_back(await request.post(), f"/memories#memory-{memory_id}"))
+
+
+def _back(form: Any, default: str) -> str:
+    """Where a form asks to go after it (the money page corrects expenses here): a path of the money or memories
+    page only."""
+    back = str(form.get("back", ""))
+    return back if re.fullmatch(r"/(money|memories)(\?[A-Za-z0-9=&%_.:-]*)?(#[a-z0-9-]+)?", back) else default
 
 
 # JSON ------------------------------------------------------------------------------------------------------------

@@ -30,11 +30,12 @@ from tools.budgets import (
 )
 from tools.errors import ToolRetry
 from tools.filters import compile_filter
-from tools.memories import SearchArgs
+from tools.memories import SearchArgs, search
 from tools.storage import budgets as stored_budgets
 from tools.storage import memories as stored
 
 CSV_ROWS = 5000
+LISTED = 50  # the month's expenses on the page, newest first (the CSV has them all)
 _BAR_WIDTH = 200
 
 
@@ -83,12 +84,20 @@ async def money_page(request: web.Request, *, error: str | None = None, status: 
     async with member_tools(request) as ctx:
         result = await aggregate(ctx, args)
         budgets = await stored_budgets.status(ctx.conn, ctx.household_id, ctx.now)
+        listed = await search(
+            ctx, SearchArgs.model_validate({"filter": _expenses_in(month), "order": "newest", "limit": LISTED})
+        )
     previous = (month - timedelta(days=1)).replace(day=1)
     following = (month + timedelta(days=31)).replace(day=1)
     return html(
         request,
         "money.html",
         month=month.strftime("%Y-%m"),
+        shown=month,
+        prev_month=previous,
+        next_month=following,
+        expenses=listed.memories,
+        more=len(listed.memories) >= LISTED,
         previous=previous.strftime("%Y-%m"),
         following=following.strftime("%Y-%m"),
         bars=_bars(result.groups),

@@ -57,7 +57,7 @@ async def export_household(request: web.Request) -> web.Response:
 
 async def forget(request: web.Request) -> web.Response:
     form = await request.post()
-    if str(form.get("confirm", "")).strip() != CONFIRMATION:
+    if str(form.get("confirm", "")).strip().upper() != CONFIRMATION:  # "forget" means it as well
         texts = {"en": f"Type {CONFIRMATION} to confirm.", "zh": f"请输入 {CONFIRMATION} 以确认。"}
         return await data_page(request, error=texts["zh" if request[VIEWER].locale.startswith("zh") else "en"])
     async with member_tools(request) as ctx:

@@ -18,6 +18,7 @@ from bot.web.pages import (
     onboarding,
     portability,
     reminders,
+    shell,
     visibility,
 )
 from bot.web.pages.render import JINJA, STATIC, environment
@@ -66,6 +67,7 @@ ROUTES = [
     web.post("/lists/items", lists.add_item, name="page:list-add"),
     web.post("/lists/items/{item_id}/tick", lists.tick_item, name="page:list-tick"),
     web.post("/lists/items/{item_id}/assign", lists.assign_item, name="page:list-assign"),
+    web.post("/lists/items/{item_id}/edit", lists.edit_item, name="page:list-edit"),
     web.post("/lists/clear", lists.clear_items, name="page:list-clear"),
     web.get("/app/lists", lists.lists_json, name="page:lists-json"),
     web.post("/app/lists/items", lists.add_items_json, name="page:list-add-json"),
@@ -87,6 +89,10 @@ ROUTES = [
     web.post("/household/members/{member_id}/rename", household.rename, name="adult:member-rename"),
     web.post("/household/members/{member_id}/remove", household.remove, name="adult:member-remove"),
     web.post("/household/digests", household.update_digests, name="adult:digests"),
+    web.get("/favicon.ico", shell.favicon, name="asset:favicon"),
+    web.get("/manifest.webmanifest", shell.manifest, name="asset:manifest"),
+    web.get("/sw.js", shell.service_worker, name="asset:service-worker"),
+    web.get("/offline", shell.offline_page, name="asset:offline"),
     web.static("/static", STATIC, name="static"),
 ]
 

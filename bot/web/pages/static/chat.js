@@ -1,10 +1,36 @@
 // The chat page: send a message and show FAA's answer as it streams (the SSE events of POST /app/chat/stream),
-// with the tool steps as they happen, charts inline and a clarifying question's options as buttons.
+// with what FAA is doing in plain words ("Saving your expense…"), charts inline and a clarifying question's options
+// as buttons. The newest message and its buttons stay in view above the sticky message box (scroll anchoring).
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const log = document.getElementById("log");
 const composer = document.getElementById("chat-form");
 const input = document.getElementById("message");
 const labels = composer.dataset;
+const steps = JSON.parse(labels.steps || "{}");
+
+// Follow the conversation while the member is at its end; leave them be when they scrolled up to read.
+let following = true;
+function atEnd() {
+  return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 48;
+}
+function reveal() {
+  window.scrollTo({ top: document.documentElement.scrollHeight, behavior: "instant" });
+}
+window.addEventListener("scroll", () => {
+  following = atEnd();
+});
+new ResizeObserver(() => {
+  if (following) reveal();
+}).observe(log);
+
+function clock() {
+  const now = new Date();
+  const time = document.createElement("time");
+  time.className = "when";
+  time.dateTime = now.toISOString();
+  time.textContent = now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  return time;
+}
 
 function item(who, text) {
   const li = document.createElement("li");
@@ -13,9 +39,14 @@ function item(who, text) {
   body.className = "text";
   body.textContent = text;
   li.append(body);
+  if (who === "me") li.append(clock());
   log.append(li);
-  li.scrollIntoView({ block: "end" });
   return li;
+}
+
+function stepText(name, args) {
+  if (name === "store" && args && args.amount != null) return steps.store_expense;
+  return steps[name] || steps.other || labels.working;
 }
 
 function messageId() {
@@ -46,8 +77,10 @@ function handle(bubble, type, data, state) {
     const step = document.createElement("li");
     step.className = "step running";
     step.dataset.id = data.id;
-    step.textContent = data.name;
+    step.dataset.tool = data.name;
+    step.textContent = stepText(data.name, data.arguments);
     state.steps.append(step);
+    if (state.deltas === 0) text.textContent = step.textContent;
   } else if (type === "tool_result") {
     const step = state.steps.querySelector(`li[data-id="${CSS.escape(String(data.id))}"]`);
     if (step) step.className = `step ${data.ok ? "ok" : "failed"}`;
@@ -70,10 +103,12 @@ function handle(bubble, type, data, state) {
     optionButtons(bubble, data.options);
     bubble.classList.remove("working");
     bubble.dataset.outcome = data.outcome || "";
+    bubble.append(clock());
   }
 }
 
 async function send(text) {
+  following = true;
   item("me", text);
   const bubble = item("faa working", labels.working);
   const state = { deltas: 0, steps: document.createElement("ul") };
@@ -106,7 +141,7 @@ async function send(text) {
     bubble.querySelector(".text").textContent = labels.failed;
   }
   bubble.classList.remove("working");
-  bubble.scrollIntoView({ block: "end" });
+  if (following) reveal();
 }
 
 document.addEventListener("submit", (event) => {
@@ -126,4 +161,4 @@ input.addEventListener("keydown", (event) => {
     composer.requestSubmit();
   }
 });
-log.lastElementChild?.scrollIntoView({ block: "end" });
+reveal();

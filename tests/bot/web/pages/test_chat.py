@@ -34,14 +34,20 @@ async def test_a_question_is_answered_as_a_stream_with_its_tool_steps_and_chart(
     await page.click("#send")
 
     answer = page.locator(".msg.faa").last
-    await expect(answer.locator(".text")).to_have_text("You have stored nothing yet, so the count is 0.")
-    await expect(answer.locator(".step.ok")).to_have_text(["aggregate", "render_chart"])
+    # The model's two rounds take longer than expect()'s 5 s on a busy machine: wait as long as the page would.
+    reply = "You have stored nothing yet, so the count is 0."
+    await expect(answer.locator(".text")).to_have_text(reply, timeout=60_000)
+    await expect(answer.locator(".step.ok")).to_have_text(["Adding up the numbers…", "Drawing the chart…"])
+    assert await answer.locator(".step").evaluate_all("steps => steps.map(s => s.dataset.tool)") == [
+        "aggregate",
+        "render_chart",
+    ]
     chart = answer.locator("img.chart")
     await expect(chart).to_be_visible()
     assert await chart.evaluate("image => image.naturalWidth") == 800  # the PNG, served under the member's RLS
     assert int(await answer.get_attribute("data-deltas") or 0) >= 1  # the text arrived as content deltas
     await page.reload()  # the history has it
-    await expect(page.locator(".msg.me").last).to_have_text("how many memories?")
+    await expect(page.locator(".msg.me .text").last).to_have_text("how many memories?")
     await expect(page.locator(".msg.faa .text").last).to_have_text("You have stored nothing yet, so the count is 0.")
 
 
@@ -60,4 +66,9 @@ async def test_a_clarifying_question_offers_its_options_as_buttons(
     await page.locator("button.option", has_text="Rewe").click()
 
     await expect(page.locator(".msg.faa .text").last).to_have_text("Noted: Rewe.")
-    await expect(page.locator(".msg.me").last).to_have_text("Rewe")
+    await expect(page.locator(".msg.me .text").last).to_have_text("Rewe")
+    # The newest answer is in view, above the sticky message box, not under it.
+    answer = await page.locator(".msg.faa").last.bounding_box()
+    composer = await page.locator("#chat-form").bounding_box()
+    assert answer is not None and composer is not None
+    assert answer["y"] + answer["height"] <= composer["y"] + 1

@@ -152,7 +152,7 @@ async def test_the_money_page_shows_the_totals_sql_computes_and_a_csv(
         "2026-03-15,groceries,Groceries at Rewe,14.25,EUR,Ben",
         "2026-03-15,travel,Train to Basel,80.00,CHF,Anna",
     ]
-    await page.click("#month-picker a.next")
+    await page.click("#month-nav a.next")
     await expect(page.locator("#totals td[data-currency=EUR]")).to_have_text("900.00")
 
 

@@ -62,7 +62,7 @@ async def test_forgetting_needs_the_typed_confirmation(system: System) -> None:
     assert refused.status == 400 and "Type FORGET to confirm." in await refused.text()
     assert await system.admin.fetchval("SELECT forgotten_at FROM users WHERE id = $1", family.user_ids["Anna"]) is None
 
-    done = await system.client.post("/data/forget", data={"confirm": "FORGET"}, headers=anna)
+    done = await system.client.post("/data/forget", data={"confirm": "forget "}, headers=anna)
     assert done.status == 200 and "Everything about you was forgotten." in await done.text()
     rows = await system.admin.fetch(
         "SELECT content, author_id FROM memories WHERE household_id = $1", family.household_id

@@ -73,9 +73,11 @@ async def _submit_in_page(page: Page, row: Row, marker: str) -> int:
             await item.locator("textarea[name=content]").fill(marker)
             await item.locator("form.stack button").click()
         elif row.kind == "list_item":
-            await item.locator("select[name=assignee]").select_option(marker)
-            await item.locator("button.assign").click()
+            await item.locator("details.edit summary").click()
+            await item.locator("details.edit select[name=assignee]").select_option(marker)
+            await item.locator("button.save").click()
         else:
+            page.once("dialog", lambda dialog: dialog.accept())  # "Cancel …?" / "Cancel the reminder?"
             await item.locator("button.cancel").click()
     response = await answer.value
     await page.wait_for_load_state()
