@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -13,8 +14,10 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sai
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.words import (
     cues,
+    own,
 )
 from engine.executor import StepResult
+from engine.grounding.spelling import normalised
 
 REMIND = cues(
     r"\b(?:ping|nudge|buzz|text) me\b",
@@ -131,7 +134,7 @@ class Reminder(Capability):
         key = answer.time if answer.time in situation.choices["time"] else situation.choices["time"][0]
         if len(situation.choices["time"]) == 1:
             key = situation.choices["time"][0]
-        args: dict[str, Any] = {"text": answer.text, "recipient": recipient(situation)}
+        args: dict[str, Any] = {"text": own_words(situation, answer.text), "recipient": recipient(situation)}
         repeat = next((r for r in situation.grounding.repeats if r.key == key), None)
         if repeat is not None:
             args["when"] = repeat.first.isoformat(timespec="minutes")
@@ -154,3 +157,30 @@ class Reminder(Capability):
             rule = repeat.text if repeat is not None else str(result["rrule"])
             return say("reminder_repeats", language, whom=shown, rule=rule, when=when, text=result["text"])
         return say("reminder_set", language, whom=shown, when=when, text=result["text"])
+
+
+# The words that ask for the reminder, with whom it is for: what is left of the message is what to remind of.
+_ASKING = re.compile(
+    r"^\W*(?:(?:please|pls|hey|can you|could you|would you|kannst du|könntest du|bitte)\s+)*"
+    r"(?:(?:remind|remnid|rmnd|ping|nudge|tell|erinnere?)\s+(?:me|us|him|her|them|mich|uns|ihn|sie|@?\w+)"
+    r"(?:\s+(?:bitte|daran))*(?:\s*,?\s*(?:to|that|about|of|dass|an|zu)\b)?"
+    r"|(?:请)?(?:提醒|叫)(?:我|我们|他|她|\w{1,8}?)(?=\S))",
+    re.IGNORECASE,
+)
+
+
+def own_words(situation: Situation, said: str) -> str:
+    """What to remind of in the member's own words: the model's text when every word of it is the message's, else
+    the message less the words of asking and of time."""
+    if own(said, normalised(situation.text, situation.language)):
+        return said
+    rest = normalised(situation.text, situation.language)
+    said_when = [m.text for m in situation.grounding.moments] + [r.text for r in situation.grounding.repeats]
+    for found in said_when:
+        rest = re.sub(re.escape(found), " ", rest, flags=re.IGNORECASE)
+    rest = _ASKING.sub("", _CLOCK.sub(" ", rest).strip())
+    rest = re.sub(r"\s+", " ", rest).strip(" ,.!?;:，。！？")
+    return (rest or said)[:120]
+
+
+_CLOCK = re.compile(r"\b(?:at|um|gegen)\s+\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|uhr)?(?!\w)", re.IGNORECASE)

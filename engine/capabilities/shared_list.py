@@ -9,10 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.words import (
-    QUESTION,
-    cues,
-)
+from engine.capabilities.words import QUESTION, cues, own
 from engine.checklists import render
 from engine.executor import StepResult
 from tools.lists import canonical_name
@@ -229,7 +226,11 @@ class SharedList(Capability):
         assert isinstance(answer, ListAnswer)
         action = situation.choices["action"][0]
         language = situation.language
-        items = [{"text": i.text, **({"quantity": i.quantity} if i.quantity else {})} for i in answer.items]
+        items = [  # only what the member named: an item the message does not hold is no item of theirs
+            {"text": i.text, **({"quantity": i.quantity} if i.quantity else {})}
+            for i in answer.items
+            if own(i.text, situation.text)
+        ]
         name = self._list(situation, answer)
         if action == "show":
             return [PlannedCall(id="s1", tool="show_list", args={"list_name": name})]

@@ -158,3 +158,14 @@ def says_what(text: str, amounts: list[str]) -> bool:
         rest = rest.replace(amount, " ")
     rest = FILLER.sub(" ", VAGUE.sub(" ", PAYING.sub(" ", rest)))
     return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is not None
+
+
+def own(said: str, message: str) -> bool:
+    """Every word of `said` is the message's (three letters or more, by their first five letters; Chinese by pairs of
+    characters): a text the model wrote that the member could have written, not a prompt example or a translation."""
+    return _substance(said) <= _substance(message)
+
+
+def _substance(text: str) -> set[str]:
+    pairs = {run[i : i + 2] for run in re.findall(r"[\u4e00-\u9fff]+", text) for i in range(len(run) - 1)}
+    return {word.lower()[:5] for word in re.findall(r"[^\W\d_]{3,}", text)} | pairs

@@ -3,15 +3,18 @@ the choice to the nearest examples and the model), and what the capability then 
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
 
 from engine.analysis import PlannedCall
-from engine.capabilities import routing
+from engine.capabilities import CAPABILITIES, routing
+from engine.capabilities.reminder import own_words
 from engine.capabilities.reminder_change import change_action
-from engine.capabilities.words import says_what
+from engine.capabilities.words import own, says_what
 from engine.consent import unasked
 from engine.grounding import ground
 
@@ -101,3 +104,29 @@ def test_forgetting_more_than_one_row_waits_for_a_yes_however_few_the_household_
     assert unasked(plan, text, grounding, frozenset({"forget"})) == plan
     one = [PlannedCall(id="s1", tool="forget", args={"memory_ids": [1]})]
     assert unasked(one, "forget the wifi password", grounding, frozenset({"forget"})) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "model_wrote", "stored"),
+    [
+        ("remind me tomorrow at 8 to take out the trash", "Müll rausbringen", "take out the trash"),
+        ("remind me on the 1st to pay the rent", "Zahlung für das Miete", "pay the rent"),
+        ("remind me tonight at 7 to bring in the laundry", "Laundry rausbringen", "bring in the laundry"),
+        ("remnid me evry other tuesday at 6:30pm to put the paper bin out", "Altpapier", "put the paper bin out"),
+        ("Remind Ben tomorrow at 8 am to call the dentist", "Call the dentist", "Call the dentist"),
+        ("明天早上八点提醒我给牙医打电话", "给牙医打电话", "给牙医打电话"),
+    ],
+)
+def test_a_reminder_keeps_the_members_words(text: str, model_wrote: str, stored: str) -> None:
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    situation = SimpleNamespace(text=text, grounding=grounding, language=grounding.language)
+    assert own_words(situation, model_wrote) == stored  # type: ignore[arg-type]
+
+
+def test_no_prompt_example_can_become_a_stored_text() -> None:
+    """Every example a capability's instructions show the model is refused as the member's words for a message that
+    does not hold it."""
+    message = "remind me tomorrow at 9 to water the plants"
+    for capability in CAPABILITIES.values():
+        for quoted in re.findall(r'"(?:text|what|items?)":\s*"([^"]+)"', capability.instructions):
+            assert not own(quoted, message), (capability.name, quoted)
