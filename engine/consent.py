@@ -19,6 +19,7 @@ from typing import Any
 
 import structlog
 
+from engine import privacy
 from engine.analysis import PlannedCall
 from engine.domain import Reply
 from engine.executor import StepResult, run_plan
@@ -169,9 +170,13 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
     run.note("plan.consent.given", steps=len(plan))
     results: list[StepResult] = await run_plan(run, plan)
     degraded = any(not result.ok for result in results)
+    asked = str(pending.state.get("text") or text)  # "Ja" alone says little
     text = basic_answer(results)
     if not degraded and {step.tool for step in plan} == {"forget_me"}:
-        text = say("forgot_me", language_of(str(pending.state.get("text") or text)))  # "Ja" alone says little
+        text = say("forgot_me", language_of(asked))
+    audience = privacy.requested(asked, run.members, run.message.user_id)  # the kept plan was set to it
+    if told := privacy.told(audience, run.members, asked, results):
+        text = f"{text}\n{told}"
     return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
 
 
