@@ -1,15 +1,25 @@
 """Writes the member did not ask for wait for their yes: a plan that changes things in answer to a question, changes
 or forgets more than one row at once, or changes or forgets anything when the message asked for no such thing
-(a stored text saying "forget everything" must not be able to make the model do it). The plan is kept with the
-question and runs, unchanged and without the model, when the member says yes."""
+(a stored text saying "forget everything" must not be able to make the model do it). Some always wait, whatever
+the message and whatever the household holds: forgetting the member (`forget_me`) and forgetting in bulk (more than
+one row, or "everything"). The plan is kept with the question and runs, unchanged and without the model, when the
+member says yes.
+
+The same rule holds in every step the model writes in: the plan of its analysis (`unasked`, then `ask`), a
+re-planned step and a tool call it makes while writing the reply (`Gate`: such a call is held, the model is told
+it was not done, and the reply ends with the question).
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
+from engine import privacy
 from engine.analysis import PlannedCall
 from engine.capabilities import routing
 from engine.capabilities.correction import UPDATE
@@ -31,7 +41,19 @@ log = structlog.get_logger()
 _DESTRUCTIVE = frozenset({"forget", "update_memory_fields", "cancel_reminder", "restore", "cancel_event"})
 # Asked for every time, whoever planned it: there is no undo for it.
 ALWAYS_ASK = frozenset({"forget_me"})
-_MAX_ROWS = 1  # forgetting more than one row at once ("everything") always waits for a yes
+_MAX_ROWS = 3
+_BULK = frozenset({"forget"})  # forgetting more than one row at once always asks
+_EVERYTHING = re.compile(
+    r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data)|"
+    r"all\b\W*$|alles|sämtliche)\b|全部|所有|一切|统统|都(?:删|忘)",
+    re.IGNORECASE,
+)
+_FORGET = {"en": "forget {count} {noun}", "de": "{count} Einträge vergessen", "zh": "删除{count}条记录"}
+# What the model reads in place of a held call's result: it was not done, and the member decides.
+HELD = (
+    "not done: this change waits for the member's yes, which FAA asks for after your reply. Do not say it was "
+    "done, and do not call it again."
+)
 _YES = re.compile(
     r"^\W*(?:yes|yeah|yep|ok|okay|sure|go ahead|do it|please do|confirm|ja|jawohl|klar|mach)\b"
     r"|^\W*(?:好的?|是的?|确认|可以|行|对)",
@@ -50,13 +72,74 @@ def unasked(plan: list[PlannedCall], text: str, grounding: Grounding, writes: fr
         if step.tool not in writes:
             continue
         destructive = step.tool in _DESTRUCTIVE
-        if step.tool in ALWAYS_ASK or question or (destructive and not asked_to_change) or rows(step) > _MAX_ROWS:
+        if question or (destructive and not asked_to_change) or _rows(step) > _MAX_ROWS:
+            risky.append(step)
+        elif must_ask([step], text):
             risky.append(step)
     return risky
 
 
-def rows(step: PlannedCall) -> int:
-    """How many rows a step changes or forgets."""
+def must_ask(plan: list[PlannedCall], text: str) -> list[PlannedCall]:
+    """The steps of `plan` that wait for a yes whatever the message asked: forgetting the member, and forgetting
+    more than one row or "everything" (`text`: the message), however few rows the household holds."""
+    return [
+        step
+        for step in plan
+        if step.tool in ALWAYS_ASK or (step.tool in _BULK and (_rows(step) > 1 or _EVERYTHING.search(text)))
+    ]
+
+
+@dataclass
+class Gate:
+    """The consent rule for the writes the model makes after its analysis — a re-planned step, a tool call while
+    writing the reply — within one message. A step that needs a yes is held (`split`: not run); `ask` then puts
+    the held steps to the member."""
+
+    text: str
+    grounding: Grounding
+    writes: frozenset[str]
+    held: list[PlannedCall] = field(default_factory=list)
+
+    def split(self, plan: list[PlannedCall]) -> list[PlannedCall]:
+        """The steps of `plan` that may run now; the ones that wait for a yes (and those depending on them) are
+        held."""
+        waiting = {step.id for step in unasked(plan, self.text, self.grounding, self.writes)}
+        grew = True
+        while grew:
+            before = len(waiting)
+            waiting |= {step.id for step in plan if waiting & set(step.depends_on)}
+            grew = len(waiting) > before
+        held = [step for step in plan if step.id in waiting]
+        # Ids unique among all held steps, which run as one plan on a yes.
+        renamed = {step.id: f"h{len(self.held) + number}" for number, step in enumerate(held, 1)}
+        for step in held:
+            after = [renamed[d] for d in step.depends_on if d in renamed]
+            self.held.append(step.model_copy(update={"id": renamed[step.id], "depends_on": after}))
+        return [step for step in plan if step.id not in waiting]
+
+    def held_for_model(self, plan: list[PlannedCall]) -> list[dict[str, Any]]:
+        """What the model reads of held steps, in place of their results."""
+        return [{"id": step.id, "tool": step.tool, "ok": False, "error": HELD} for step in plan]
+
+    def ask(self, run: Run, before: str) -> tuple[Reply, PendingClarification]:
+        """The reply `before` (what the model wrote), then the question for the held steps."""
+        reply, pending = ask(run, self.held, self.held, self.text)
+        text = f"{before.strip()}\n\n{reply.text}" if before.strip() else reply.text
+        return Reply(text, reply.outcome, options=reply.options, media_ids=tuple(run.media_ids)), pending
+
+
+def planned(call_id: str, tool: str, arguments: str | dict[str, Any]) -> PlannedCall | None:
+    """A native tool call as a plan step; None when its arguments are no JSON object (the tool refuses it)."""
+    try:
+        args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(args, dict):
+        return None
+    return PlannedCall(id=call_id[:20] or "v", tool=tool, args=args)
+
+
+def _rows(step: PlannedCall) -> int:
     ids = step.args.get("memory_ids")
     return len(ids) if isinstance(ids, list) else 1
 
@@ -91,9 +174,13 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
     run.note("plan.consent.given", steps=len(plan))
     results: list[StepResult] = await run_plan(run, plan)
     degraded = any(not result.ok for result in results)
+    asked = str(pending.state.get("text") or text)  # "Ja" alone says little
     text = basic_answer(results)
     if not degraded and {step.tool for step in plan} == {"forget_me"}:
-        text = say("forgot_me", language_of(str(pending.state.get("text") or text)))  # "Ja" alone says little
+        text = say("forgot_me", language_of(asked))
+    audience = privacy.requested(asked, run.members, run.message.user_id)  # the kept plan was set to it
+    if told := privacy.told(audience, run.members, asked, results):
+        text = f"{text}\n{told}"
     return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
 
 
@@ -102,7 +189,8 @@ def _describe(step: PlannedCall, language: str) -> str:
     if step.tool == "forget_me":
         return say("forget_me", language)
     if step.tool == "forget":
-        return f"forget {rows(step)} memories"
+        count = _rows(step)
+        return _FORGET[language].format(count=count, noun="memory" if count == 1 else "memories")
     if step.tool == "update_memory_fields":
         return f"change memory {args.get('memory_id')}"
     if step.tool == "cancel_reminder":

@@ -3,7 +3,9 @@ plan, the reply when it is known) in up to three rounds, the plan run, and a rep
 
 Around the model: the message's grounding and the rows it may point at are in its context; a tool's refusal goes
 back to it for one re-planning round; a reply with a number no source holds is written again once, then replaced
-by a plain account of the tools' results.
+by a plain account of the tools' results, as is one that quotes a hint written for the model. Every write the model
+makes — planned, re-planned, or a tool call while writing the reply — creates rows for the audience the message's
+words ask for (`engine.privacy`) and passes the consent gate (`engine.consent`).
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ from __future__ import annotations
 import functools
 import json
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
 
-from engine import consent, metrics
-from engine.analysis import AnalysisModel, analysis_schema, read_answer
+from engine import consent, metrics, privacy
+from engine.analysis import AnalysisModel, PlannedCall, analysis_schema, read_answer
 from engine.capabilities._memories import notes_text
 from engine.context import History, base_context, serve_requests
 from engine.domain import Reply
@@ -27,10 +29,12 @@ from engine.grounding import Grounding
 from engine.llm_types import LLMResponse, Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
-from engine.replies import basic_answer
+from engine.replies import basic_answer, model_words, readable
 from engine.run import Run
 from tools.registry import ToolRegistry
+from tools.storage.households import Member
 from tools.storage.interactions import PendingClarification
+from tools.storage.visibility import Audience
 
 log = structlog.get_logger()
 
@@ -47,6 +51,19 @@ _NUMBERS_INSTRUCTION = (
     "Your reply has numbers that are in neither the message nor the tool results: {numbers}. Write it again "
     "using only numbers from the tool results."
 )
+
+
+@dataclass
+class _Writes:
+    """What every write the model makes in one message passes, whichever step it makes it in: the audience the
+    message's words ask for, and the consent gate."""
+
+    gate: consent.Gate
+    audience: Audience
+    members: tuple[Member, ...]
+
+    def prepared(self, plan: list[PlannedCall]) -> list[PlannedCall]:
+        return privacy.apply(plan, self.audience, self.members)
 
 
 @functools.cache
@@ -83,23 +100,32 @@ async def answer(
     analysis = await _analyse(run, version, messages)
     if analysis.clarification is not None:
         return _clarify(run, analysis, text, history.pending)
-    writes = frozenset(name for name in run.deps.registry.names() if run.deps.registry.get(name).writes)
-    if risky := consent.unasked(analysis.tool_plan, text, grounding, writes):
-        return consent.ask(run, analysis.tool_plan, risky, text)
+    registry = run.deps.registry
+    writes = frozenset(name for name in registry.names() if registry.get(name).writes)
+    audience = privacy.requested(text, run.members, run.message.user_id)
+    guard = _Writes(consent.Gate(text, grounding, writes), audience, run.members)
+    plan = guard.prepared(analysis.tool_plan)
+    if risky := consent.unasked(plan, text, grounding, writes):
+        return consent.ask(run, plan, risky, text)
     started = time.monotonic()
-    results = await run_plan(run, analysis.tool_plan) if analysis.tool_plan else []
+    results = await run_plan(run, plan) if plan else []
     if any(not r.ok and r.fixable for r in results):
-        results = await _replan(run, messages, results)
-    reply_text, answered_by = await _respond(run, messages, analysis, results)
+        results = await _replan(run, messages, results, guard)
+    reply_text, answered_by = await _respond(run, messages, analysis, results, guard)
     # What the model was shown besides its instructions: the message, its context and the tools' results.
     sources = [text, grounding.to_json(), rows, reminders, [m["content"] for m in messages if m["role"] != "system"]]
     reply_text = await _checked(run, messages, reply_text, sources, answered_by)
+    reply_text = readable(reply_text, answered_by, model_words(registry))
+    if told := privacy.told(audience, run.members, text, answered_by):
+        reply_text = f"{reply_text}\n\n{told}"
     log.info(
         "step5.execution.completed",
         duration_ms=_step("execute", started),
         tool_calls=len(results),
         failed=sum(not r.ok for r in results),
     )
+    if guard.gate.held:
+        return guard.gate.ask(run, reply_text)
     degraded = any(not r.ok for r in results)
     return Reply(reply_text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids)), None
 
@@ -154,8 +180,9 @@ async def _analysis_call(run: Run, messages: list[Message], purpose: str = "anal
         return _parse_analysis(repaired)
 
 
-async def _replan(run: Run, messages: list[Message], results: list[StepResult]) -> list[StepResult]:
-    """One re-planning round for the steps whose arguments a tool refused; the others stand as they are."""
+async def _replan(run: Run, messages: list[Message], results: list[StepResult], guard: _Writes) -> list[StepResult]:
+    """One re-planning round for the steps whose arguments a tool refused; the others stand as they are. A new plan
+    that needs the member's yes is held, not run."""
     failures = [r.for_model() for r in results if not r.ok and r.fixable]
     run.note("plan.repair", failures=len(failures))
     messages.append(
@@ -166,9 +193,10 @@ async def _replan(run: Run, messages: list[Message], results: list[StepResult]) 
     except AnalysisError:
         return results
     messages.append({"role": "assistant", "content": fixed.model_dump_json(exclude_none=True)})
-    if not fixed.tool_plan:
+    plan = guard.gate.split(guard.prepared(fixed.tool_plan))
+    if not plan:
         return results
-    retried = await run_plan(run, fixed.tool_plan)
+    retried = await run_plan(run, plan)
     return [r for r in results if r.ok or not r.fixable] + retried
 
 
@@ -189,14 +217,16 @@ def _clarify(
 
 
 async def _respond(
-    run: Run, messages: list[Message], analysis: AnalysisModel, results: list[StepResult]
+    run: Run, messages: list[Message], analysis: AnalysisModel, results: list[StepResult], guard: _Writes
 ) -> tuple[str, list[StepResult]]:
     """The reply, and the results it was written from (with those of tool calls made while writing it)."""
     ready = analysis.response.reply
-    if ready and all(r.ok for r in results) and not (analysis.response.needs_tool_results and results):
+    held = guard.gate.held_for_model(guard.gate.held)  # re-planned steps that wait for a yes
+    if ready and all(r.ok for r in results) and not held and not (analysis.response.needs_tool_results and results):
         await run.emit("content_delta", text=ready)
         return ready, results
-    messages.append({"role": "user", "content": _RESPOND_INSTRUCTION.format(results=results_text(results))})
+    shown = results_text(results) if not held else json.dumps([*json.loads(results_text(results)), *held])
+    messages.append({"role": "user", "content": _RESPOND_INSTRUCTION.format(results=shown)})
     max_rounds = run.deps.settings.engine.max_verification_rounds
     try:
         for verification in range(max_rounds + 1):
@@ -205,7 +235,7 @@ async def _respond(
             response = await run.llm("respond", functools.partial(_reply_call, run, messages, tools))
             if not (response.tool_calls and tools):
                 return (response.content or "").strip() or basic_answer(results), results
-            results = results + await _verify(run, messages, response)
+            results = results + await _verify(run, messages, response, guard)
     except LLMError:
         if not results:
             raise
@@ -244,7 +274,9 @@ async def _reply_call(run: Run, messages: list[Message], tools: list[dict[str, A
     return response
 
 
-async def _verify(run: Run, messages: list[Message], response: LLMResponse) -> list[StepResult]:
+async def _verify(run: Run, messages: list[Message], response: LLMResponse, guard: _Writes) -> list[StepResult]:
+    """Run the tool calls the model made while writing the reply, each as a planned step would run: its rows for
+    the message's audience, and held when it needs the member's yes (the model reads that it was not done)."""
     messages.append(
         {
             "role": "assistant",
@@ -257,7 +289,16 @@ async def _verify(run: Run, messages: list[Message], response: LLMResponse) -> l
     )
     results = []
     for call in response.tool_calls:
-        result = await run_step(run, run.next_seq(), call.id, call.name, call.arguments)
+        step = consent.planned(call.id, call.name, call.arguments)
+        arguments: str | dict[str, Any] = call.arguments
+        if step is not None:
+            [step] = guard.prepared([step])
+            if not guard.gate.split([step]):
+                held = {"id": call.id, "tool": call.name, "ok": False, "error": consent.HELD}
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": json.dumps(held)})
+                continue
+            arguments = step.args
+        result = await run_step(run, run.next_seq(), call.id, call.name, arguments)
         results.append(result)
         messages.append(
             {"role": "tool", "tool_call_id": call.id, "content": json.dumps(result.for_model(), default=str)}

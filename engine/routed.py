@@ -14,7 +14,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from engine import consent, metrics
+from engine import consent, metrics, privacy
 from engine.analysis import PlannedCall, read_answer
 from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute, Said, Situation, routing
 from engine.capabilities._memories import candidate_rows
@@ -73,15 +73,19 @@ async def answer(
     answer_ = await _fill(run, version, route, situation, model) if model is not None else None
     log.info("step3.analysis.completed", duration_ms=_step("analyse", started), route=name, rounds=run.rounds)
     started = time.monotonic()
+    audience = privacy.requested(text, run.members, run.message.user_id)
     plan = route.plan(situation, answer_)
     if isinstance(plan, Ask):
         return _ask(run, name, text, plan)
-    if _needs_yes(route, plan):
+    plan = privacy.apply(plan, audience, run.members)  # who sees a new row is the words' to say, not the model's
+    if route.consent == "always" or consent.must_ask(plan, text):
         return consent.ask(run, plan, plan, text)
     results = await run_plan(run, plan) if plan else []
     if model is not None and any(not r.ok and r.fixable for r in results):
         answer_, results = await _repair(run, version, route, situation, model, answer_, plan, results)
     reply = _reply(run, route, situation, answer_, results)
+    if told := privacy.told(audience, run.members, text, results):
+        reply = f"{reply}\n{told}"
     log.info(
         "step5.execution.completed",
         duration_ms=_step("execute", started),
@@ -165,14 +169,6 @@ async def _fill(
         return _validated(model, repaired.content, situation)
 
 
-def _needs_yes(capability: Capability, plan: list[PlannedCall]) -> bool:
-    """The capability's consent policy: always, or for more than one row at once ("everything"); forget-me always,
-    whichever capability planned it."""
-    if capability.consent == "always" or any(step.tool in consent.ALWAYS_ASK for step in plan):
-        return True
-    return capability.consent == "bulk" and any(consent.rows(step) > 1 for step in plan)
-
-
 def _validated(model: type[BaseModel], raw: str | None, situation: Situation) -> BaseModel:
     return read_answer(model, _forced(raw, situation.choices), {"choices": situation.choices})
 
@@ -234,6 +230,8 @@ async def _repair(
     replanned = route.plan(situation, second)
     if isinstance(replanned, Ask) or len(replanned) != len(plan):
         return first, results
+    audience = privacy.requested(situation.text, run.members, run.message.user_id)
+    replanned = privacy.apply(replanned, audience, run.members)
     again = [step for step, result in zip(replanned, results, strict=True) if not result.ok and result.fixable]
     rerun = iter(await run_plan(run, again))
     merged = [next(rerun) if not result.ok and result.fixable else result for result in results]

@@ -1,8 +1,10 @@
 """Writes the member did not ask for wait for a yes: a model steered by stored text cannot forget the household's
-memories in answer to a question."""
+memories in answer to a question, neither in its plan nor with a native tool call while writing the reply; forgetting
+the member or in bulk always waits for a yes."""
 
 from __future__ import annotations
 
+from engine import consent
 from tests.e2e.scripts import analysis, member_message
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
@@ -73,3 +75,99 @@ async def test_a_yes_runs_the_kept_plan_without_the_model(system: System) -> Non
     assert done["outcome"] == "answered"
     assert system.llm.requests == []
     assert await live(system, family.household_id) == 0
+
+
+def reply_calls(tool: str, args: dict[str, object]) -> object:
+    """A model asked "what is on my list?" that plans show_list and, while writing the reply, calls `tool` natively
+    (what a hijacked hosted model does), then says "Here is your list."."""
+
+    def model(request: ChatRequest) -> Scripted:
+        text = member_message(request)
+        if request.schema_name == "analysis":
+            if text.startswith("Note:"):
+                plan = [{"tool": "store", "args": {"content": text, "kind": "note"}}]
+                return analysis("record", plan=plan, reply="Ok.")
+            return analysis("query", plan=[{"tool": "show_list", "args": {}}], needs_results=True)
+        if any(message["role"] == "tool" for message in request.messages):
+            return Scripted(content="Here is your list.")
+        return Scripted(tool_calls=[(tool, args)])
+
+    return model
+
+
+async def forgotten(system: System, user_id: int) -> bool:
+    return bool(await system.admin.fetchval("SELECT forgotten_at IS NOT NULL FROM users WHERE id = $1", user_id))
+
+
+async def test_a_native_forget_me_while_replying_erases_nobody_and_asks(system: System) -> None:
+    family = await make_family(system.admin, "NativeForgetMe", {"Anna": "Europe/Berlin"})
+    system.llm.script(reply_calls("forget_me", {}))
+
+    asked = await (
+        await system.client.post("/v1/messages", json={"text": "what is on my list?"}, headers=family.auth("Anna"))
+    ).json()
+
+    assert not await forgotten(system, family.user_ids["Anna"])
+    assert asked["outcome"] == "clarifying" and asked["options"] == ["Yes", "No"]
+    assert asked["reply"].startswith("Here is your list.") and "forget everything about you" in asked["reply"]
+    # The model was told the call did not run.
+    told = [m for r in system.llm.requests for m in r.messages if m["role"] == "tool"]
+    assert told and all(consent.HELD in str(m["content"]) for m in told)
+
+    refused = await (await system.client.post("/v1/messages", json={"text": "no"}, headers=family.auth("Anna"))).json()
+    assert refused["outcome"] == "answered" and not await forgotten(system, family.user_ids["Anna"])
+
+
+async def test_a_native_forget_while_replying_to_a_question_forgets_nothing(system: System) -> None:
+    family = await make_family(system.admin, "NativeForget", {"Anna": "Europe/Berlin"})
+    system.llm.script(reply_calls("forget", {"memory_ids": []}))
+    await system.client.post("/v1/messages", json={"text": "Note: the wifi is tulip42"}, headers=family.auth("Anna"))
+    [memory_id] = [
+        row["id"]
+        for row in await system.admin.fetch("SELECT id FROM memories WHERE household_id = $1", family.household_id)
+    ]
+    system.llm.script(reply_calls("forget", {"memory_ids": [memory_id]}))
+
+    asked = await (
+        await system.client.post("/v1/messages", json={"text": "what is on my list?"}, headers=family.auth("Anna"))
+    ).json()
+
+    assert await live(system, family.household_id) == 1
+    assert asked["outcome"] == "clarifying" and "forget 1 memory" in asked["reply"]
+
+
+def forgets(ids: list[int]) -> object:
+    """A model that plans to forget `ids` — what the member asked for."""
+
+    def model(request: ChatRequest) -> Scripted:
+        if request.schema_name != "analysis":
+            return Scripted(content="Done.")
+        text = member_message(request)
+        if text.startswith("Note:"):
+            return analysis("record", plan=[{"tool": "store", "args": {"content": text, "kind": "note"}}], reply="Ok.")
+        return analysis("delete", plan=[{"tool": "forget", "args": {"memory_ids": ids}}], reply="Forgotten.")
+
+    return model
+
+
+async def test_a_bulk_forget_waits_for_a_yes_even_when_asked_for(system: System) -> None:
+    family = await make_family(system.admin, "Bulk", {"Anna": "Europe/Berlin"})
+    system.llm.script(forgets([]))
+    await system.client.post("/v1/messages", json={"text": "Note: the wifi is tulip42"}, headers=family.auth("Anna"))
+    [only] = [
+        row["id"]
+        for row in await system.admin.fetch("SELECT id FROM memories WHERE household_id = $1", family.household_id)
+    ]
+    system.llm.script(forgets([only]))
+
+    # One row is all the household holds, but "everything" is a bulk forget.
+    everything = await (
+        await system.client.post("/v1/messages", json={"text": "forget everything"}, headers=family.auth("Anna"))
+    ).json()
+    assert everything["outcome"] == "clarifying" and await live(system, family.household_id) == 1
+    await system.client.post("/v1/messages", json={"text": "no"}, headers=family.auth("Anna"))
+
+    one = await (
+        await system.client.post("/v1/messages", json={"text": "forget the wifi note"}, headers=family.auth("Anna"))
+    ).json()
+    assert one["outcome"] == "answered" and await live(system, family.household_id) == 0

@@ -33,6 +33,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from engine import consent
 from engine.settings import Settings
 from tests.e2e.hostile import Hostile, Targets
 from tests.e2e.scripts import is_analysis, member_message, tool_results
@@ -498,6 +499,8 @@ async def _full_path(
             tool, error = str(result.get("tool")), str(result.get("error") or "")
             if result.get("ok"):
                 findings.outcomes[(tool, "ok (engine)")] += 1
+            elif error == consent.HELD:  # a re-planned or verification write waiting for a yes: not run
+                findings.outcomes[(tool, "held")] += 1
             elif result.get("fixable") or error.startswith("skipped"):
                 findings.refused(tool, error or "skipped")
             else:
