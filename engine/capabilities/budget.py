@@ -96,6 +96,7 @@ class Budget(Capability):
     }
     refines = ("sum", "expense", "lookup", "fact", "shared_list")
     tools = ("budget_status", "set_budget")
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return BUDGET.search(reading.text) is not None

@@ -88,7 +88,7 @@ class Capability:
     tools: ClassVar[tuple[str, ...]] = ()  # the tools its plans call, checked against the registry at start
     consent: ClassVar[Consent] = "none"
     asks: ClassVar[bool | None] = None  # True: only questions are scored for it; False: only statements
-    needs_cue: ClassVar[bool] = False  # only its own cues choose it: it changes or removes what is there
+    needs_cue: ClassVar[bool] = False  # only its own cues choose it: it schedules, records money or changes rows
     instructions: ClassVar[str] = ""  # the system prompt's own part of its model call; "" when it never calls one
 
     def claims(self, reading: Reading) -> bool:

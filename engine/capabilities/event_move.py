@@ -19,6 +19,7 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 MOVED = cues(
+    r"\bis now (?:at|on)\b|\binstead\b|\bjetzt (?:um|am)\b|\bstatt\b|\bumgelegt\b|改成|改在",
     r"\b(?:is |was |has been |got )?moved\b(?! (?:it|that|this) (?:under|into))",
     r"\bmove (?:the|my|our)\b",
     r"\breschedul",
@@ -52,6 +53,7 @@ class EventMove(NamedEventChange):
     }
     refines = ("update", "fact")
     tools = ("list_events", "move_event")
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return bool(MOVED.search(reading.text) and not reading.question and reading.grounding.moments)

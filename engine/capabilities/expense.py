@@ -94,6 +94,7 @@ class Expense(Capability):
     }
     refines = ("fact", "lookup")
     tools = ("store",)
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return not reading.question and bool(reading.grounding.money or SPEND.search(reading.text))

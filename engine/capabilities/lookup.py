@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
 from engine.capabilities._memories import about, notes_text, quote, search_rows
-from engine.capabilities.capability import Ask, Capability, Picked, Situation
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.topics import shares_topic
 from engine.executor import StepResult
@@ -48,6 +48,9 @@ class Lookup(Capability):
     }
 
     asks = True
+
+    def hint(self, reading: Reading) -> float:
+        return 0.25  # a question no cue claims most often asks about something stored
 
     async def prepare(self, situation: Situation) -> Ask | None:
         situation.rows = await search_rows(situation, situation.text, limit=6)

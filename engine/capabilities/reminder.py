@@ -105,6 +105,7 @@ class Reminder(Capability):
         "unclear",
     )
     tools = ("schedule_reminder",)
+    needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
         return reminder_words(reading.text)

@@ -5,7 +5,8 @@
    forget). One left: it goes.
 2. Otherwise the candidates (those still claimed, or when none claims the message every capability that takes a
    message of its mood — questions are not stored as notes, statements are not looked up — and that may be chosen
-   without its own cues: nothing is forgotten, cancelled or corrected that the words did not ask for) are scored:
+   without its own cues: nothing is scheduled, recorded as money, moved, forgotten, cancelled or corrected that the
+   words did not ask for) are scored:
    the capability's hints plus how near the message lies to its examples, by the multilingual embedder FAA runs
    anyway. A clear winner goes.
 3. Otherwise the model chooses among the top three and "unclear" in a constrained enum: one short call on a prefix
