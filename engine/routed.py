@@ -8,6 +8,7 @@ One model call does a simple record; every number in a reply comes from the mess
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -39,6 +40,72 @@ _RESUMABLE = frozenset({"expense", "fact", "unclear", None})
 
 
 async def answer(
+    run: Run, version: PromptVersion, text: str, history: History
+) -> tuple[Reply, PendingClarification | None]:
+    parts = two_requests(text, run) if history.pending is None else None
+    if parts is not None:
+        return await _both(run, version, parts, history)
+    return await _one(run, version, text, history)
+
+
+# Where a message may hold two requests: "…, and remind me …", "… und erinnere mich …", "…，然后…".
+_SEAMS = re.compile(
+    r"(?:\s*[,;]\s*|\s+)(?:and (?:then |also )?|also |plus |und (?:dann |außerdem )?|außerdem |sowie )(?=\S)"
+    r"|\s*[,;，；]\s*(?:然后|还有|另外|再)?",
+    re.IGNORECASE,
+)
+
+
+def two_requests(text: str, run: Run) -> tuple[str, str] | None:
+    """The message's two requests, when its words on either side of a seam are each claimed by a different
+    capability that does something ("paid £45 for the school trip, and remind me friday at 8 to send the form")."""
+    members = [member.name for member in run.members]
+    now = run.deps.clock.now()
+    for seam in _SEAMS.finditer(text):
+        first, second = text[: seam.start()].strip(), text[seam.end() :].strip()
+        if min(_size(first), _size(second)) < 8:
+            continue
+        names = [
+            routing.decisive(routing.reading(part, ground(part, now, run.timezone, members)))
+            for part in (first, second)
+        ]
+        if all(name not in _NO_REQUEST for name in names) and names[0] != names[1]:
+            return first, second
+    return None
+
+
+# Claims that make no request of their own beside another: a greeting, a vague word, a note's "add"/"remember".
+_NO_REQUEST = frozenset({None, "chat", "fact", UNCLEAR})
+
+
+def _size(text: str) -> int:
+    """A part's length, a Chinese character counting as two letters."""
+    return len(text) + sum(1 for char in text if "\u4e00" <= char <= "\u9fff")
+
+
+async def _both(
+    run: Run, version: PromptVersion, parts: tuple[str, str], history: History
+) -> tuple[Reply, PendingClarification | None]:
+    """Each request answered in turn; a question back about one of them comes last, and the answer to it resumes
+    that request alone."""
+    done: list[Reply] = []
+    asking: tuple[Reply, PendingClarification] | None = None
+    for part in parts:
+        reply, pending = await _one(run, version, part, history)
+        if pending is not None and asking is None:
+            asking = reply, pending
+        elif pending is None:
+            done.append(reply)
+    text = "\n".join(reply.text for reply in done if reply.text)
+    if asking is not None:
+        question, pending = asking
+        text = f"{text}\n{question.text}".strip()
+        return Reply(text, question.outcome, options=question.options, media_ids=tuple(run.media_ids)), pending
+    degraded = any(reply.outcome == "degraded" for reply in done)
+    return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids)), None
+
+
+async def _one(
     run: Run, version: PromptVersion, text: str, history: History
 ) -> tuple[Reply, PendingClarification | None]:
     started = time.monotonic()

@@ -92,3 +92,25 @@ async def test_forgetting_several_rows_waits_for_a_yes_even_in_a_small_household
     refused = await send(routed, family, "no")
     assert refused["outcome"] == "answered"
     assert len(await live_memories(routed, family)) == 2
+
+
+async def test_two_requests_in_one_message_are_both_done(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps two", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(
+        answers(
+            expense={"kind": "expense", "category": "education", "merchant": None},
+            reminder={"text": "send back the consent form", "time": "t1"},
+        )
+    )
+
+    body = await send(
+        routed,
+        family,
+        "paid 45 euros for ben's school trip to london, and remind me friday at 8am to send back the consent form",
+    )
+
+    assert body["outcome"] == "answered", body
+    [memory] = await live_memories(routed, family)
+    assert str(memory["amount"]) == "45.00"
+    reminders = await routed.admin.fetch("SELECT text FROM reminders WHERE household_id = $1", family.household_id)
+    assert [row["text"] for row in reminders] == ["send back the consent form"]
