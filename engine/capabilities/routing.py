@@ -131,7 +131,8 @@ class ExampleIndex:
             for language in LANGUAGES
             for example in capability.examples.get(language, ())
         ]
-        embedded = await embedder.embed([example for _, example in pairs], "query")
+        embed = getattr(embedder, "embed_uncached", embedder.embed)  # examples stay out of the members' cache
+        embedded = await embed([example for _, example in pairs], "query")
         self.vectors = [(name, _unit(vector)) for (name, _), vector in zip(pairs, embedded, strict=True)]
 
     async def nearest(self, embedder: Embedder, text: str) -> dict[str, float]:

@@ -135,6 +135,14 @@ class OpenAIEmbedder:
                 found[text] = vector
         return [found[text] for text in texts]
 
+    async def embed_uncached(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
+        """Vectors for texts that are no member's (the capabilities' examples), kept out of the cache they would
+        crowd and its lookup counts."""
+        vectors: list[list[float]] = []
+        for start in range(0, len(texts), _MAX_INPUTS_PER_REQUEST):
+            vectors += await self._request(texts[start : start + _MAX_INPUTS_PER_REQUEST], kind)
+        return vectors
+
     async def _request(self, texts: list[str], kind: EmbeddingKind) -> list[list[float]]:
         inputs = [f"{kind}: {text}" for text in texts] if self.prefixes else list(texts)
         try:
