@@ -198,6 +198,17 @@ class WorkerSettings(BaseSettings):
         description="A running message's job renews its lease every third of this; a message whose lease ran out "
         "(its worker died, its job was lost with Redis) is re-enqueued.",
     )
+    member_in_flight: int = Field(
+        default=1,
+        ge=1,
+        description="Messages of one member answered at once; the member's next waits for its turn, in order.",
+    )
+    household_in_flight: int = Field(
+        default=3,
+        ge=1,
+        description="Messages of one household answered at once: a household's flood never holds more worker "
+        "slots, so another household's message starts at once.",
+    )
     delivery_max_attempts: int = Field(default=8, ge=1)
     poll_delay_s: float = Field(
         default=0.1,
