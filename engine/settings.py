@@ -152,6 +152,15 @@ class OCRSettings(BaseSettings):
     max_pixels: int = Field(
         default=50_000_000, ge=10_000, description="Larger images are not decoded (a small file can hold a huge image)."
     )
+    max_side: int = Field(
+        default=2500,
+        ge=100,
+        description="Images are scaled down to this many pixels on their longer side before reading (print stays "
+        "legible; a 49-megapixel photo costs what a 6-megapixel one does).",
+    )
+    cpu_s: float = Field(
+        default=20.0, gt=0, description="CPU seconds one photo may use; past them its reading process is ended."
+    )
 
 
 class SpeechSettings(BaseSettings):
