@@ -38,11 +38,14 @@ EXPENSE_TOOLS = frozenset({"store", "update_memory_fields"})
 async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> str:
     """Answer one message and deliver the reply; what it came to ("waiting" for its turn, "already finished", or
     the reply's outcome)."""
-    if not await _admitted(deps, inbox_id, household_id):
+    if not await _admitted(deps, inbox_id, household_id, job_try):
         return "waiting"  # its member or household has its fill in flight: a finishing message gives it its turn
     async with _lease(deps, inbox_id, household_id):
         finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
-    await next_turns(deps, household_id)  # its slot is free (a retried run raised above and still holds it)
+    try:
+        await next_turns(deps, household_id)  # its slot is free (a retried run raised above and still holds it)
+    except StorageError as exc:  # the sweep hands the slot on instead
+        log.warning("message.turns.not_given", error=exc.reason[:200])
     # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
     # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
     if finished is None or finished.tools & RESCHEDULING_TOOLS:
@@ -61,12 +64,18 @@ async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, j
     return finished.reply.outcome
 
 
-async def _admitted(deps: Deps, inbox_id: int, household_id: int) -> bool:
+async def _admitted(deps: Deps, inbox_id: int, household_id: int, job_try: int) -> bool:
     ws = deps.settings.worker
-    async with deps.db.household(household_id) as conn:
-        return await inbox.admit(
-            conn, inbox_id, household_id, per_member=ws.member_in_flight, per_household=ws.household_in_flight
-        )
+    try:
+        async with deps.db.household(household_id) as conn:
+            return await inbox.admit(
+                conn, inbox_id, household_id, per_member=ws.member_in_flight, per_household=ws.household_in_flight
+            )
+    except StorageError as exc:
+        if not exc.transient:
+            raise
+        log.warning("message.admission.retrying", error=exc.reason[:200], defer_s=delivery.backoff(job_try))
+        raise Retry(defer=delivery.backoff(job_try)) from exc
 
 
 async def next_turns(deps: Deps, household_id: int) -> int:
