@@ -24,6 +24,11 @@ from engine.settings import OCRSettings
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 # What Pillow raises for bytes that are not an image it can decode, or are cut off.
+# Reading processes are forked from a server process that imported OCR's libraries once (OpenCV, onnxruntime: seconds
+# of CPU): a process killed with its photo is replaced in the time its models take to load. The server imports
+# neither the worker's main module nor anything else of it.
+_CONTEXT = multiprocessing.get_context("forkserver")
+_CONTEXT.set_forkserver_preload(["engine.ocr", "rapidocr"])
 # How long a new reading process may take to load its models (seconds of CPU, on a busy machine more).
 _START_S = 120.0
 _UNDECODABLE = (OSError, ValueError, SyntaxError, struct.error, Image.DecompressionBombError)
@@ -59,11 +64,16 @@ class RapidOCRReader:
         async with self._turn:
             return await self._read(image)
 
+    async def warm(self) -> None:
+        """Start the reading process now (the worker's start-up): its models load before the first photo comes."""
+        async with self._turn:
+            await asyncio.to_thread(self._started)
+
     async def close(self) -> None:
         self._stop()
 
     async def _read(self, image: bytes) -> str:
-        conn = self._started()
+        conn = await asyncio.to_thread(self._started)  # the first start waits for the fork server
         if not self._ready:  # its models load before the photo's clock starts: loading is not the photo's fault
             try:
                 await _exchange(conn, None, _START_S)
@@ -74,10 +84,10 @@ class RapidOCRReader:
         try:
             kind, value = await _exchange(conn, image, self._settings.timeout_s)
         except TimeoutError:
-            self._restart()
+            await self._restart()
             raise AttachmentError(f"reading the image took longer than {self._settings.timeout_s:g} s") from None
         except (EOFError, OSError):  # the process ended: its CPU limit (SIGXCPU), or killed from outside
-            self._restart()
+            await self._restart()
             raise AttachmentError(f"reading the image took more than {self._settings.cpu_s:g} s of CPU") from None
         if kind == "error":
             raise AttachmentError(str(value))
@@ -87,9 +97,9 @@ class RapidOCRReader:
         if self._process is not None and self._conn is not None and self._process.is_alive():
             return self._conn
         self._stop()
-        ours, theirs = multiprocessing.get_context("spawn").Pipe()
+        ours, theirs = _CONTEXT.Pipe()
         s = self._settings
-        process = multiprocessing.get_context("spawn").Process(
+        process = _CONTEXT.Process(
             target=_serve,
             args=(theirs, self._load, s.max_pixels, s.max_side, s.cpu_s),
             name="faa-ocr",
@@ -100,11 +110,11 @@ class RapidOCRReader:
         self._process, self._conn, self._ready = process, ours, False
         return ours
 
-    def _restart(self) -> None:
+    async def _restart(self) -> None:
         """Kill the process with the photo it was reading, and start the next at once: its models load while no
         photo waits."""
         self._stop()
-        self._started()
+        await asyncio.to_thread(self._started)
 
     def _stop(self) -> None:
         process, conn = self._process, self._conn

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import structlog
 from arq import Retry
-from arq.constants import in_progress_key_prefix, result_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
 from bot.channels.live import RedisEventSink
 from engine.deps import Deps
@@ -80,14 +80,17 @@ async def _admitted(deps: Deps, inbox_id: int, household_id: int, job_try: int) 
 
 async def next_turns(deps: Deps, household_id: int) -> int:
     """Admit the household's oldest waiting messages that fit its free slots and enqueue their jobs; how many.
-    A job id of their own: each message's first job ended "waiting" (arq keeps that result). Should this process
-    die in between, an admitted message without a job is a lease away from the sweep."""
+    A job id of their own, unless the message's own job is still queued (one run, not two): a job that ended
+    "waiting" keeps its id (arq keeps the result). Should this process die in between, or that job end "waiting" a
+    moment before, an admitted message without a job is a lease away from the sweep."""
     ws = deps.settings.worker
     async with deps.db.household(household_id) as conn:
         admitted = await inbox.next_turns(
             conn, household_id, per_member=ws.member_in_flight, per_household=ws.household_in_flight
         )
     for inbox_id in admitted:
+        if await deps.redis.exists(job_key_prefix + inbox_job_id(inbox_id)):
+            continue  # its own job has yet to run (or is running): it finds the message admitted and answers it
         await deps.redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:turn")
     return len(admitted)
 

@@ -85,7 +85,7 @@ async def test_a_waiting_message_whose_turn_was_lost_is_given_it_by_the_sweep(
         await admin_conn.execute("UPDATE inbox SET status = 'processing' WHERE id = $1", first.id)
         ctx = {"deps": system.deps, "engine": Engine(system.deps), "job_try": 1}
         await system.redis.enqueue_job("handle_inbound", second.id, family.household_id, _job_id=f"inbox:{second.id}")
-        await system.redis.delete("arq:queue")  # as if a worker ran it ...
+        await system.redis.delete("arq:queue", f"arq:job:inbox:{second.id}")  # as if a worker ran it ...
         assert await handle_inbound(ctx, second.id, family.household_id) == "waiting"
         await system.redis.set(f"arq:result:inbox:{second.id}", b"waiting")  # ... and kept its result
         await admin_conn.execute(
@@ -103,3 +103,28 @@ async def _status(admin: asyncpg.Connection, *ids: int) -> list[str]:
     rows = await admin.fetch("SELECT id, status FROM inbox WHERE id = any($1)", list(ids))
     by_id = {row["id"]: row["status"] for row in rows}
     return [by_id[inbox_id] for inbox_id in ids]
+
+
+async def test_a_message_whose_own_job_still_waits_is_run_by_that_job_alone(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    """Its turn came before its job was taken: no second job, so it is answered by one run."""
+    from bot.channels import intake
+    from worker import messages
+
+    family = await make_family(admin_conn, "Once", {"Anna": "Europe/Berlin"})
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
+        system.llm.script(lambda request: analysis("chat", reply="Once."))
+        first = await accept_unqueued(system.deps, family, "Anna", "once-1", "one")
+        await admin_conn.execute("UPDATE inbox SET status = 'processing' WHERE id = $1", first.id)
+        second, _ = await intake.accept(
+            system.deps, family.principal("Anna"), channel="web", external_id="once-2", text="two", trace_id="t-o"
+        )  # its job waits in the queue
+        await admin_conn.execute("UPDATE inbox SET status = 'done' WHERE id = $1", first.id)
+
+        assert await messages.next_turns(system.deps, family.household_id) == 1
+        assert await _status(admin_conn, second.id) == ["processing"]
+        assert not await system.redis.exists(f"arq:job:inbox:{second.id}:turn")
+        ctx = {"deps": system.deps, "engine": Engine(system.deps), "job_try": 1}
+        assert await handle_inbound(ctx, second.id, family.household_id) == "answered"
+        assert await _status(admin_conn, second.id) == ["done"]
