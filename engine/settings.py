@@ -152,6 +152,15 @@ class OCRSettings(BaseSettings):
     max_pixels: int = Field(
         default=50_000_000, ge=10_000, description="Larger images are not decoded (a small file can hold a huge image)."
     )
+    max_side: int = Field(
+        default=2500,
+        ge=100,
+        description="Images are scaled down to this many pixels on their longer side before reading (print stays "
+        "legible; a 49-megapixel photo costs what a 6-megapixel one does).",
+    )
+    cpu_s: float = Field(
+        default=20.0, gt=0, description="CPU seconds one photo may use; past them its reading process is ended."
+    )
 
 
 class SpeechSettings(BaseSettings):
@@ -203,6 +212,17 @@ class WorkerSettings(BaseSettings):
         ge=3,
         description="A running message's job renews its lease every third of this; a message whose lease ran out "
         "(its worker died, its job was lost with Redis) is re-enqueued.",
+    )
+    member_in_flight: int = Field(
+        default=1,
+        ge=1,
+        description="Messages of one member answered at once; the member's next waits for its turn, in order.",
+    )
+    household_in_flight: int = Field(
+        default=3,
+        ge=1,
+        description="Messages of one household answered at once: a household's flood never holds more worker "
+        "slots, so another household's message starts at once.",
     )
     delivery_max_attempts: int = Field(default=8, ge=1)
     poll_delay_s: float = Field(

@@ -9,7 +9,7 @@ import structlog
 
 from engine.deps import Deps
 from engine.errors import DeliveryError, StorageError
-from tools.infra.queue import DELIVER_OUTBOUND, outbox_job_id
+from tools.infra.queue import DELIVER_OUTBOUND, enqueue_urgent, outbox_job_id
 from tools.storage import outbox
 from tools.storage.outbox import OutboxRow
 
@@ -18,9 +18,13 @@ log = structlog.get_logger()
 # A reply is delivered within a second or its retry is scheduled; the sweeper steps in only after this long.
 _OUTBOX_GRACE_S = 30.0
 # A row left 'sending' (its process died between handing the reply to the channel and recording it) is sent again
-# after this long: longer than a channel takes to accept a reply, and than recording it keeps trying
-# (`_RECORD_SENT_DELAYS_S`, ~40 s: a database restart takes seconds).
-SENDING_STALE_S = 90.0
+# within RESEND_WINDOW_S (the figure docs/architecture.md states): it becomes due after SENDING_STALE_S, which is
+# longer than a channel takes to accept a reply and than recording it keeps trying (`_RECORD_SENT_DELAYS_S`, ~40 s:
+# a database restart takes seconds), and the sweep (every SWEEP_EVERY_S) enqueues its job ahead of every waiting
+# message (`enqueue_urgent`). It once waited behind a flood of messages in the one FIFO queue: 223 s.
+RESEND_WINDOW_S = 90.0
+SWEEP_EVERY_S = 15.0
+SENDING_STALE_S = RESEND_WINDOW_S - SWEEP_EVERY_S
 # Once the channel has the reply, recording it must not fail on a database that is restarting: a row left
 # 'sending' is sent again later, which the member would see twice.
 _RECORD_SENT_DELAYS_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0, 12.0)
@@ -58,14 +62,15 @@ async def _failed(deps: Deps, row: OutboxRow, exc: DeliveryError) -> str:
             conn, row.id, exc.reason, retry_in=None if retry_in is None else timedelta(seconds=retry_in)
         )
     log.warning("reply.delivery.failed", channel=row.channel, permanent=final, attempts=row.attempts)
-    if final:
+    if retry_in is None:
         return "failed"
-    await deps.redis.enqueue_job(
+    await enqueue_urgent(
+        deps.redis,
         DELIVER_OUTBOUND,
         row.id,
         row.household_id,
-        _job_id=outbox_job_id(row.id, row.attempts),
-        _defer_by=retry_in,
+        job_id=outbox_job_id(row.id, row.attempts),
+        at=datetime.now(UTC) + timedelta(seconds=retry_in),
     )
     return "retrying"
 
@@ -87,12 +92,8 @@ async def _record_sent(deps: Deps, row: OutboxRow) -> None:
 
 async def deliver_later(deps: Deps, outbox_id: int, household_id: int, not_before: datetime) -> None:
     """A delivery job deferred to `not_before` (the end of the member's quiet hours)."""
-    await deps.redis.enqueue_job(
-        DELIVER_OUTBOUND,
-        outbox_id,
-        household_id,
-        _job_id=outbox_job_id(outbox_id),
-        _defer_until=not_before if not_before > datetime.now(UTC) else None,
+    await enqueue_urgent(
+        deps.redis, DELIVER_OUTBOUND, outbox_id, household_id, job_id=outbox_job_id(outbox_id), at=not_before
     )
 
 
@@ -106,8 +107,11 @@ async def requeue_due(deps: Deps) -> int:
             row = await outbox.get(conn, outbox_id)
         if row is None:
             continue
-        job = await deps.redis.enqueue_job(
-            DELIVER_OUTBOUND, outbox_id, household_id, _job_id=outbox_job_id(outbox_id, row.attempts) + ":sweep"
+        redelivered += await enqueue_urgent(
+            deps.redis,
+            DELIVER_OUTBOUND,
+            outbox_id,
+            household_id,
+            job_id=outbox_job_id(outbox_id, row.attempts) + ":sweep",
         )
-        redelivered += job is not None
     return redelivered

@@ -18,7 +18,7 @@ from engine.deps import Deps
 from engine.digests import Digest, gather, household_language, phrased
 from tools.charts import render_png
 from tools.context import ToolContext
-from tools.infra.queue import RUN_DIGEST, digest_job_id
+from tools.infra.queue import RUN_DIGEST, digest_job_id, enqueue_urgent
 from tools.storage import digests, households, identities, media, outbox
 from tools.storage.digests import Occurrence
 from tools.storage.households import Member
@@ -33,16 +33,16 @@ async def enqueue_due(deps: Deps, now: datetime) -> int:
         due = await digests.due(conn, now)
     enqueued = 0
     for household_id, occurrence in due:
-        job = await deps.redis.enqueue_job(
+        enqueued += await enqueue_urgent(
+            deps.redis,
             RUN_DIGEST,
             household_id,
             occurrence.kind,
             occurrence.period_start.isoformat(),
             occurrence.period_end.isoformat(),
             occurrence.due_at.isoformat(),
-            _job_id=digest_job_id(household_id, occurrence.kind, occurrence.period_start),
+            job_id=digest_job_id(household_id, occurrence.kind, occurrence.period_start),
         )
-        enqueued += job is not None
     if enqueued:
         log.info("digest.sweep.completed", enqueued=enqueued)
     return enqueued

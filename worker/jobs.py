@@ -95,9 +95,10 @@ FUNCTIONS: list[Function] = [
 ]
 
 CRON_JOBS: list[CronJob] = [
-    # On the same seconds: arq runs them in one pass. The message sweep runs every 15 s, so a message whose
-    # lease ran out (WORKER_LEASE_S) returns soon after; it costs two indexed queries when there is nothing to do.
-    cron(sweep, second={0, 15, 30, 45}, unique=True, run_at_startup=True),
+    # On the same seconds: arq runs them in one pass. The message sweep runs every 15 s (`delivery.SWEEP_EVERY_S`),
+    # so a message whose lease ran out (WORKER_LEASE_S) returns soon after; it costs two indexed queries when there
+    # is nothing to do.
+    cron(sweep, second=set(range(0, 60, int(delivery.SWEEP_EVERY_S))), unique=True, run_at_startup=True),
     cron(sweep_reminders, second={0}, unique=True, run_at_startup=True),
     cron(sweep_digests, second={0}, unique=True),
 ]

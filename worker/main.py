@@ -45,6 +45,9 @@ async def _startup(ctx: dict[str, Any]) -> None:
         await routing.warm(deps.embedder)
     except EmbeddingError as exc:
         log.warning("worker.examples.not_warmed", error=str(exc)[:200])
+    warm = getattr(deps.ocr, "warm", None)
+    if ctx.get("warm_ocr") and warm is not None:  # photo reading's process loads its models before the first photo
+        ctx["ocr_warming"] = asyncio.create_task(warm())
     port = settings.metrics.worker_port
     if ctx.get("serve_metrics") and port is not None:
         ctx["metrics_server"] = await start_server(deps, settings.metrics.worker_host, port)
@@ -53,6 +56,11 @@ async def _startup(ctx: dict[str, Any]) -> None:
 
 
 async def _shutdown(ctx: dict[str, Any]) -> None:
+    warming = ctx.pop("ocr_warming", None)
+    if warming is not None:
+        warming.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await warming
     server = ctx.pop("metrics_server", None)
     if server is not None:
         await server.cleanup()
@@ -72,10 +80,12 @@ def create_worker(
     serve_metrics: bool = False,
     clock: Clock | None = None,
     started: Callable[[], None] | None = None,
+    warm_ocr: bool = False,
 ) -> Worker:
     """An arq worker. `serve_metrics` starts its own GET /metrics when METRICS_WORKER_PORT is set (a worker
     inside the web process needs none: the web API's /metrics shows the same process); `clock` replaces the
-    system clock (tests); `started` is called once its dependencies are open."""
+    system clock (tests); `started` is called once its dependencies are open; `warm_ocr` starts photo reading's
+    process at once (`faa worker`)."""
     ws = settings.worker
     return Worker(
         functions=FUNCTIONS,
@@ -85,7 +95,13 @@ def create_worker(
         burst=burst,
         on_startup=_startup,
         on_shutdown=_shutdown,
-        ctx={"settings": settings, "serve_metrics": serve_metrics, "clock": clock, "started": started},
+        ctx={
+            "settings": settings,
+            "serve_metrics": serve_metrics,
+            "clock": clock,
+            "started": started,
+            "warm_ocr": warm_ocr,
+        },
         max_jobs=ws.max_jobs,
         job_timeout=ws.job_timeout_s,
         max_tries=ws.max_tries,
@@ -114,7 +130,12 @@ async def run_worker(
 
     def make(pool: ArqRedis) -> Worker:
         return create_worker(
-            settings, redis_pool=pool, serve_metrics=serve_metrics, started=started, handle_signals=handle_signals
+            settings,
+            redis_pool=pool,
+            serve_metrics=serve_metrics,
+            started=started,
+            handle_signals=handle_signals,
+            warm_ocr=True,
         )
 
     workers = [make(await _connected_pool(settings))]

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import structlog
 from arq import Retry
-from arq.constants import in_progress_key_prefix
+from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
 
 from bot.channels.live import RedisEventSink
 from engine.deps import Deps
@@ -36,9 +36,16 @@ EXPENSE_TOOLS = frozenset({"store", "update_memory_fields"})
 
 
 async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> str:
-    """Answer one message and deliver the reply; what it came to ("already finished", or the reply's outcome)."""
+    """Answer one message and deliver the reply; what it came to ("waiting" for its turn, "already finished", or
+    the reply's outcome)."""
+    if not await _admitted(deps, inbox_id, household_id, job_try):
+        return "waiting"  # its member or household has its fill in flight: a finishing message gives it its turn
     async with _lease(deps, inbox_id, household_id):
         finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
+    try:
+        await next_turns(deps, household_id)  # its slot is free (a retried run raised above and still holds it)
+    except StorageError as exc:  # the sweep hands the slot on instead
+        log.warning("message.turns.not_given", error=exc.reason[:200])
     # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
     # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
     if finished is None or finished.tools & RESCHEDULING_TOOLS:
@@ -55,6 +62,37 @@ async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, j
         # and the sweeper covers a crash in between.
         await delivery.deliver(deps, finished.outbox_id, household_id)
     return finished.reply.outcome
+
+
+async def _admitted(deps: Deps, inbox_id: int, household_id: int, job_try: int) -> bool:
+    ws = deps.settings.worker
+    try:
+        async with deps.db.household(household_id) as conn:
+            return await inbox.admit(
+                conn, inbox_id, household_id, per_member=ws.member_in_flight, per_household=ws.household_in_flight
+            )
+    except StorageError as exc:
+        if not exc.transient:
+            raise
+        log.warning("message.admission.retrying", error=exc.reason[:200], defer_s=delivery.backoff(job_try))
+        raise Retry(defer=delivery.backoff(job_try)) from exc
+
+
+async def next_turns(deps: Deps, household_id: int) -> int:
+    """Admit the household's oldest waiting messages that fit its free slots and enqueue their jobs; how many.
+    A job id of their own, unless the message's own job is still queued (one run, not two): a job that ended
+    "waiting" keeps its id (arq keeps the result). Should this process die in between, or that job end "waiting" a
+    moment before, an admitted message without a job is a lease away from the sweep."""
+    ws = deps.settings.worker
+    async with deps.db.household(household_id) as conn:
+        admitted = await inbox.next_turns(
+            conn, household_id, per_member=ws.member_in_flight, per_household=ws.household_in_flight
+        )
+    for inbox_id in admitted:
+        if await deps.redis.exists(job_key_prefix + inbox_job_id(inbox_id)):
+            continue  # its own job has yet to run (or is running): it finds the message admitted and answers it
+        await deps.redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:turn")
+    return len(admitted)
 
 
 async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> Finished | None:
@@ -156,6 +194,7 @@ async def requeue_stale(deps: Deps) -> int:
     requeued = 0
     while True:
         before = requeued
+        waiting: set[int] = set()
         async with deps.db.unscoped() as conn:
             unqueued = await inbox.stale(conn, "queued", _QUEUED_GRACE_S, _SWEEP_PAGE)
             abandoned = await inbox.stale(conn, "processing", deps.settings.worker.lease_s, _SWEEP_PAGE)
@@ -169,6 +208,10 @@ async def requeue_stale(deps: Deps) -> int:
                 # A worker started the job and died before it claimed the message (a claim is its first step); arq
                 # keeps the job to itself until its job timeout + 10 s.
                 requeued += await _take_over(deps, inbox_id, household_id)
+            elif await deps.redis.exists(result_key_prefix + inbox_job_id(inbox_id)):
+                waiting.add(household_id)  # its job ended "waiting" for a turn; a turn that got lost is given here
+        for household_id in waiting:
+            requeued += await next_turns(deps, household_id)
         for inbox_id, household_id in abandoned:
             requeued += await _take_over(deps, inbox_id, household_id)
         if requeued == before or (len(unqueued) < _SWEEP_PAGE and len(abandoned) < _SWEEP_PAGE):

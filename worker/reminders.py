@@ -9,7 +9,7 @@ their time comes near, so Redis never holds a month of jobs and a Redis flushed 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import structlog
 from arq import Retry
@@ -17,7 +17,7 @@ from redis.exceptions import RedisError
 
 from engine import metrics
 from engine.deps import Deps
-from tools.infra.queue import FIRE_REMINDER, reminder_job_id
+from tools.infra.queue import FIRE_REMINDER, enqueue_urgent, reminder_job_id
 from tools.storage import firings
 from tools.storage.firings import Due, Fired
 from worker import delivery
@@ -87,16 +87,15 @@ async def _after_firing(deps: Deps, fired: Fired, now: datetime) -> None:
 async def enqueue_fire(deps: Deps, due: Due) -> bool:
     """A job deferred to the reminder's time; False when that occurrence already has one."""
     # arq defers on the real clock and refuses a deferral more than a day past; a time already past runs at once.
-    defer_until = due.fire_at if due.fire_at > datetime.now(UTC) else None
-    job = await deps.redis.enqueue_job(
+    return await enqueue_urgent(
+        deps.redis,
         FIRE_REMINDER,
         due.reminder_id,
         due.household_id,
         due.fire_at.isoformat(),
-        _job_id=reminder_job_id(due.reminder_id, due.fire_at),
-        _defer_until=defer_until,
+        job_id=reminder_job_id(due.reminder_id, due.fire_at),
+        at=due.fire_at,
     )
-    return job is not None
 
 
 async def enqueue_for_message(deps: Deps, inbox_id: int, household_id: int) -> int:

@@ -229,3 +229,42 @@ async def test_a_download_that_may_work_later_retries_the_job_then_goes_on_witho
 
     assert finished is not None and finished.reply.text == "Got it."
     assert "[image: could not be read — the channel's server did not answer]" in seen[0]
+
+
+def _png(color: int, size: tuple[int, int] = (64, 64)) -> bytes:
+    out = io.BytesIO()
+    Image.new("L", size, color=color).save(out, format="PNG")
+    return out.getvalue()
+
+
+async def test_a_photo_past_its_time_ends_with_its_process_and_the_next_one_is_read() -> None:
+    from tests.engine.ocr_fakes import stalling_engine
+
+    reader = RapidOCRReader(OCRSettings(timeout_s=3, cpu_s=600), load=stalling_engine)
+    try:
+        assert await reader.read_text(_png(255)) == "read"  # the process is up, its engine loaded
+        with pytest.raises(AttachmentError, match="longer than 3 s"):
+            await reader.read_text(_png(0))  # spins: killed at its timeout
+        assert await reader.read_text(_png(255)) == "read"
+    finally:
+        await reader.close()
+
+
+async def test_a_photo_past_its_cpu_limit_ends_with_its_process_and_the_next_one_is_read() -> None:
+    from tests.engine.ocr_fakes import stalling_engine
+
+    reader = RapidOCRReader(OCRSettings(timeout_s=600, cpu_s=1), load=stalling_engine)
+    try:
+        with pytest.raises(AttachmentError, match="CPU"):
+            await reader.read_text(_png(0))  # spins: the kernel ends it after a second of CPU
+        assert await reader.read_text(_png(255)) == "read"
+    finally:
+        await reader.close()
+
+
+def test_a_huge_photo_is_scaled_to_what_ocr_needs_before_reading() -> None:
+    from engine.ocr import decode
+
+    for image in (_png(255, (6000, 300)), picture(["TOTAL EUR 8.90"], format="JPEG")):
+        pixels = decode(image, 50_000_000, 500)
+        assert max(pixels.shape[:2]) == 500 and pixels.shape[2] == 3

@@ -268,10 +268,10 @@ async def test_after_redis_restarted_empty_the_sweep_returns_every_lost_message(
 
     assert (await sweep({"deps": system.deps}))["inbox"] >= len(ids)
 
-    for inbox_id in ids:
-        assert await system.redis.exists(f"arq:job:inbox:{inbox_id}") or await system.admin.fetchval(
-            "SELECT status = 'done' FROM inbox WHERE id = $1", inbox_id
-        )
+    for inbox_id in ids:  # a job, or a job that ran and ended "waiting" for its turn (one of Anna's at a time)
+        assert await system.redis.exists(
+            f"arq:job:inbox:{inbox_id}", f"arq:result:inbox:{inbox_id}"
+        ) or await system.admin.fetchval("SELECT status = 'done' FROM inbox WHERE id = $1", inbox_id)
     await eventually(
         lambda: system.admin.fetchval("SELECT bool_and(status = 'done') FROM inbox WHERE id = any($1)", ids), 120
     )
@@ -294,3 +294,42 @@ async def test_a_queued_message_whose_job_a_dead_worker_started_is_taken_over(
         await sweep({"deps": system.deps})
         assert await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
     await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
+
+
+async def test_a_reply_left_sending_is_sent_again_within_the_documented_window_ahead_of_waiting_messages(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn
+) -> None:
+    """The resend after a worker kill: due after SENDING_STALE_S, found by the next sweep, and its job is taken
+    before the messages already waiting (it once waited 223 s behind a flood in the one FIFO queue)."""
+    from pathlib import Path
+
+    from worker.jobs import CRON_JOBS
+
+    sweep_seconds = sorted(
+        next(job.second for job in CRON_JOBS if job.name == "cron:sweep" and isinstance(job.second, set))
+    )
+    gap_s = max(b - a for a, b in zip(sweep_seconds, [*sweep_seconds[1:], sweep_seconds[0] + 60], strict=True))
+    assert delivery.SENDING_STALE_S + gap_s <= delivery.RESEND_WINDOW_S
+    assert f"{delivery.RESEND_WINDOW_S:g} s" in (Path(__file__).parents[2] / "docs" / "architecture.md").read_text()
+
+    family = await make_family(admin_conn, "Resent", {"Anna": "Europe/Berlin"})
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
+        waiting, _ = await intake.accept(
+            system.deps, family.principal("Anna"), channel="web", external_id="r-1", text="hi", trace_id="t-r"
+        )  # a message waiting in the queue
+        async with system.deps.db.household(family.household_id) as conn:
+            outbox_id = await outbox.add(
+                conn, household_id=family.household_id, user_id=family.user_ids["Anna"], channel="flaky",
+                recipient="anna", text="Your reply",
+            )  # fmt: skip
+        await admin_conn.execute(
+            "UPDATE outbox SET status = 'sending', attempts = 1, next_attempt_at = now() - make_interval(secs => $2)"
+            " WHERE id = $1",
+            outbox_id,
+            delivery.SENDING_STALE_S + 1,
+        )
+        assert await delivery.requeue_due(system.deps) >= 1
+        queue = [job.decode() for job in await system.redis.zrange("arq:queue", 0, -1)]
+        assert queue.index(f"outbox:{outbox_id}:1:sweep") < queue.index(f"inbox:{waiting.id}")
+    await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", waiting.id)
+    await admin_conn.execute("UPDATE outbox SET status = 'failed' WHERE id = $1", outbox_id)

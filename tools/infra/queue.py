@@ -8,7 +8,7 @@ while one with the same id is queued or its result is kept.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 HANDLE_INBOUND = "handle_inbound"  # answer one inbox message
@@ -39,6 +39,23 @@ async def enqueue_message(redis: Any, inbox_id: int, household_id: int) -> bool:
     Raises what Redis raises; the message is safe in the inbox either way and the sweeper enqueues it later.
     """
     job = await redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=inbox_job_id(inbox_id))
+    return job is not None
+
+
+# Reminders, deliveries and digests go ahead of every message waiting to be answered: arq takes the jobs whose
+# score (their time) has come in score order, so one that is due now is enqueued as if it had been due an hour ago.
+# A job deferred to a later time keeps that time (arq would run it early otherwise) and, once due, goes ahead of the
+# messages enqueued after it; a household's flood is mostly refusals of its admission (`worker.messages`), each a
+# millisecond, so it waits no longer than a free slot.
+URGENT_HEAD_START = timedelta(hours=1)
+
+
+async def enqueue_urgent(redis: Any, function: str, *args: Any, job_id: str, at: datetime | None = None) -> bool:
+    """Enqueue a reminder, delivery or digest job ahead of the waiting messages, or deferred to `at` when that is
+    still to come; `False` when a job with this id is queued or has a kept result."""
+    now = datetime.now(UTC)
+    when = at if at is not None and at > now else now - URGENT_HEAD_START
+    job = await redis.enqueue_job(function, *args, _job_id=job_id, _defer_until=when)
     return job is not None
 
 

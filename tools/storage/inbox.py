@@ -145,6 +145,68 @@ async def claim(conn: Connection, inbox_id: int) -> InboxRow | None:
     return None if row is None else InboxRow(**dict(row))
 
 
+# Taken (per household, for the transaction) by every admission, so two jobs of one household never both take
+# its last free slot; other households' admissions do not wait.
+_ADMISSION_LOCK = 0x46414131  # "FAA1"
+
+
+async def admit(conn: Connection, inbox_id: int, household_id: int, *, per_member: int, per_household: int) -> bool:
+    """Let a queued message start (status 'processing') when its member has fewer than `per_member` messages in
+    flight, its household fewer than `per_household`, and no older message of the member is waiting; `False` when
+    it must wait for its turn. A message that is no longer queued (running, retried, finished) is `True`: its run
+    was admitted before, or finds it finished."""
+    await _lock_household(conn, household_id)
+    status = await conn.fetchval("SELECT status FROM inbox WHERE id = $1", inbox_id)
+    if status != "queued":
+        return True
+    admitted = await conn.fetchval(
+        """UPDATE inbox i SET status = 'processing', updated_at = now()
+           WHERE i.id = $1 AND i.status = 'queued'
+             AND NOT EXISTS (SELECT 1 FROM inbox o
+                             WHERE o.household_id = i.household_id AND o.user_id = i.user_id AND o.id < i.id
+                               AND o.status = 'queued')
+             AND (SELECT count(*) FROM inbox o
+                  WHERE o.household_id = i.household_id AND o.user_id = i.user_id AND o.status = 'processing') < $2
+             AND (SELECT count(*) FROM inbox o
+                  WHERE o.household_id = i.household_id AND o.status = 'processing') < $3
+           RETURNING i.id""",
+        inbox_id,
+        per_member,
+        per_household,
+    )
+    return admitted is not None
+
+
+async def next_turns(conn: Connection, household_id: int, *, per_member: int, per_household: int) -> list[int]:
+    """Admit the household's waiting messages that fit its free slots, oldest first (each member's oldest waiting
+    message is its next); their ids. Called when one of its messages finished, and by the sweep."""
+    await _lock_household(conn, household_id)
+    rows = await conn.fetch(
+        """WITH running AS (
+               SELECT user_id, count(*) AS n FROM inbox
+               WHERE household_id = $1 AND status = 'processing' GROUP BY user_id),
+           heads AS (
+               SELECT DISTINCT ON (user_id) id, user_id FROM inbox
+               WHERE household_id = $1 AND status = 'queued' ORDER BY user_id, id),
+           chosen AS (
+               SELECT h.id FROM heads h LEFT JOIN running r USING (user_id)
+               WHERE coalesce(r.n, 0) < $2
+               ORDER BY h.id
+               LIMIT greatest($3 - (SELECT coalesce(sum(n), 0) FROM running), 0))
+           UPDATE inbox i SET status = 'processing', updated_at = now()
+           FROM chosen WHERE i.id = chosen.id AND i.status = 'queued'
+           RETURNING i.id""",
+        household_id,
+        per_member,
+        per_household,
+    )
+    return sorted(int(r["id"]) for r in rows)
+
+
+async def _lock_household(conn: Connection, household_id: int) -> None:
+    await conn.execute("SELECT pg_advisory_xact_lock($1, $2)", _ADMISSION_LOCK, household_id % 2_147_483_647)
+
+
 async def finish(conn: Connection, inbox_id: int, *, status: str, error: str | None = None) -> bool:
     """Close the message; `False` if another run closed it first (the caller must roll back its reply)."""
     result = await conn.execute(

@@ -15,7 +15,7 @@ from bot.web.pages.security import DEPS
 from bot.web.pages.tooling import audience_fields, invalid, json_body, json_error, member_tools, refusal, row_id
 from engine.deps import Deps
 from tools.errors import ToolRetry
-from tools.infra.queue import FIRE_REMINDER, reminder_job_id
+from tools.infra.queue import FIRE_REMINDER, enqueue_urgent, reminder_job_id
 from tools.quiet_hours import SetQuietHoursArgs, set_quiet_hours
 from tools.reminders import (
     ListRemindersArgs,
@@ -67,13 +67,14 @@ async def _enqueue_if_soon(deps: Deps, household_id: int, reminder: Reminder) ->
     fire_at = datetime.fromisoformat(reminder.next_at)
     if (fire_at - deps.clock.now()).total_seconds() > deps.settings.reminder.lookahead_s:
         return
-    await deps.redis.enqueue_job(
+    await enqueue_urgent(
+        deps.redis,
         FIRE_REMINDER,
         reminder.reminder_id,
         household_id,
         fire_at.isoformat(),
-        _job_id=reminder_job_id(reminder.reminder_id, fire_at),
-        _defer_until=fire_at if fire_at > deps.clock.now() else None,
+        job_id=reminder_job_id(reminder.reminder_id, fire_at),
+        at=fire_at,
     )
 
 

@@ -41,7 +41,9 @@ def model(request: ChatRequest) -> Scripted:
     return analysis("chat", reply=f"You said: {text}")
 
 
-async def delivered(system: System, telegram_id: int, count: int = 1) -> list[asyncpg.Record]:
+async def delivered(
+    system: System, telegram_id: int, count: int = 1, *, timeout_s: float = 20.0
+) -> list[asyncpg.Record]:
     """The outbox rows answering this Telegram user's messages, once `count` of them are settled."""
 
     async def settled() -> list[asyncpg.Record] | None:
@@ -54,7 +56,7 @@ async def delivered(system: System, telegram_id: int, count: int = 1) -> list[as
         done = [r for r in rows if r["status"] in ("sent", "failed") or r["status"] == "pending" and r["attempts"] > 0]
         return rows if len(done) >= count else None
 
-    return await eventually(settled)
+    return await eventually(settled, timeout_s)
 
 
 async def test_a_private_message_is_answered_in_the_chat(tg_system: System, fake_telegram: FakeTelegram) -> None:
@@ -154,7 +156,7 @@ async def test_a_photo_reference_reaches_the_engine_and_its_bytes_can_be_fetched
     photo = picture(["BAKERY", "TOTAL EUR 4.80"], format="JPEG")
     fake_telegram.files[f"AgACAgQ-large-{anna}"] = photo
     await post(tg_system, updates.photo(anna, caption="receipt"))
-    await delivered(tg_system, anna)
+    await delivered(tg_system, anna, timeout_s=90)  # photo reading's process starts, loads its models
     [row] = await inbox_rows(tg_system, anna)
     async with tg_system.deps.db.household(family.household_id) as conn:
         stored = await inbox.get(conn, row["id"])
