@@ -1,4 +1,5 @@
-"""DOC"""
+"""What the calendar capabilities share: the coming events a message may name (by the words of their titles), how an
+event reads to the member, the stretch of days a question asks about, and a time of day said without a day."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""What the capabilities that read or change memories share: the household's memories nearest to a message, the rows
+a correction or a forget may point at (those with an amount it names, those the member just stored, those like its
+words), and how a stored note is quoted."""
 
 from __future__ import annotations
 

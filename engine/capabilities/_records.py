@@ -1,4 +1,5 @@
-"""DOC"""
+"""What the recording capabilities share: category labels, the moment a told thing happens, the calendar event a told
+plan makes, how an amount and a long text read in a reply, and a note's kind held against the message's evidence."""
 
 from __future__ import annotations
 

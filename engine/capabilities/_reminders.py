@@ -1,4 +1,4 @@
-"""DOC"""
+"""What the reminder capabilities share: whom a reminder is for, and how one reads in a list."""
 
 from __future__ import annotations
 

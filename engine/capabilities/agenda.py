@@ -1,4 +1,5 @@
-"""DOC"""
+"""What is on: "what's on this week?", "was steht an?", "这周有什么安排？" — the stretch of days from the grounding,
+listed by the `list_events` tool, no model call."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""Budgets: "set a 400 euro grocery budget", "lets keep groceries under 400 a month", "how much is left for eating
+out?". The amount comes from the grounding; the model names the category (none when one budget or the words settle
+it)."""
 
 from __future__ import annotations
 

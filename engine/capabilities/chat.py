@@ -1,4 +1,5 @@
-"""DOC"""
+"""Thanks, greetings and small talk: nothing is written. Thanks and greetings are answered without the model; small
+talk gets one short reply, which may state no number."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""Corrections: "it was 24.80, not 42.80", "forgot the tip, make it 95", "改成50元". The engine finds the rows the
+message may point at and offers them with their ids; a correction whose numbers say which row and which amount is
+settled without the model. With nothing stored to correct, the message is news (an expense or a note)."""
 
 from __future__ import annotations
 

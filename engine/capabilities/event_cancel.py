@@ -1,4 +1,5 @@
-"""DOC"""
+"""A planned event called off: "cancel the dentist", "家长会取消了" — the event leaves the calendar with its
+reminders. A message that names no event of the calendar is about a reminder."""
 
 from __future__ import annotations
 

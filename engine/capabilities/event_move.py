@@ -1,4 +1,5 @@
-"""DOC"""
+"""A planned event moved: "the dentist moved to 4pm", "ben's dentist appointment is now at 4:15 instead" — the new
+time from the grounding (the same day when only a time is given); the event's reminders move with it."""
 
 from __future__ import annotations
 

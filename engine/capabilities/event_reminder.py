@@ -1,4 +1,5 @@
-"""DOC"""
+"""A reminder some time before a planned event: "ping me 1 hour before ben's dentist appointment" — the duration
+from the grounding, the event from the calendar by its title's words (or the model's pick among those named alike)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DOC"""
+"""Money spent or received, to record: amounts and currencies come from the grounding, the model names the category,
+the merchant and (unless the words say money came in) the kind. An amount without what it was for is asked about."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DOC"""
+"""Forgetting something stored: "forget the wifi password", "get rid of the note with the shed code". The engine
+offers the rows the message may point at; the model picks. More than one row, or "everything", waits for a yes."""
 
 from __future__ import annotations
 

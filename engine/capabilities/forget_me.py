@@ -1,4 +1,5 @@
-"""DOC"""
+"""Forgetting a member: "forget everything about me" — their private data and links go, their household entries
+stay with a "former member" — always after a yes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DOC"""
+"""Questions about something stored that is not a sum: the household's nearest notes are offered, the model picks
+the ones that answer, and only those that share a word of substance with the question are quoted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DOC"""
+"""Anything else worth remembering: health notes, plans, facts, codes, sizes. A told plan with a coming time (or a
+repetition) also goes into the calendar."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""Reminders: "remind me at 9 to call mom", "remnid me evry other tuesday at 6:30pm…", "明天提醒我交电费". The time
+and the repetition come from the grounding, whom it is for from the names in the message, and the text stays in
+the member's own words."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""DOC"""
+"""A change of an existing reminder: cancel, snooze, done ("done" right after one was sent), or a move to another
+time ("push the dentist reminder to friday at 10", "吃药的提醒改到晚上九点吧") — never a second reminder."""
 
 from __future__ import annotations
 

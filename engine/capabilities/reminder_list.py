@@ -1,4 +1,4 @@
-"""DOC"""
+"""Which reminders there are: listed by the `list_reminders` tool, no model call."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""Shared lists (shopping, to-do, packing, chores): "milk and eggs on the shopping list", "bought the eggs", "tom
+will do the hoovering this week", "what's on the list?". The words decide what is done to the list where they can;
+the model names the list, the items (only those the message names) and who takes one on."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""DOC"""
+"""Totals, counts, averages and the largest or smallest of recorded money, computed by SQL (`aggregate`); the model
+chooses among the household's categories and the operation the words leave open. A period the words name is taken
+with its exact first and last day."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DOC"""
+"""A message too vague to act on ("write down the thing"): one question back, nothing written."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DOC"""
+"""Taking back the member's latest change: "undo", "take that back", "nvm, scrap what i just asked for"."""
 
 from __future__ import annotations
 

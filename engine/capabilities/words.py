@@ -1,4 +1,5 @@
-"""DOC"""
+"""The words every capability reads, in English, German and Chinese: a question, filler, words of paying, a dose,
+contact details, and whether a text is the member's own."""
 
 from __future__ import annotations
 
