@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -111,6 +112,8 @@ async def _one(
     started = time.monotonic()
     grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
+    if combined == text and pending_route is None:
+        combined = follow_up(text, history, grounding, run) or text
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
     name, chosen_by = (
@@ -201,6 +204,48 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
     combined = f"{original}\n{text}".strip()
     route = str(pending.state["route"])
     return combined, None if route == UNCLEAR else route
+
+
+# A short message that goes on from the last question: "and last month?", "und im September?", "那上个月呢？".
+_GOES_ON = re.compile(
+    r"^\W*(?:and|what about|how about|same for|und|was ist mit|wie ist es mit|wie sieht'?s aus mit|那|还有)\b"
+    r"|^\W*(?:und|and)\W|呢\W*$",
+    re.IGNORECASE,
+)
+_BEFORE = re.compile(
+    r"\b(?:month|one) before\b|\bprevious month\b|\bmonat davor\b|\bvormonat\b|前一个月|再上个月", re.IGNORECASE
+)
+_MONTHS = {
+    "en": "in {name}",
+    "de": "im {name}",
+    "zh": "{month}月",
+}
+_MONTH_NAMES = {
+    "en": "January February March April May June July August September October November December".split(),
+    "de": "Januar Februar März April Mai Juni Juli August September Oktober November Dezember".split(),
+}
+
+
+def follow_up(text: str, history: History, grounding: Grounding, run: Run) -> str | None:
+    """The last question asked again for the period the follow-up names ("and last month?"), or for the month
+    before the one it asked about ("and the month before?"); None when the message is no such follow-up."""
+    if not history.turns or len(text) > 60 or not _GOES_ON.search(text):
+        return None
+    last = history.turns[-1]  # the member's last message: a follow-up goes on from it
+    now = run.deps.clock.now()
+    asked = ground(last.user_text, now, run.timezone, [member.name for member in run.members])
+    if asked.span is None or not routing.reading(last.user_text, asked).question:
+        return None
+    if grounding.span is not None:
+        period = grounding.span.text
+    elif _BEFORE.search(text) and asked.span.first.day == 1:
+        month = (asked.span.first.replace(day=1) - timedelta(days=1)).month
+        language = asked.language
+        names = _MONTH_NAMES.get(language, _MONTH_NAMES["en"])
+        period = _MONTHS.get(language, _MONTHS["en"]).format(name=names[month - 1], month=month)
+    else:
+        return None
+    return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
 
 
 async def _fill(

@@ -114,3 +114,20 @@ async def test_two_requests_in_one_message_are_both_done(routed: System) -> None
     assert str(memory["amount"]) == "45.00"
     reminders = await routed.admin.fetch("SELECT text FROM reminders WHERE household_id = $1", family.household_id)
     assert [row["text"] for row in reminders] == ["send back the consent form"]
+
+
+async def test_a_follow_up_asks_the_last_question_again_for_the_month_before(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps follow-up", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(sum={"op": "sum", "categories": [], "whose": "household", "group_by": "none", "period": None})
+    )
+    await send(routed, family, "how much did we spend on groceries this month?")
+    routed.llm.reset()
+
+    body = await send(routed, family, "and the month before?")
+
+    assert body["outcome"] == "answered", body
+    [request] = routed.llm.requests
+    assert request.schema_name == "route_sum"
+    assert "Question: how much did we spend on groceries in " in request.last_user_text
+    assert "this month" not in request.last_user_text
