@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.capabilities.capability import Situation
+from engine.capabilities.capability import Ask, Situation
+from engine.capabilities.phrases import say
+from engine.capabilities.topics import shares_topic
+from engine.capabilities.words import EVERYTHING
 from tools.memories import recall
 from tools.storage import memories as stored
 
@@ -69,3 +72,16 @@ async def candidate_rows(situation: Situation) -> list[dict[str, Any]]:
     for row in rows:
         unique.setdefault(int(row["memory_id"]), row)
     return list(unique.values())[:_MAX_ROWS]
+
+
+def which_one(situation: Situation) -> Ask | list[dict[str, Any]]:
+    """The rows the message names when it names them apart (or after the member picked one FAA offered), else a
+    question back offering the rows it could mean: "forget the groceries expense" with two of them asks which."""
+    offered = [row for row in situation.rows if quote(row) in situation.text]
+    if offered:
+        return offered
+    names = [member.name for member in situation.run.members]
+    alike = [row for row in situation.rows if shares_topic(situation.text, about(row), names)]
+    if len(alike) < 2 or EVERYTHING.search(situation.text):
+        return alike
+    return Ask(say("ask_which", situation.language), tuple(quote(row) for row in alike[:5]))

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
-from engine.capabilities._memories import candidate_rows, notes_text, quote
+from engine.capabilities._memories import candidate_rows, notes_text, quote, which_one
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import DONT_FORGET
@@ -82,16 +82,22 @@ class Forget(Capability):
         situation.rows = await candidate_rows(situation)
         if not situation.rows:
             return Said(say("not_found", situation.language))
+        named = which_one(situation)
+        if isinstance(named, Ask):
+            return named
+        if len(named) == 1:
+            situation.decided = ForgetAnswer(memory_ids=[int(named[0]["memory_id"])])
         situation.choices["memory_ids"] = [int(row["memory_id"]) for row in situation.rows]
         return None
 
-    def answer_model(self, situation: Situation) -> type[BaseModel]:
-        return ForgetAnswer
+    def answer_model(self, situation: Situation) -> type[BaseModel] | None:
+        return None if situation.decided is not None else ForgetAnswer
 
     def prompt(self, situation: Situation) -> str:
         return f"Entries: {notes_text(situation.rows)}\nMessage: {situation.text}"
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
+        answer = answer or situation.decided
         assert isinstance(answer, ForgetAnswer)
         return [PlannedCall(id="s1", tool="forget", args={"memory_ids": sorted(set(answer.memory_ids))})]
 

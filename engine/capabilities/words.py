@@ -161,6 +161,14 @@ def says_what(text: str, amounts: list[str]) -> bool:
     return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is not None
 
 
+# "Everything", "all of it": a request for more than one row, which waits for a yes rather than asking which.
+EVERYTHING = cues(
+    r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data)|all\b\W*$)",
+    r"\b(?:alles|sämtliche|alle (?:einträge|notizen))\b",
+    r"全部|所有|一切|统统|都(?:删|忘)",
+)
+
+
 def own(said: str, message: str) -> bool:
     """Every word of `said` is the message's (three letters or more, by their first five letters; Chinese by pairs of
     characters): a text the model wrote that the member could have written, not a prompt example or a translation."""

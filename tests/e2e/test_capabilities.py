@@ -131,3 +131,22 @@ async def test_a_follow_up_asks_the_last_question_again_for_the_month_before(rou
     assert request.schema_name == "route_sum"
     assert "Question: how much did we spend on groceries in " in request.last_user_text
     assert "this month" not in request.last_user_text
+
+
+async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps which", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))
+    await send(routed, family, "groceries 35.50 EUR at Lidl")
+    await send(routed, family, "groceries 22.70 EUR at Rewe")
+    routed.llm.reset()
+    routed.llm.script(answers())
+
+    asked = await send(routed, family, "forget the groceries expense")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert len(asked["options"]) == 2
+    assert len(await live_memories(routed, family)) == 2
+    rewe = next(option for option in asked["options"] if "Rewe" in option)
+    done = await send(routed, family, rewe)
+    assert done["outcome"] == "answered", done
+    assert [m["content"] for m in await live_memories(routed, family)] == ["groceries 35.50 EUR at Lidl"]
