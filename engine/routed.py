@@ -59,18 +59,20 @@ _SEAMS = re.compile(
 
 def two_requests(text: str, run: Run) -> tuple[str, str] | None:
     """The message's two requests, when its words on either side of a seam are each claimed by a different
-    capability that does something ("paid £45 for the school trip, and remind me friday at 8 to send the form")."""
+    capability that does something ("paid £45 for the school trip, and remind me friday at 8 to send the form"); a
+    side about money names an amount ("delete the parking ticket, the company paid for that" is one request)."""
     members = [member.name for member in run.members]
     now = run.deps.clock.now()
     for seam in _SEAMS.finditer(text):
         first, second = text[: seam.start()].strip(), text[seam.end() :].strip()
         if min(_size(first), _size(second)) < 8:
             continue
+        groundings = [ground(part, now, run.timezone, members) for part in (first, second)]
         names = [
-            routing.decisive(routing.reading(part, ground(part, now, run.timezone, members)))
-            for part in (first, second)
+            routing.decisive(routing.reading(part, g)) for part, g in zip((first, second), groundings, strict=True)
         ]
-        if all(name not in _NO_REQUEST for name in names) and names[0] != names[1]:
+        whole = all(name != "expense" or g.money for name, g in zip(names, groundings, strict=True))
+        if whole and all(name not in _NO_REQUEST for name in names) and names[0] != names[1]:
             return first, second
     return None
 

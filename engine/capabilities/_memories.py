@@ -80,7 +80,9 @@ def which_one(situation: Situation) -> Ask | list[dict[str, Any]]:
     offered = [row for row in situation.rows if quote(row) in situation.text]
     if offered:
         return offered
-    names = [member.name for member in situation.run.members]
+    names = [member.name for member in situation.run.members] + [
+        str(r["person"]) for r in situation.rows if r.get("person")
+    ]
     alike = [row for row in situation.rows if shares_topic(situation.text, about(row), names)]
     if len(alike) < 2 or EVERYTHING.search(situation.text):
         return alike

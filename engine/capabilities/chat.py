@@ -101,6 +101,7 @@ class Chat(Capability):
         "zh": ("你好", "谢谢", "谢谢，晚安", "好的，谢谢", "你能做什么？", "辛苦了", "太棒了👍"),
     }
     refines = ("*",)
+    needs_cue = True  # a message that says something of its own is never answered with small talk alone
 
     def claims(self, reading: Reading) -> bool:
         return bool(GREETING.match(reading.text) or SMALL_TALK.search(reading.text) or only_pleasantries(reading.text))

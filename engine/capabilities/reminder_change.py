@@ -70,6 +70,10 @@ MOVE = cues(
     r"挪到",
     r"推到",
 )
+# The reminder itself named ("the dentist reminder", "die Erinnerung", "吃药的提醒"): a move is said of one.
+REMINDER = cues(r"\breminders?\b", r"\berinnerung", r"提醒(?!我|他|她|大家)")
+
+
 # Said of a reminder: it is no longer wanted.
 UNWANTED = cues(
     r"\b(?:dont|don't|do not|no longer) need\b",
@@ -176,9 +180,8 @@ class ReminderChange(Capability):
             return True
         if reading.reminder_just_sent and answers_a_reminder(text):
             return True
-        return bool(
-            (SNOOZE.search(text) or MOVE.search(text)) and REMIND.search(text) and not reading.grounding.repeats
-        )
+        moved = MOVE.search(text) is not None and REMINDER.search(text) is not None
+        return bool((SNOOZE.search(text) and REMIND.search(text) or moved) and not reading.grounding.repeats)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         fired = situation.history.fired
@@ -244,7 +247,7 @@ def change_action(text: str) -> Literal["cancel", "move", "snooze", "done"]:
     reminder", "don't need it anymore") stops it."""
     if CANCEL.search(text):
         return "cancel"
-    if MOVE.search(text):
+    if MOVE.search(text) and REMINDER.search(text):
         return "move"
     if SNOOZE.search(text):
         return "snooze"

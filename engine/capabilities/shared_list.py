@@ -228,10 +228,10 @@ class SharedList(Capability):
         assert isinstance(answer, ListAnswer)
         action = situation.choices["action"][0]
         language = situation.language
-        items = [  # only what the member named: an item the message does not hold is no item of theirs
+        items = [  # what is added is only what the member named: an item the message does not hold is not theirs
             {"text": i.text, **({"quantity": i.quantity} if i.quantity else {})}
             for i in answer.items
-            if own(i.text, situation.text)
+            if action not in ("add", "new_list") or own(i.text, situation.text)
         ]
         name = self._list(situation, answer)
         if action == "show":

@@ -9,12 +9,13 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 _GERMAN = re.compile(
     r"[äöüß]|\b(?:ich|wir|und|der|die|das|ist|nicht|bitte|mich|mir|für|um|uhr|morgen|heute|gestern|habe|haben|"
     r"hat|wie|viel|was|wann|erinnere|jeden|einen|eine|beim|vom|zum|mein|meine|unser|unsere|noch|schon|auch|"
-    r"absagen|abgesagt|verschoben|vergiss|lösche|gekauft|bezahlt|ausgegeben|termin|kalender|liste)\b",
+    r"absagen|abgesagt|verschoben|vergiss|lösche|gekauft|bezahlt|ausgegeben|termin|kalender|liste|erinnern|stunden?|"
+    r"minuten|tage|woche)\b",
     re.IGNORECASE,
 )
 _ENGLISH = re.compile(
     r"\b(?:i|we|and|the|is|not|please|me|for|at|tomorrow|today|yesterday|have|has|how|much|what|when|remind|"
-    r"every|my|our|was|it|to|of|on|in|a|an)\b",
+    r"every|my|our|was|it|to|of|on|a)\b",  # not "in" nor "an": German has them too
     re.IGNORECASE,
 )
 

@@ -51,6 +51,7 @@ def decided(text: str) -> str | None:
         ("吃药的提醒改到晚上九点吧", "reminder_change"),
         ("Habe 150 Euro für das alte Fahrrad bekommen", "expense"),
         ("ben's dentist appointment is now at 4:15 instead", "event_change"),
+        ("remind me in 30 mins to move the car", "reminder"),  # "move" is said of the car, not of a reminder
         ("CHF 1'280 for the new sofa", "expense"),
     ],
 )
@@ -130,3 +131,26 @@ def test_no_prompt_example_can_become_a_stored_text() -> None:
     for capability in CAPABILITIES.values():
         for quoted in re.findall(r'"(?:text|what|items?)":\s*"([^"]+)"', capability.instructions):
             assert not own(quoted, message), (capability.name, quoted)
+
+
+def test_a_seam_splits_two_requests_only_where_each_side_is_whole() -> None:
+    from types import SimpleNamespace
+
+    from engine.routed import two_requests
+
+    run = SimpleNamespace(
+        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
+    )
+    assert two_requests("paid 45 euros for the school trip, and remind me friday at 8am to send the form", run) == (
+        "paid 45 euros for the school trip",
+        "remind me friday at 8am to send the form",
+    )
+    assert two_requests("买菜花了50块，明天早上八点提醒我交电费", run) == ("买菜花了50块", "明天早上八点提醒我交电费")
+    assert two_requests("delete yesterday's parking ticket, the company paid for that", run) is None
+    assert two_requests("add milk and eggs to the shopping list", run) is None
+
+
+def test_a_german_message_with_number_words_is_read_as_german() -> None:
+    grounding = ground("in zwei Stunden an die Wäsche erinnern", NOW, "Europe/Berlin", MEMBERS)
+    assert grounding.language == "de"
+    assert [moment.at.hour for moment in grounding.moments] == [12]
