@@ -48,7 +48,16 @@ _EVERYTHING = re.compile(
     r"all\b\W*$|alles|sämtliche)\b|全部|所有|一切|统统|都(?:删|忘)",
     re.IGNORECASE,
 )
-_FORGET = {"en": "forget {count} {noun}", "de": "{count} Einträge vergessen", "zh": "删除{count}条记录"}
+_CHANGES = {  # no ids: they mean nothing to the member
+    "update_memory_fields": {"en": "change this memory", "de": "diesen Eintrag ändern", "zh": "修改这条记录"},
+    "cancel_reminder": {"en": "cancel this reminder", "de": "diese Erinnerung löschen", "zh": "取消这个提醒"},
+}
+# Without the count: a number in a reply must come from the member's words or the household's rows.
+_FORGET = {
+    "en": ("forget this memory", "forget several memories"),
+    "de": ("diesen Eintrag vergessen", "mehrere Einträge vergessen"),
+    "zh": ("删除这条记录", "删除多条记录"),
+}
 # What the model reads in place of a held call's result: it was not done, and the member decides.
 HELD = (
     "not done: this change waits for the member's yes, which FAA asks for after your reply. Do not say it was "
@@ -185,14 +194,11 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
 
 
 def _describe(step: PlannedCall, language: str) -> str:
-    args: dict[str, Any] = step.args
     if step.tool == "forget_me":
         return say("forget_me", language)
     if step.tool == "forget":
         count = _rows(step)
-        return _FORGET[language].format(count=count, noun="memory" if count == 1 else "memories")
-    if step.tool == "update_memory_fields":
-        return f"change memory {args.get('memory_id')}"
-    if step.tool == "cancel_reminder":
-        return f"cancel reminder {args.get('reminder_id')}"
+        return _FORGET.get(language, _FORGET["en"])[0 if count == 1 else 1]
+    if step.tool in _CHANGES:
+        return _CHANGES[step.tool].get(language, _CHANGES[step.tool]["en"])
     return step.tool.replace("_", " ")

@@ -34,6 +34,9 @@ _PRIVATE = re.compile(
         (
             r"\b(?:only|just) for me\b",
             r"\bfor my eyes only\b",
+            r"\b(?:just |only )?between (?:us|you and me|me and you)\b",
+            r"\b(?:not|nothing) for (?:the others|anyone else|the family)\b",
+            r"\bunter uns\b",
             r"\bkeep (?:it|this|that|them) (?:private|secret|to myself|between us)\b",
             r"\b(?:make|mark) (?:it|this|that|them) (?:as )?private\b",
             r"\b(?:it'?s|this is|that is|is) private\b",

@@ -36,6 +36,7 @@ from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
 
+_MAX_REROUTES = 3
 # A new message answers the pending question unless it clearly starts something else.
 _RESUMABLE = frozenset({"expense", "fact", "unclear", None})
 
@@ -131,12 +132,16 @@ async def _one(
     metrics.route_taken(name, chosen_by)
     situation = Situation(run, text, grounding, history)
     prepared = await route.prepare(situation)
-    if isinstance(prepared, Reroute):
+    for _ in range(_MAX_REROUTES):  # a moved event that is no event may be a correction, which may be news
+        if not isinstance(prepared, Reroute):
+            break
         run.note("route", route=prepared.capability, chosen_by="reroute")
         name, route = prepared.capability, CAPABILITIES[prepared.capability]
         run.route = name
         situation = Situation(run, text, grounding, history)
         prepared = await route.prepare(situation)
+    if isinstance(prepared, Reroute):
+        return _ask(run, UNCLEAR, text, Ask(say("ask_what", situation.language)))
     if isinstance(prepared, Ask):
         return _ask(run, name, text, prepared)
     if isinstance(prepared, Said):

@@ -150,3 +150,12 @@ async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_p
     done = await send(routed, family, rewe)
     assert done["outcome"] == "answered", done
     assert [m["content"] for m in await live_memories(routed, family)] == ["groceries 35.50 EUR at Lidl"]
+
+
+async def test_a_change_with_nothing_to_change_is_handed_on_not_failed(routed: System) -> None:  # noqa: F811
+    """ "帮我改到五点" claims a moved event; with no event and no note to correct it goes on from one capability to
+    the next (event change → correction → note) and is answered, never a crash."""
+    family = await make_family(routed.admin, "Caps reroute", {"Anna": "Asia/Shanghai"})
+    routed.llm.script(answers(fact={"kind": "note", "person": None, "category": "other"}))
+    body = await send(routed, family, "帮我改到五点")
+    assert body["outcome"] in ("answered", "clarifying"), body

@@ -27,6 +27,8 @@ PRIVATE = Audience("private")
         "Private, only for me: I am planning a surprise birthday party for Sam on December 12",
         "Remember that my locker code is 4312, keep it private",
         "just for me: my PIN is 1234",
+        "just between us: I am looking for a new job",
+        "bleibt unter uns: ich suche einen neuen Job",
         "Note the therapist's number, don't tell anyone",
         "Keep this secret: the safe code is 2211",
         "Nur für mich: der Tresorcode ist 1234",
