@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from engine.capabilities.capability import Situation
-from engine.capabilities.phrases import when_text
+from engine.capabilities.phrases import say, when_text
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
@@ -36,6 +36,14 @@ def recipient(situation: Situation) -> str:
     if _HOUSEHOLD.search(text):
         return "household"
     return "self"
+
+
+def whom_text(situation: Situation) -> str:
+    """Whom the reminder is for, as the reply names them: "you", "everyone" or the member's name."""
+    whom = recipient(situation)
+    if whom in ("self", "household"):
+        return say("me" if whom == "self" else "household", situation.language)
+    return whom
 
 
 def reminder_text(row: dict[str, Any], language: str = "en") -> str:

@@ -14,7 +14,7 @@ from engine.capabilities._events import (
     named_events,
     upcoming,
 )
-from engine.capabilities._reminders import recipient
+from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import reminder_words
@@ -91,8 +91,7 @@ class EventReminder(Capability):
             return ""
         result = results[0].result
         language = situation.language
-        whom = recipient(situation)
-        shown = say("me", language) if whom == "self" else say("household", language) if whom == "household" else whom
+        shown = whom_text(situation)
         at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
         return say(
             "event_reminder_set",

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
-from engine.capabilities._reminders import recipient
+from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.words import (
@@ -115,12 +115,7 @@ class Reminder(Capability):
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         keys = [m.key for m in situation.grounding.moments] + [r.key for r in situation.grounding.repeats]
         if not keys:
-            whom = recipient(situation)
-            shown = (
-                say("me", situation.language)
-                if whom == "self"
-                else (say("household", situation.language) if whom == "household" else whom)
-            )
+            shown = whom_text(situation)
             return Ask(say("ask_when", situation.language, whom=shown))
         situation.choices["time"] = keys
         return None
@@ -152,8 +147,7 @@ class Reminder(Capability):
             return ""
         result = results[0].result
         language = situation.language
-        whom = recipient(situation)
-        shown = say("me", language) if whom == "self" else say("household", language) if whom == "household" else whom
+        shown = whom_text(situation)
         when = when_text(datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None), language)
         if result.get("rrule"):
             repeat = next((r for r in situation.grounding.repeats), None)
