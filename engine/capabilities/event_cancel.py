@@ -30,9 +30,43 @@ class EventCancel(NamedEventChange):
     instructions = INSTRUCTIONS
     description = "a planned event is called off ('cancel the dentist', 'the party is off')"
     examples = {
-        "en": ("cancel the dentist on friday", "the parents' evening is cancelled", "swim lesson is off this week"),
-        "de": ("der Zahnarzttermin fällt aus", "sag das Elterngespräch ab"),
-        "zh": ("家长会取消了", "周五的牙医取消"),
+        "en": (
+            "cancel the dentist on friday",
+            "the parents' evening is cancelled",
+            "swim lesson is off this week",
+            "footy's called off, pitch is flooded",
+            "we're not going to the bbq on sat anymore",
+            "the vet appointment isnt happening, call it off",
+            "piano got cancelled teacher is sick 🤒",
+            "scrap the birthday party sunday, ben's ill",
+            "no more hairdresser tmrw, they cancelled on me",
+            "the school trip is off",
+            "dinner at the smiths is cancelled",
+        ),
+        "de": (
+            "der Zahnarzttermin fällt aus",
+            "sag das Elterngespräch ab",
+            "training is heute abgesagt",
+            "wir gehen doch nicht zum grillen am samstag",
+            "der friseur hat abgesagt",
+            "kinderturnen fällt diese woche flach",
+            "der tierarzttermin findet nicht statt",
+            "geburtstagsfeier am sonntag is gestrichen, mia is krank",
+            "streich den termin beim kinderarzt",
+            "klavierstunde entfällt morgen 🙄",
+        ),
+        "zh": (
+            "家长会取消了",
+            "周五的牙医取消",
+            "明天的游泳课不上了",
+            "周六聚餐取消了 人凑不齐",
+            "老师生病 钢琴课停一次",
+            "宠物医院那个预约取消吧",
+            "周日的生日会不办了 孩子发烧",
+            "理发那个约黄了",
+            "春游取消了 下雨",
+            "下周二的体检不去了 帮我取消",
+        ),
     }
     refines = ("reminder_change", "forget", "fact", "lookup", "sum", "calendar", "update", "shared_list", "budget")
     tools = ("list_events", "cancel_event")

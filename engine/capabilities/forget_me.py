@@ -27,9 +27,42 @@ class ForgetMe(Capability):
     name = "forget_me"
     description = "the member asks FAA to forget everything about them"
     examples = {
-        "en": ("forget everything about me", "delete my data", "erase everything you know about me"),
-        "de": ("vergiss alles über mich", "lösche meine Daten"),
-        "zh": ("忘记关于我的一切", "删除我的所有数据"),
+        "en": (
+            "forget everything about me",
+            "delete my data",
+            "erase everything you know about me",
+            "wipe all my stuff pls, i'm out",
+            "i want all my personal info removed",
+            "wipe everything you have on me",
+            "i'm leaving the family group, erase everything about me",
+            "clear my whole profile and history",
+            "don't keep any of my info anymore",
+            "nuke all my info 🙏",
+        ),
+        "de": (
+            "vergiss alles über mich",
+            "lösche meine Daten",
+            "lösch meine daten bitte komplett",
+            "ich will nicht dass hier noch irgendwas über mich gespeichert ist",
+            "sämtliche infos zu meiner person sollen weg",
+            "ich möchte, dass du gar nichts mehr von mir speicherst",
+            "alles was ihr von mir habt bitte weg, ich bin raus aus der gruppe",
+            "alles was du über mich gespeichert hast soll weg",
+            "mach meine ganzen einträge weg, ich bin raus",
+            "ich möchte nicht mehr dass du was über mich weißt",
+        ),
+        "zh": (
+            "忘记关于我的一切",
+            "删除我的所有数据",
+            "不要再保存任何关于我的信息",
+            "你记的关于我的东西都清空吧",
+            "我不想再让你保存我的任何资料",
+            "我的资料全部清空",
+            "关于我的所有内容都抹掉",
+            "我要退出 把我的数据都清除",
+            "删除我的所有数据 谢谢",
+            "关于我的记录一条都别留",
+        ),
     }
     refines = ("*",)
     tools = ("forget_me",)

@@ -43,9 +43,46 @@ class Lookup(Capability):
     instructions = INSTRUCTIONS
     description = "asks about something stored that is not a sum of money"
     examples = {
-        "en": ("what's Lea's shoe size?", "whats the wifi password again", "when did Tom last have a tetanus shot?"),
-        "de": ("Wie war nochmal der Code fürs Garagentor?", "WLAN-Passwort?"),
-        "zh": ("小明星期几上钢琴课？", "家里wifi密码是多少"),
+        "en": (
+            "what's Lea's shoe size?",
+            "whats the wifi password again",
+            "when did Tom last have a tetanus shot?",
+            "whats the code for the garage again",
+            "what was mia allergic to again",
+            "which room is grandpa in",
+            "when's ben's next checkup",
+            "what size coat does tom wear now",
+            "what did the doctor say about lea's ear",
+            "whats the plumbers number",
+            "when was mia's last fever",
+            "what day is bin day",
+        ),
+        "de": (
+            "Wie war nochmal der Code fürs Garagentor?",
+            "WLAN-Passwort?",
+            "welche schuhgröße hat lena grad",
+            "wann war tom das letzte mal beim kinderarzt",
+            "auf was is mia nochmal allergisch",
+            "in welchem zimmer liegt opa",
+            "wann hat ben wieder zahnarzt",
+            "was hat der arzt letztes mal zu lenas ohr gesagt",
+            "wie war die nummer vom klempner",
+            "welcher tag is nochmal müllabfuhr",
+            "wie groß war mia bei der u9",
+        ),
+        "zh": (
+            "小明星期几上钢琴课？",
+            "家里wifi密码是多少",
+            "车库密码是啥来着",
+            "小红穿多大的鞋",
+            "爷爷住哪个病房",
+            "小明对什么过敏来着",
+            "孩子下次打疫苗是什么时候",
+            "上次发烧是哪天",
+            "水电工电话多少",
+            "哪天收垃圾来着",
+            "医生上回怎么说的 关于小宝的耳朵",
+        ),
     }
 
     asks = True

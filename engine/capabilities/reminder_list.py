@@ -30,9 +30,42 @@ class ReminderList(Capability):
     name = "list"
     description = "asks which reminders there are"
     examples = {
-        "en": ("what reminders do I have?", "show my reminders", "any reminders set for tomorrow?"),
-        "de": ("welche Erinnerungen habe ich?", "zeig meine Erinnerungen"),
-        "zh": ("我有哪些提醒？", "看看我的提醒"),
+        "en": (
+            "what reminders do I have?",
+            "show my reminders",
+            "any reminders set for tomorrow?",
+            "which reminders are running for tomorrow",
+            "list all my reminders pls",
+            "what are you gonna nag me about this week",
+            "what reminders has ben got",
+            "which pings are coming up today",
+            "what's ben got reminders for",
+            "show me the recurring reminders",
+        ),
+        "de": (
+            "welche Erinnerungen habe ich?",
+            "zeig meine Erinnerungen",
+            "welche erinnerungen laufen grad",
+            "welche erinnerungen hab ich morgen",
+            "meine erinnerungen für diese woche bitte",
+            "zeig mal meine erinnerungen von heute",
+            "welche erinnerungen wiederholen sich jeden monat",
+            "welche erinnerungen hat tom",
+            "meine erinnerungen?",
+            "welche erinnerungen gibts für nächste woche",
+        ),
+        "zh": (
+            "我有哪些提醒？",
+            "看看我的提醒",
+            "明天都有什么提醒",
+            "我的提醒都列出来",
+            "我的提醒里有交电费那条吗",
+            "今天还有什么提醒",
+            "小明有哪些提醒",
+            "明天有什么提醒",
+            "看下提醒列表",
+            "把提醒列表发我看看",
+        ),
     }
     refines = ("reminder", "reminder_change", "lookup", "sum", "calendar", "forget", "fact")
     tools = ("list_reminders",)

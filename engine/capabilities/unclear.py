@@ -15,9 +15,42 @@ class Unclear(Capability):
     name = "unclear"
     description = "too vague to act on: says nothing of its own"
     examples = {
-        "en": ("write down the thing", "remember that", "that one"),
-        "de": ("schreib das auf", "das da"),
-        "zh": ("那个多少钱来着", "记一下那个"),
+        "en": (
+            "write down the thing",
+            "remember that",
+            "that one",
+            "the other thing",
+            "hmm yeah",
+            "can u do it",
+            "you know what i mean",
+            "that again",
+            "what about it",
+            "same as before",
+        ),
+        "de": (
+            "schreib das auf",
+            "das da",
+            "mach mal",
+            "das andere",
+            "na du weißt schon",
+            "wie vorhin",
+            "hmm und das",
+            "merk dir das",
+            "und jetzt",
+            "das gleiche nochmal",
+        ),
+        "zh": (
+            "那个多少钱来着",
+            "记一下那个",
+            "就那个",
+            "你懂的",
+            "跟上次一样",
+            "弄一下",
+            "那另一个呢",
+            "嗯 就这样吧那个",
+            "帮我搞一下那个事",
+            "还有那个",
+        ),
     }
     refines = ("fact", "lookup", "sum", "expense")
 

@@ -29,9 +29,42 @@ class Undo(Capability):
     name = "undo"
     description = "take back FAA's last change ('undo that', 'scrap what I just asked')"
     examples = {
-        "en": ("undo", "undo that", "take that back", "nvm, scrap what i just asked for", "oops, undo the last one"),
-        "de": ("mach das rückgängig", "rückgängig bitte", "nimm das zurück"),
-        "zh": ("撤销", "撤回刚才的", "刚才那条撤销吧"),
+        "en": (
+            "undo",
+            "undo that",
+            "take that back",
+            "nvm, scrap what i just asked for",
+            "oops, undo the last one",
+            "wait no reverse that",
+            "ugh didnt mean that, go back",
+            "revert ur last change",
+            "nope undo that last bit",
+            "put it back how it was",
+        ),
+        "de": (
+            "mach das rückgängig",
+            "rückgängig bitte",
+            "nimm das zurück",
+            "rückgängig, hab mich im chat vertan",
+            "halt stopp, das wollte ich nicht",
+            "mach das letzte wieder weg",
+            "falscher chat sorry, bitte zurücknehmen 🙈",
+            "stell das wieder her wie vorher",
+            "das von eben bitte widerrufen",
+            "das eben rückgängig machen",
+        ),
+        "zh": (
+            "撤销",
+            "撤回刚才的",
+            "刚才那条撤销吧",
+            "哎呀发错了 撤回",
+            "刚刚那个不算",
+            "恢复成原来那样",
+            "撤回上一步",
+            "手滑了 退回去",
+            "刚才的操作撤了吧",
+            "不是这个意思 帮我撤回",
+        ),
     }
     refines = ("*",)
     tools = ("undo",)
