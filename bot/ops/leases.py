@@ -78,7 +78,16 @@ def alive(pid: int, started: int | None = None) -> bool:
     fields = _stat(pid)
     if fields is None:
         return True
-    return fields[0] != "Z" and (started is None or int(fields[19]) == started)
+    return (fields[0] != "Z" or _threads_left(pid)) and (started is None or int(fields[19]) == started)
+
+
+def _threads_left(pid: int) -> bool:
+    """Whether a process whose main thread has exited still has threads running (and so its open sockets): a killed
+    server's main thread may show as a zombie while its other threads are still being torn down."""
+    try:
+        return sum(1 for _ in Path(f"/proc/{pid}/task").iterdir()) > 1
+    except OSError:
+        return False
 
 
 class LeaseFile:
