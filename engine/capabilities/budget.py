@@ -61,6 +61,15 @@ BUDGET = cues(
     r"还剩多少",
 )
 
+# A budget said without the word: an amount, a ceiling and "a month" ("kids activities max 120€ a month",
+# "每个月零食别超过100块"); "Netflix 13.99 monthly" has no ceiling and is a payment.
+CEILING = cues(
+    r"\b(?:max(?:imum)?|at most|no more than|not more than|under|below|cap(?:ped)?|limit(?:ed)?|tops)\b",
+    r"\b(?:höchstens|maximal|nicht mehr als|unter|obergrenze|limit)\b",
+    r"别超过|不超过|不要超过|不能超过|最多|控制在|以内|封顶|上限",
+)
+PER_MONTH = cues(r"\b(?:a|per|each|every|/) ?month\b|/mo\b", r"\b(?:im|pro|je) monat\b|\bmonatlich", r"每个?月|一个月")
+
 
 Category = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 
@@ -133,7 +142,9 @@ class Budget(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return BUDGET.search(reading.text) is not None
+        text = reading.text
+        ceiling = bool(reading.grounding.money and CEILING.search(text) and PER_MONTH.search(text))
+        return ceiling or BUDGET.search(text) is not None
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         run = situation.run

@@ -132,7 +132,9 @@ class Expense(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return not reading.question and bool(reading.grounding.money or SPEND.search(reading.text))
+        text, grounding = reading.text, reading.grounding
+        received = RECEIVED.search(text) is not None and bool(grounding.numbers)  # "got 50 back from the insurance"
+        return not reading.question and bool(grounding.money or SPEND.search(text) or received)
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money

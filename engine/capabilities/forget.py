@@ -30,11 +30,25 @@ FORGET = cues(
     r"忘掉",
     r"忘了它",
     r"别记",
+    r"不用(?:再)?记",
     r"不要记",
     r"撤销",
     r"\bvergiss",
     r"\blösch",
-    r"\bentfern",
+    r"\bentfernen\b",  # asked for ("bitte entfernen"); "entfernt" is news unless it points at an entry
+)
+
+# Casual removal words forget only when they point at something stored ("bin that netflix entry", "das mit bens
+# blutdruck kannst du rausnehmen", "奶奶降压药那条去掉吧"): "take out the bins" is a chore and "zecke entfernt" news.
+REMOVE = cues(
+    r"\b(?:scratch|ditch|drop|strike|nix|axe|take (?:out|off)|get rid of|remove)\b|\bbin (?:that|this|it|the)\b",
+    r"\b(?:entfern\w*|raus ?nehmen|rausnehmen|raus ?werfen|rauswerfen|streich\w*|weg damit|kannst du weg\w*)",
+    r"去掉|拿掉|不要了|删",
+)
+STORED = cues(
+    r"\b(?:note|notes|entry|entries|record|memo|one|that|this|it)\b",
+    r"\b(?:eintrag|einträge|notiz|notizen|das mit|die sache mit|den mit|die mit)\b",
+    r"那条|那笔|这条|这笔|那个|记录",
 )
 
 
@@ -106,7 +120,9 @@ class Forget(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return bool(FORGET.search(reading.text)) and not DONT_FORGET.search(reading.text) and not reading.question
+        text = reading.text
+        asked = FORGET.search(text) or (REMOVE.search(text) and STORED.search(text))
+        return bool(asked) and not DONT_FORGET.search(text) and not reading.question
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         situation.rows = await candidate_rows(situation)

@@ -41,6 +41,7 @@ log = structlog.get_logger()
 
 SPREAD = 0.05  # how fast the nearness score falls with distance from the nearest capability's examples
 TOP = 3  # candidates offered to the model
+_SHOWN = (("en", 0), ("en", 1), ("de", 0), ("zh", 0))  # each capability's examples the router's prompt shows
 
 
 class RouteChoice(BaseModel):
@@ -164,7 +165,11 @@ def _unit(vector: list[float]) -> list[float]:
 
 def router_instructions() -> str:
     """The router's part of the system prompt: every capability's one line, the same for every message."""
-    lines = [f"{name}: {capability.description}" for name, capability in CAPABILITIES.items()]
+    lines = [
+        f"{name}: {capability.description}; e.g. "
+        + " | ".join(capability.examples[language][index] for language, index in _SHOWN)
+        for name, capability in CAPABILITIES.items()
+    ]
     return (
         "Sort a family member's message into one capability:\n"
         + "\n".join(lines)

@@ -19,7 +19,7 @@ from tools.lists import canonical_name
 # Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
 SHARED_LIST = cues(
     r"\b(?:shopping|grocery|groceries|to-?do|todo|packing|camping|holiday|trip)[ -]?lists?\b",
-    r"\b(?:on|onto|to|off|from) (?:the|my|our) (?:\w+ )?list\b",
+    r"\b(?:on|onto|to|off|from|for) (?:the|my|our) (?:\w+ )?list\b",
     r"\bwhat'?s on (?:the|my|our) (?:\w+ )?list",
     r"\bnew (?:\w+ )?list\b",
     r"\bclear (?:the |all )?(?:bought|done|ticked|checked)",
@@ -35,6 +35,14 @@ SHARED_LIST = cues(
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
     r"^\W*(?:ich habe |hab(?:e)? )?(?:die |den |das )?[^\d\s]+ (?:ist )?(?:gekauft|besorgt)\W*$",
     r"^[^\d]{1,8}(?:买了|买好了|已经买了)\W*$",
+    # Running out says what to buy: "we're out of milk", "need eggs n bread", "milch ist alle", "家里没有鸡蛋了".
+    r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on)\b",
+    r"^\W*(?:we |i )?(?:still )?need (?:more |some |new )?(?!to\b)[^\d?]{1,40}$",
+    r"\b(?:ist|sind) (?:schon )?(?:alle|leer)\b|\bbrauchen (?:noch |mehr |wieder |neue[nsr]? )",
+    r"没有\S{1,6}了|\S{1,6}(?:没了|快没了|用完了)|要买|该买|得买",
+    # Bought without a price: a tick when the list has the item, news otherwise (`prepare`).
+    r"^\W*(?:i |we |just |finally )*(?:got|bought|picked up)\b"
+    r"(?! (?:it|that|this|you|ya|u|anything|any)\b)(?!.*\bback\b)[^\d?]{1,60}$",
     r"购物清单",
     r"购物单",
     r"清单",
@@ -60,7 +68,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     (
         "done",
         re.compile(
-            r"\bbought\b|\bgot the\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
+            r"\bbought\b|\bgot\b|\bpicked up\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
             r"|\bgekauft\b|\bbesorgt\b|\berledigt\b|\babhaken\b|买了|买好了|完成了|搞定了|做完了",
             _I,
         ),

@@ -98,7 +98,8 @@ _COUNTED = re.compile(
 _MONEY_WORDS = re.compile(
     r"\b(?:spent|spend|paid|pay|cost|costs|bought|buy|price|bill|charged|salary|earned|income|refund|received|"
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
-    r"verkauft|gebühr|budget)\b|花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算",
+    r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet)\b|\bgot\s+[\d.,]+\s+back\b|"
+    r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现",
     re.IGNORECASE,
 )
 
