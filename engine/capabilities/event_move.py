@@ -26,7 +26,8 @@ MOVED = cues(
     r"\breschedul",
     r"\bpostpone",
     r"\bverschoben\b|\bverschieb|\bverlegt\b",
-    r"改到|推迟到|挪到|改期到",
+    r"改到|推迟到|推到|挪到|改期到",
+    r"\b(?:pushed|bumped) (?:back )?(?:to|till|until)\b",
 )
 
 

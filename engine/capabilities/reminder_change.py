@@ -22,7 +22,8 @@ from engine.executor import StepResult
 
 CANCEL = cues(
     r"\bcancel",
-    r"\bcall off",
+    r"\bcall(?:ed)? off",
+    r"\bfällt\b.{0,20}\baus\b|\bfallen\b.{0,20}\baus\b|\babgesagt\b",
     r"\bstop remind",
     r"\bdon'?t remind",
     r"\bno longer remind",

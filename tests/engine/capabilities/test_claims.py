@@ -67,6 +67,9 @@ def decided(text: str) -> str | None:
         ("bin that netflix entry", "forget"),
         ("奶奶降压药那条去掉吧 不用了", "forget"),
         ("got 50 back from the insurance", "expense"),
+        # an event called off or pushed, said without the word "event"
+        ("elternabend fällt aus 🙄", "event_cancel"),
+        ("体检推到下周一了 时间不变", "event_change"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
