@@ -11,10 +11,11 @@ from pydantic import BaseModel, ConfigDict
 from engine.analysis import PlannedCall
 from engine.capabilities._events import time_only
 from engine.capabilities._reminders import recipient, reminder_text
-from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
+from engine.capabilities.topics import shares_topic
 from engine.capabilities.words import (
     cues,
 )
@@ -75,6 +76,10 @@ MOVE = cues(
 REMINDER = cues(r"\breminders?\b", r"\berinnerung", r"提醒(?!我|他|她|大家)")
 
 
+# A thing pointed at rather than named ("the plumber thing", "the dry cleaning one", "交水费那个"): it may be a
+# reminder, an event or a note — the rows that exist decide (`prepare`).
+POINTED = cues(r"\b(?:thing|one)\b", r"\bdas mit\b|\bdie sache mit\b", r"那个|那件事")
+NEVER_MIND = cues(r"\bnvm\b|\bnever ?mind\b", r"\bvergiss es\b|\bhat sich erledigt\b", r"算了")
 # Said of a reminder: it is no longer wanted.
 UNWANTED = cues(
     r"\b(?:dont|don't|do not|no longer) need\b",
@@ -209,9 +214,11 @@ class ReminderChange(Capability):
         if reading.reminder_just_sent and answers_a_reminder(text):
             return True
         moved = MOVE.search(text) is not None and REMINDER.search(text) is not None
-        return bool((SNOOZE.search(text) and REMIND.search(text) or moved) and not reading.grounding.repeats)
+        if (SNOOZE.search(text) and REMIND.search(text) or moved) and not reading.grounding.repeats:
+            return True
+        return pointed_at(reading)
 
-    async def prepare(self, situation: Situation) -> Ask | Said | None:
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         fired = situation.history.fired
         rows: list[dict[str, Any]] = []
         if fired and answers_a_reminder(situation.text) and not CANCEL.search(situation.text):
@@ -224,21 +231,30 @@ class ReminderChange(Capability):
             async with run.transaction() as conn:
                 listed = await registry.run(run.tool_context(conn), "list_reminders", args)
             rows = list(listed.get("reminders", []))
+        if POINTED.search(situation.text) and not reminder_words(situation.text) and not fired:
+            # Pointed at, not named: a reminder about the same thing, else the event or note it is about.
+            rows = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
+            if not rows:
+                return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
         if not rows:
             return Said(say("no_reminders", situation.language))
         situation.rows = rows
         situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
+        named = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
+        if len(rows) > 1 and len(named) == 1:  # "cancel the bins reminder": the words name one, no model needed
+            situation.decided = ReminderPick(reminder_id=named[0]["reminder_id"])
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
-        return ReminderPick if len(situation.rows) > 1 else None
+        return ReminderPick if len(situation.rows) > 1 and situation.decided is None else None
 
     def prompt(self, situation: Situation) -> str:
         listed = " | ".join(f"[{row['reminder_id']}] {reminder_text(row)}" for row in situation.rows)
         return f"Reminders: {listed}\nMessage: {situation.text}"
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
-        reminder_id = answer.reminder_id if isinstance(answer, ReminderPick) else situation.rows[0]["reminder_id"]
+        picked = answer if isinstance(answer, ReminderPick) else situation.decided
+        reminder_id = picked.reminder_id if isinstance(picked, ReminderPick) else situation.rows[0]["reminder_id"]
         action = change_action(situation.text)
         if action == "move":
             return _moved(situation, next(row for row in situation.rows if row["reminder_id"] == reminder_id))
@@ -275,13 +291,22 @@ def change_action(text: str) -> Literal["cancel", "move", "snooze", "done"]:
     reminder", "don't need it anymore") stops it."""
     if CANCEL.search(text):
         return "cancel"
-    if MOVE.search(text) and REMINDER.search(text):
+    if MOVE.search(text) and (REMINDER.search(text) or POINTED.search(text)):
         return "move"
     if SNOOZE.search(text):
         return "snooze"
     if answers_a_reminder(text):
         return "done"
     return "cancel"
+
+
+def pointed_at(reading: Reading) -> bool:
+    """A change said of a thing pointed at: moved to a time ("push the plumber thing to 4pm", "交水费那个改到明天早上
+    九点") or dropped ("nvm the dry cleaning one")."""
+    text = reading.text
+    if reading.question or reading.grounding.repeats or not POINTED.search(text):
+        return False
+    return bool(MOVE.search(text) and reading.grounding.moments or NEVER_MIND.search(text))
 
 
 def answers_a_reminder(text: str) -> bool:

@@ -159,3 +159,32 @@ async def test_a_change_with_nothing_to_change_is_handed_on_not_failed(routed: S
     routed.llm.script(answers(fact={"kind": "note", "person": None, "category": "other"}))
     body = await send(routed, family, "帮我改到五点")
     assert body["outcome"] in ("answered", "clarifying"), body
+
+
+async def test_a_reminder_pointed_at_not_named_is_the_one_changed(routed: System, clock: ManualClock) -> None:  # noqa: F811
+    """ "push the plumber thing to 4pm" and "nvm the dry cleaning one" change the reminder about the same thing;
+    pointed at with no such reminder, the message goes on to the calendar, not into a second reminder."""
+    family = await make_family(routed.admin, "Caps pointed", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Call the plumber", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 9 to call the plumber")
+    routed.llm.script(answers(reminder={"text": "Pick up the dry cleaning", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 10 to pick up the dry cleaning")
+    routed.llm.reset()
+    routed.llm.script(
+        answers(reminder_change=lambda r: {"reminder_id": int(r.schema["properties"]["reminder_id"]["enum"][0])})
+    )
+
+    moved = await send(routed, family, "push the plumber thing to 4pm")
+    dropped = await send(routed, family, "nvm the dry cleaning one, ben got it already")
+
+    assert moved["outcome"] == "answered" and dropped["outcome"] == "answered", (moved, dropped)
+    rows = await routed.admin.fetch(
+        "SELECT text, status, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
+    )
+    tomorrow_4pm = (clock.now().astimezone(BERLIN) + timedelta(days=1)).replace(hour=16, minute=0)
+    assert [(row["text"], row["status"]) for row in rows] == [
+        ("Call the plumber", "active"),
+        ("Pick up the dry cleaning", "cancelled"),
+    ]
+    assert rows[0]["next_fire_at"] == tomorrow_4pm
+    assert await live_memories(routed, family) == []

@@ -70,6 +70,10 @@ def decided(text: str) -> str | None:
         # an event called off or pushed, said without the word "event"
         ("elternabend fällt aus 🙄", "event_cancel"),
         ("体检推到下周一了 时间不变", "event_change"),
+        # a change said of a thing pointed at, not named: the rows that exist decide what it is (`prepare`)
+        ("push the plumber thing to 4pm", "reminder_change"),
+        ("nvm the dry cleaning one, ben got it already", "reminder_change"),
+        ("交水费那个改到明天早上九点吧", "reminder_change"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -81,6 +85,7 @@ def test_the_words_decide(text: str, expected: str) -> None:
     [
         "tom will do the hoovering this week",
         "take out the bins tonight",
+        "which one is it?",
         "hab bei mia ne zecke entfernt, am linken knie. mal beobachten",
         "groceries this month - whats the damage",
         "Tom is allergic to peanuts",
