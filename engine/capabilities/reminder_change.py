@@ -231,18 +231,18 @@ class ReminderChange(Capability):
             async with run.transaction() as conn:
                 listed = await registry.run(run.tool_context(conn), "list_reminders", args)
             rows = list(listed.get("reminders", []))
+        about = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
         if POINTED.search(situation.text) and not reminder_words(situation.text) and not fired:
             # Pointed at, not named: a reminder about the same thing, else the event or note it is about.
-            rows = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
-            if not rows:
+            if not about:
                 return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
+            rows = about
         if not rows:
             return Said(say("no_reminders", situation.language))
         situation.rows = rows
         situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
-        named = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
-        if len(rows) > 1 and len(named) == 1:  # "cancel the bins reminder": the words name one, no model needed
-            situation.decided = ReminderPick(reminder_id=named[0]["reminder_id"])
+        if len(rows) > 1 and len(about) == 1:  # "cancel the bins reminder": the words name one, no model needed
+            situation.decided = ReminderPick(reminder_id=about[0]["reminder_id"])
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
