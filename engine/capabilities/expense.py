@@ -132,9 +132,7 @@ class Expense(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        text, grounding = reading.text, reading.grounding
-        received = RECEIVED.search(text) is not None and bool(grounding.numbers)  # "got 50 back from the insurance"
-        return not reading.question and bool(grounding.money or SPEND.search(text) or received)
+        return not reading.question and bool(reading.grounding.money or SPEND.search(reading.text))
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money
