@@ -30,6 +30,16 @@ AGENDA = cues(
     r"什么安排|有安排吗|日程|日历",
 )
 
+# Asking whether a day is taken, said of a day or a time ("anything on tmrw?", "are we busy saturday?", "was ist
+# morgen los?", "明晚有没有事"): the calendar when the question names when.
+DAY_TAKEN = cues(
+    r"\b(?:anything|something|stuff|much) (?:on|happening|going on|in the diary)\b(?!.{0,20}\blist\b)",
+    r"\b(?:are|r|am) (?:we|i|the kids) (?:busy|free)\b|\blooking like\b|\bhow does\b.{0,20}\blook\b",
+    r"\bwas (?:ist|is)\b.{0,20}\blos\b|\b(?:sind|is|ist) (?:wir|was)\b.{0,30}\b(?:verplant|frei|geplant)\b",
+    r"\bwie sieht\b.{0,30}\baus\b",
+    r"有(?:什么|啥)事|有没有事|有空吗|忙不忙",
+)
+
 
 class Agenda(Capability):
     name = "calendar"
@@ -81,7 +91,10 @@ class Agenda(Capability):
     tools = ("list_events",)
 
     def claims(self, reading: Reading) -> bool:
-        return AGENDA.search(reading.text) is not None and not reminder_words(reading.text)
+        if reminder_words(reading.text):
+            return False
+        when = bool(reading.grounding.moments or reading.grounding.span)
+        return AGENDA.search(reading.text) is not None or (when and DAY_TAKEN.search(reading.text) is not None)
 
     def hint(self, reading: Reading) -> float:
         return 0.2 if reading.grounding.span or reading.grounding.moments else 0.0

@@ -16,6 +16,7 @@ from engine.capabilities.words import (
     cues,
 )
 from engine.executor import StepResult
+from engine.grounding.categories import EXPENSE_CATEGORIES
 from engine.grounding.money import home_currency
 
 _I = re.IGNORECASE
@@ -80,11 +81,11 @@ class BudgetAnswer(BaseModel):
     category: Annotated[Category | None, Picked] = None
 
 
-INSTRUCTIONS = """\
-You keep a family's monthly budgets. Give `category`: one lowercase English word for the spending the budget
-is for, as expenses are filed: groceries, restaurants, drinks, fuel, transport, travel, rent, utilities, health,
-pharmacy, clothing, kids, education, books, gifts, entertainment, household, electronics, car. When budgets are
-listed, pick one of them, or null for all.
+INSTRUCTIONS = f"""\
+You keep a family's monthly budgets. Give `category`: the spending the budget is for, as expenses are filed:
+one of {", ".join(EXPENSE_CATEGORIES)}. When budgets are listed, pick one of them, or null for all.
+"""
+INSTRUCTIONS += """\
 Examples:
 Amount: 400 EUR | Message: set a 400 euro grocery budget → {"category":"groceries"}
 Amount: 2000 CNY | Message: 把买菜预算设为2000元 → {"category":"groceries"}
@@ -162,6 +163,9 @@ class Budget(Capability):
             if currency is None:
                 return Ask(_say("ask_budget_amount", situation.language))
             situation.choices["currency"] = [currency]
+            if situation.grounding.category is not None:  # "max 300 für lebensmittel im monat": groceries
+                situation.decided = BudgetAnswer(category=situation.grounding.category)
+            situation.choices["category"] = list(EXPENSE_CATEGORIES)
             return None
         if not situation.rows:
             return Said(_say("no_budgets", situation.language))

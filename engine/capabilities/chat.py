@@ -45,9 +45,10 @@ SMALL_TALK = cues(
 PLEASANTRIES = cues(
     r"\b(?:ha(?:ha)+|lol|ok(?:ay)?|cool|great|nice(?: one)?|perfect|super|awesome|brilliant|lovely|thanks?|thank you|"
     r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for now|all good|no worries|got it|bye|see you|"
-    r"good (?:morning|night|evening)|night|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
-    r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|tschüss|bis später|du bist super)\b",
-    r"谢谢|谢了|多谢|晚安|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜",
+    r"(?:good )?(?:morning|night|evening)|hi|hello|hey|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
+    r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|guten morgen|morgen|moin|hallo|tschüss|"
+    r"bis später|du bist super)\b",
+    r"谢谢|谢了|多谢|晚安|早安|早上好|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜|哈+|呵呵|嘿嘿|知道了|明白了?|没问题|行",
 )
 
 

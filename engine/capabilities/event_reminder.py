@@ -24,8 +24,18 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 BEFORE = cues(
-    r"\bbefore\b", r"\bahead of\b", r"\bvorher\b", r"\bvor (?:dem|der|den|meinem|meiner|unserem)\b", r"提前|之前|前"
+    r"\bbefore\b",
+    r"\bahead of\b",
+    r"\bvorher\b|\bvor (?:dem|der|den|meinem|meiner|unserem)\b|\b(?:stunden?|minuten|min|tag|tage|abend)\s+vor\w*\b",
+    r"提前|之前|前",
 )
+# The day before an event, said without a number: a reminder at the event's time one day earlier.
+DAY_BEFORE = cues(
+    r"\b(?:the )?(?:day|night|evening) before\b|\ba day (?:ahead|before|early)\b",
+    r"\bam vortag\b|\b(?:einen )?tag (?:vorher|davor|zuvor)\b|\babend (?:vorher|davor|vorm?)\b",
+    r"前一天|前一晚|提前一天",
+)
+_DAY = 24 * 60
 
 
 INSTRUCTIONS = """\
@@ -86,7 +96,9 @@ class EventReminder(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return bool(reminder_words(reading.text) and reading.grounding.minutes and BEFORE.search(reading.text))
+        text = reading.text
+        ahead = bool(reading.grounding.minutes and BEFORE.search(text)) or DAY_BEFORE.search(text) is not None
+        return bool(reminder_words(text)) and ahead
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         unique = {row["event_id"]: row for row in await upcoming(situation)}
@@ -112,6 +124,8 @@ class EventReminder(Capability):
         picked = answer if isinstance(answer, EventPick) else situation.decided
         event_id = picked.event_id if isinstance(picked, EventPick) else situation.rows[0]["event_id"]
         minutes = situation.grounding.minutes[0] if situation.grounding.minutes else 60
+        if not situation.grounding.minutes and DAY_BEFORE.search(situation.text):
+            minutes = _DAY
         args = {"event_id": event_id, "minutes_before": minutes, "recipient": recipient(situation)}
         return [PlannedCall(id="s1", tool="remind_before_event", args=args)]
 

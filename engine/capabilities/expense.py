@@ -13,6 +13,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sit
 from engine.capabilities.phrases import say
 from engine.capabilities.words import SPEND, cues, says_what
 from engine.executor import StepResult
+from engine.grounding.categories import OTHER, categories, category_of
 from engine.grounding.money import home_currency
 from tools.storage import memories as stored
 
@@ -30,7 +31,7 @@ class OneAmount(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: Annotated[Literal["expense", "income"], Picked]
-    category: Annotated[Label, AfterValidator(slug)]
+    category: Annotated[Label, AfterValidator(slug)]  # offered as the taxonomy's enum; filed by `_filed`
     merchant: Short | None = None
 
 
@@ -56,15 +57,17 @@ def _items(answer: BaseModel | None, count: int) -> list[OneAmount]:
     return [*items, *[items[-1]] * (count - len(items))][:count]
 
 
-INSTRUCTIONS = """\
+INSTRUCTIONS = f"""\
 Record money the family spent or received. The amounts are already found. Give:
-- kind: "income" for money received (salary, bonus, refund, benefits, gift received), otherwise "expense".
-- category: one lowercase English word for what the money was for, e.g. groceries, restaurants, drinks, fuel,
-  transport, travel, rent, utilities, health, pharmacy, clothing, kids, education, books, gifts,
-  entertainment, household, electronics, car, salary, bonus.
+- kind: "income" for money received (salary, bonus, refund, benefits, money given to the family, things sold),
+  otherwise "expense".
+- category: for an expense one of {", ".join(categories("expense"))};
+  for income one of {", ".join(categories("income"))}.
 - merchant: the shop or company named in the message, otherwise null.
 With several amounts, one item per amount in the order listed, each also with `what`: a few words in the
 member's language saying what it was for.
+"""  # the categories are the taxonomy's, the examples plain JSON
+INSTRUCTIONS += """\
 Amounts: 12 EUR | Message: Paid 12 € for pizza at Luigi's
 {"kind":"expense","category":"restaurants","merchant":"Luigi's"}
 Amounts: 300 CNY | Message: 给女儿买鞋花了300元
@@ -136,8 +139,10 @@ class Expense(Capability):
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money
-        if situation.grounding.income_category or RECEIVED.search(situation.text):
+        income = bool(situation.grounding.income_category or RECEIVED.search(situation.text))
+        if income:
             situation.choices["kind"] = ["income"]
+        situation.choices["category"] = _categories(situation, income, len(money))
         if not money:
             vague = len(situation.text.split()) <= 4 or len(situation.text) <= 8
             return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))
@@ -172,7 +177,7 @@ class Expense(Capability):
                 if isinstance(item, MoneyItem)
                 else situation.text,
                 "kind": item.kind,
-                "category": item.category,
+                "category": _filed(item, situation),
                 "amount": str(amount.amount),
                 "currency": amount.currency or situation.choices["currency"][0],
             }
@@ -194,5 +199,29 @@ class Expense(Capability):
         return "\n".join(lines)
 
 
+def _categories(situation: Situation, income: bool, amounts: int) -> list[str]:
+    """The categories the model may file the money under: the one the words name when there is one amount to file
+    ("twenty quid for mias school trip": education), else the taxonomy's names for its kind (both, while the kind
+    is open)."""
+    grounding = situation.grounding
+    named = grounding.income_category if income else grounding.category
+    if named is not None and amounts == 1:
+        return [named]
+    if income:
+        return list(categories("income"))
+    return list(dict.fromkeys([*categories("expense")[:-1], *categories("income")]))
+
+
+def _filed(item: OneAmount, situation: Situation) -> str:
+    """The item's category in the taxonomy of its kind: the model's when it is one, else what its word is a synonym
+    of ("bike": sports), else what the message's words name, else other. Money received under an expense's
+    category is filed by the words for income ("sold the old buggy for 85": sales, not kids)."""
+    if item.category in categories(item.kind):
+        return item.category
+    named = situation.grounding.income_category if item.kind == "income" else situation.grounding.category
+    return category_of(item.category.replace("-", " "), item.kind) or named or OTHER
+
+
 def _what(item: OneAmount, situation: Situation) -> str:
-    return f"{item.category} ({item.merchant})" if item.merchant else item.category
+    category = _filed(item, situation)
+    return f"{category} ({item.merchant})" if item.merchant else category

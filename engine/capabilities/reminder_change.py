@@ -54,6 +54,10 @@ SNOOZE = cues(
     r"\bspäter",
     r"\bverschieb",
     r"\bschlummer",
+    r"\bagain\b",  # said of the reminder just sent: "in 20 min again", "in ner halben stunde nochmal"
+    r"\bin a bit\b",
+    r"\bnoch ?mal\b",
+    r"\bgleich\b",
 )
 
 
@@ -211,7 +215,7 @@ class ReminderChange(Capability):
             return True
         if reminded and not keep_in_mind and (FORGET.search(text) or UNWANTED.search(text)):
             return True
-        if reading.reminder_just_sent and answers_a_reminder(text):
+        if reading.reminder_just_sent and answers_a_reminder(text) and not reading.grounding.money:
             return True
         moved = MOVE.search(text) is not None and REMINDER.search(text) is not None
         if (SNOOZE.search(text) and REMIND.search(text) or moved) and not reading.grounding.repeats:

@@ -33,7 +33,8 @@ SHARED_LIST = cues(
     r"\bneue \w*\s?liste\b",
     r"\bübernimmt\b.{0,30}\baufgabe\b",
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
-    r"^\W*(?:ich habe |hab(?:e)? )?(?:die |den |das )?[^\d\s]+ (?:ist )?(?:gekauft|besorgt)\W*$",
+    r"^\W*(?:ich |wir )?(?:habe |hab |haben |ham )?[^\d?]{1,60} (?:ist |sind )?"
+    r"(?:gekauft|besorgt|mitgebracht|geholt)\W*$",
     r"^[^\d]{1,8}(?:买了|买好了|已经买了)\W*$",
     # Running out says what to buy: "we're out of milk", "need eggs n bread", "milch ist alle", "家里没有鸡蛋了".
     r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on)\b",
@@ -50,6 +51,14 @@ SHARED_LIST = cues(
     r"负责.{0,10}(?:任务|家务)",
 )
 
+# A member taking a chore on: "ben can you do the bins this week", "tom will do the hoovering", "Ben übernimmt den
+# Müll", "这周小明负责倒垃圾" — claimed when the message names a member of the household.
+TAKING_ON = cues(
+    r"\b(?:can|could|would) you (?:do|take|handle|sort)\b|\bwill do\b|\b(?:is|'s) doing\b|\b(?:'s|is) on\b.{0,20}"
+    r"\b(?:duty|this week)\b|\b(?:'s|is) (?:your |his |her )?turn\b",
+    r"\bübernimmt\b|\bkannst du\b.{0,30}\b(?:machen|übernehmen)\b|\bist\b.{0,30}\bdran\b",
+    r"负责|轮到|归",
+)
 
 Action = Literal["add", "show", "done", "assign", "clear", "new_list"]
 
@@ -64,12 +73,20 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         "clear",
         re.compile(r"\bclear\b|\bremove (?:the |all )?(?:bought|done|ticked)|\blösch|\bentfern|清除|清空|删掉", _I),
     ),
-    ("assign", re.compile(r"\btakes?\b|\bwill do\b|\bassign|\bübernimmt\b|\bmacht\b|负责|来做|去做", _I)),
+    (
+        "assign",
+        re.compile(
+            r"\btakes?\b|\bwill do\b|\b(?:can|could) you do\b|\bassign|\bübernimmt\b|\bmacht\b|"
+            r"\bkannst du\b.{0,30}\bmachen\b|负责|来做|去做",
+            _I,
+        ),
+    ),
     (
         "done",
         re.compile(
             r"\bbought\b|\bgot\b|\bpicked up\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
-            r"|\bgekauft\b|\bbesorgt\b|\berledigt\b|\babhaken\b|买了|买好了|完成了|搞定了|做完了",
+            r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
+            r"|买了|买好了|完成了|搞定了|做完了",
             _I,
         ),
     ),
@@ -230,7 +247,11 @@ class SharedList(Capability):
     tools = ("show_list", "add_list_items", "update_list_item", "clear_done_items")
 
     def claims(self, reading: Reading) -> bool:
-        return SHARED_LIST.search(reading.text) is not None and not reading.grounding.money
+        if reading.grounding.money:
+            return False
+        return SHARED_LIST.search(reading.text) is not None or bool(
+            reading.grounding.people and TAKING_ON.search(reading.text)
+        )
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         action = list_action(situation.text)
@@ -270,8 +291,12 @@ class SharedList(Capability):
         items = [  # what is added is only what the member named: an item the message does not hold is not theirs
             {"text": i.text, **({"quantity": i.quantity} if i.quantity else {})}
             for i in answer.items
-            if action not in ("add", "new_list") or own(i.text, situation.text)
-        ]
+            if (
+                own(i.text, situation.text)
+                if action in ("add", "new_list")
+                else _named({"text": i.text}, situation.text)
+            )
+        ]  # and what is ticked off or taken on is only what the message names ("hab brot mitgebracht": not the Käse)
         name = self._list(situation, answer)
         if action == "show":
             return [PlannedCall(id="s1", tool="show_list", args={"list_name": name})]
@@ -344,7 +369,10 @@ def _named(item: dict[str, Any], text: str) -> bool:
     return any(word in listed for word in words if word not in _FILLER)
 
 
-_FILLER = frozenset({"the", "bought", "got", "done", "gekauft", "besorgt", "erledigt", "买了", "买好"})
+_FILLER = frozenset(
+    {"the", "and", "for", "bought", "got", "done", "und", "die", "der", "das", "den", "hab", "habe", "ich", "wir",
+     "mit", "gekauft", "besorgt", "mitgebracht", "geholt", "erledigt", "买了", "买好"}
+)  # fmt: skip
 
 
 def _label(item: dict[str, Any]) -> str:

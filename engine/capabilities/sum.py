@@ -15,6 +15,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sit
 from engine.capabilities.phrases import say
 from engine.capabilities.words import cues
 from engine.executor import StepResult
+from engine.grounding.categories import categories_named
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
 
@@ -287,6 +288,9 @@ class Sum(Capability):
         income = _INCOME.search(situation.text) is not None
         if income:  # "how much came in" means all income unless the question names a kind of it
             answer.categories = [c for c in answer.categories if c.split("-")[0][:4] in situation.text.lower()]
+        named = categories_named(situation.text, "income" if income else "expense")
+        if named and set(answer.categories) & named:  # "eating out this month": restaurants, not also groceries
+            answer.categories = [c for c in answer.categories if c in named]
         conditions: list[dict[str, Any]] = [{"field": "kind", "op": "eq", "value": "income" if income else "expense"}]
         if answer.categories:
             conditions.append({"field": "category", "op": "in", "value": answer.categories})

@@ -21,14 +21,16 @@ Kind = Literal["expense", "income"]
 _EXPENSES: dict[str, tuple[str, str, str]] = {
     "groceries": (
         "groceries|grocery|supermarket|food shop|food shopping|weekly shop|veg|vegetables|fruit|bread|milk|eggs|"
-        "aldi|lidl|tesco|sainsbury's|asda|rewe|edeka|penny|netto|kaufland|whole foods|trader joe's|costco",
+        "aldi|lidl|tesco|sainsbury's|asda|rewe|edeka|penny|netto|kaufland|whole foods|trader joe's|costco|snacks|"
+        "sweets|crisps|chocolate",
         "lebensmittel|einkauf|supermarkt|wocheneinkauf|brötchen|brot|milch|eier|obst|gemüse|bäcker|bäckerei|"
-        "metzger|rewe|edeka|aldi|lidl|penny|netto|kaufland",
-        "买菜|菜钱|超市|水果|蔬菜|面包|牛奶|鸡蛋|菜市场|生鲜|粮油",
+        "metzger|rewe|edeka|aldi|lidl|penny|netto|kaufland|süßigkeiten|süßkram|naschzeug|schokolade",
+        "买菜|菜钱|超市|水果|蔬菜|面包|牛奶|鸡蛋|菜市场|生鲜|粮油|零食|巧克力",
     ),
     "restaurants": (
         "restaurant|restaurants|dinner out|lunch out|takeaway|takeout|take-away|delivery|pizza|sushi|burger|"
-        "kebab|curry|chinese takeaway|mcdonald's|deliveroo|uber eats|just eat|brunch",
+        "kebab|curry|chinese takeaway|mcdonald's|deliveroo|uber eats|just eat|brunch|eating out|dining out|"
+        "meals out|takeaways",
         "restaurant|essen gehen|abendessen|mittagessen|lieferando|lieferdienst|pizzeria|pizza|döner|imbiss|"
         "sushi|burger",
         "餐厅|饭店|外卖|吃饭|聚餐|火锅|烧烤|早餐|午饭|晚饭|午餐|晚餐|披萨|寿司",
@@ -81,7 +83,7 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
     ),
     "clothing": (
         "clothes|clothing|shoes|trainers|sneakers|jacket|coat|dress|shirt|t-shirt|jeans|trousers|socks|"
-        "boots|hat|h&m|zara|primark|uniform",
+        "boots|h&m|zara|primark|uniform",  # not "hat": German for "has"
         "kleidung|klamotten|schuhe|jacke|mantel|kleid|hemd|hose|socken|mütze|turnschuhe|stiefel|h&m|zara",
         "衣服|鞋|鞋子|外套|裤子|裙子|袜子|校服|帽子",
     ),
@@ -148,6 +150,13 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
         "apple music|icloud|membership|streaming|app store",
         "abo|abonnement|netflix|spotify|disney+|amazon prime|streaming|mitgliedschaft",
         "订阅|会员|视频会员|爱奇艺|腾讯视频|优酷|网易云",
+    ),
+    "beauty": (  # personal care
+        "haircut|hairdresser|hairdressers|barber|barbers|hair salon|nails|manicure|cosmetics|make-up|makeup|"
+        "toiletries|shampoo|skincare|beauty",
+        "friseur|frisör|haarschnitt|haare schneiden|barbier|nagelstudio|maniküre|kosmetik|make-up|shampoo|"
+        "hautpflege|drogerieartikel",
+        "理发|剪头发|剪头|美发|美甲|化妆品|护肤品|洗发水|美容",
     ),
     "pets": (
         "pet|pets|dog|cat|dog food|cat food|vet|kitty litter|cat litter|pet food",
@@ -260,3 +269,9 @@ def category_of(text: str, kind: Kind = "expense") -> str | None:
             if best is None or candidate < best:
                 best = candidate
     return None if best is None else best[2]
+
+
+def categories_named(text: str, kind: Kind = "expense") -> frozenset[str]:
+    """Every category a synonym in `text` names ("groceries and fuel": both)."""
+    table = _TABLES[kind]
+    return frozenset(table.category[m.group(0).lower()] for pattern in table.patterns for m in pattern.finditer(text))

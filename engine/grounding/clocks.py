@@ -21,6 +21,14 @@ _H = r"(?P<h>\d{1,2})"
 _M = r"(?P<m>\d{2})"
 _AMPM = r"(?P<ap>[ap])\.?\s?m\b\.?"
 _AT = r"(?:at|um|by|gegen|ab|till|until|til|bis|around|from|von|before|vor|after|nach|for|für)"
+# What may not follow a bare hour: a unit, an amount or an ordinal makes the number something else.
+_NO_UNIT = (
+    r"(?![\d:.,'%°]|\s*(?:[ap]\.?m\b|uhr|o'?clock|mins?\b|minutes?|hours?|"
+    r"stunden?|minuten|days?|tagen?|weeks?|wochen|months?|monaten?|years?|jahren?|people|leute|personen|"
+    r"euros?|eur\b|dollars?|pounds?|quid|bucks|[€$£¥]|%|st\b|nd\b|rd\b|th\b|\.\s*\w))"
+)
+# "to 4" is a time only where something is moved to it ("push it to 4", "verschieb das auf 4").
+_MOVED = re.compile(r"\b(?:push\w*|mov\w*|shift\w*|resched\w*|postpon\w*|verschieb\w*|verleg\w*)\b")
 # Each form with how it is read: "hm" hour and minutes, "half" British half past / German halb, and so on.
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
@@ -38,9 +46,11 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("viertel_nach", rf"\bviertel\s+nach\s+{_H}\b"),
         ("viertel_vor", rf"\b(?:viertel\s+vor|dreiviertel)\s+{_H}\b"),
         ("halb", rf"\bhalb\s+{_H}\b(?!\s*[:.,]\d)"),
-        ("h", rf"\b{_AT}\s+(?:the\s+)?{_H}\b(?![\d:.,'%°]|\s*(?:[ap]\.?m\b|uhr|o'?clock|mins?\b|minutes?|hours?|"
-              r"stunden?|minuten|days?|tagen?|weeks?|wochen|months?|monaten?|years?|jahren?|people|leute|personen|"
-              r"euros?|eur\b|dollars?|pounds?|quid|bucks|[€$£¥]|%|st\b|nd\b|rd\b|th\b|\.\s*\w))"),
+        # a span of hours is its start: "between 8 and 10", "zwischen 8 und 10", "2 till 5", "von 3 bis 6"
+        ("h", rf"\b(?:between|zwischen)\s+{_H}\s*(?:and|und|-|–)\s*\d{{1,2}}\b{_NO_UNIT}"),
+        ("h", rf"(?<![\d.,:'])\b{_H}\s*(?:till|til|until|bis)\s*\d{{1,2}}\b{_NO_UNIT}"),
+        ("h", rf"\b{_AT}\s+(?:the\s+)?{_H}\b{_NO_UNIT}"),
+        ("moved_to", rf"\b(?:to|auf)\s+{_H}\b{_NO_UNIT}"),  # "push the plumber thing to 4"
         ("noon", r"\b(?:noon|midday|mittags?|12 mittags)\b"),
         ("midnight", r"\b(?:midnight|mitternacht)\b"),
     )
@@ -98,6 +108,8 @@ def _read(kind: str, match: re.Match[str], text: str) -> Clock | None:
         return _clock(12, 0, match)
     if kind == "midnight":
         return _clock(0, 0, match)
+    if kind == "moved_to" and not _MOVED.search(text[: match.start()].lower()):
+        return None  # "from 3 to 4 people", "count to 10"
     hour = int(match.group("h"))
     groups = match.groupdict()
     minute = int(groups["m"]) if groups.get("m") else 0

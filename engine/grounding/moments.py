@@ -43,7 +43,7 @@ _FUTURE = re.compile(
 _NOT = re.compile(r"\b(?:not|nicht)\s+(?:on\s+|at\s+|am\s+|um\s+)?[\w:.]+")
 # Real time from now or before now: "in 2 hours", "in half an hour", "30 minutes ago", "vor 2 Stunden".
 _HOURS = {"minute": 1, "min": 1, "minuten": 1, "hour": 60, "h": 60, "stunde": 60}
-_SPAN = r"(?P<n>\d+(?:[.,]\d+)?|an?|one|half an?|einer halben|einer|einem|eine|anderthalb)"
+_SPAN = r"(?P<n>\d+(?:[.,]\d+)?|an?|one|half an?|einer halben|'?ner halben|einer|'?ner|einem|eine|anderthalb)"
 _SPAN_UNIT = r"(?P<unit>minutes?|mins?|minuten|min|hours?|h|stunden?)\b"
 _RELATIVE: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), sign)
@@ -67,7 +67,8 @@ _DURATION = re.compile(
 )
 _WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einer": 1, "half a": 0.5, "half an": 0.5, "einer halben": 0.5,
-    "anderthalb": 1.5, "einem": 1, "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15,
+    "anderthalb": 1.5, "einem": 1, "ner halben": 0.5, "'ner halben": 0.5, "ner": 1, "'ner": 1,
+    "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15,
     "二十": 20, "三十": 30, "四十五": 45,
 }  # fmt: skip
 _ZH_RELATIVE_CLOCK = re.compile(r"(小时|钟头|分钟)(之)?后")

@@ -64,8 +64,10 @@ _CURRENCY_WORDS: tuple[tuple[str, str], ...] = (
     ("块", "CNY"),
     ("镑", "GBP"),
 )
-_CURRENCY = "|".join(
-    re.escape(word) + (r"(?![a-z])" if word[-1].isascii() and word[-1].isalpha() else "")
+_CURRENCY = "|".join(  # a currency word is a whole word: not the "eur" of "friseur"
+    (r"(?<![a-z])" if word[0].isascii() and word[0].isalpha() else "")
+    + re.escape(word)
+    + (r"(?![a-z])" if word[-1].isascii() and word[-1].isalpha() else "")
     for word, _ in sorted(_CURRENCY_WORDS, key=lambda item: -len(item[0]))
 )
 _CODES = dict(_CURRENCY_WORDS)
@@ -80,11 +82,15 @@ _AMOUNT = re.compile(
 _CN_NUMERAL = re.compile(
     r"[零〇一二两三四五六七八九十百千万]+(?:点[零〇一二三四五六七八九]+)?(?=块|元|毛|欧元|美元|英镑|镑)"
 )
+# A Chinese number with a multiplier written without a currency ("年终奖发了 八千", "两百五"): digits, so that the
+# rules for bare amounts decide whether it is money.
+_CN_BARE_NUMERAL = re.compile(r"[零〇一二两三四五六七八九]*[十百千万][零〇一二两三四五六七八九十百千万]*")
 _CN_JIAO = re.compile(r"(?<=[块元])([一二两三四五六七八九])(?:毛|角)?")
 # What makes a number something other than money when no currency marks it.
 _UNIT = re.compile(
     r"\s?(?:(?:%|°|cm|mm|km|kg|g|m|ml|l|h|min|mins|minutes?|hours?|days?|weeks?|months?|years?|pills?|tablets?|"
-    r"times?|x|st|nd|rd|th|am|pm|o'clock|uhr|jahre?|tage?|stunden?|minuten|wochen|monate|monaten)(?![a-zäöüß])|"
+    r"times?|x|st|nd|rd|th|am|pm|o'clock|uhr|jahre?|tage?|stunden?|minuten|wochen|monate|monaten|degrees?|grad|"
+    r"fever|fieber|temp)(?![a-zäöüß])|"
     r"岁|次|个|天|小时|分钟|周|月|年|号|点|斤|公斤|厘米|米|度|片|粒|层|楼|室|号房)",
     re.IGNORECASE,
 )
@@ -114,6 +120,11 @@ _PER_PERIOD = re.compile(
     r"monatlich\b|每月|每个月)",
     re.IGNORECASE,
 )
+_CEILING_BEFORE = re.compile(
+    r"(?:\b(?:max(?:imum)?|at most|no more than|under|below|höchstens|maximal|nicht mehr als|unter|bis zu)|"
+    r"最多|不超过|别超过|控制在)\s*$",
+    re.IGNORECASE,
+)
 _PAID_FOR = re.compile(
     r"\d\s+(?:for|für)\s+(?:the|a|an|my|our|his|her|den|die|das|ein|eine|einen|meine?n?|unsere?n?)\b", re.I
 )
@@ -131,6 +142,7 @@ def find_money(text: str) -> list[Money]:
     normal = unicodedata.normalize("NFKC", text)
     normal = _with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
     paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
+    paying = paying or category_of(normal, "income") is not None  # "年终奖发了 八千", "kindergeld ist da 250"
     bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
     for match in _AMOUNT.finditer(normal):
@@ -164,13 +176,15 @@ def find_currencies(text: str) -> list[str]:
 
 def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool) -> bool:
     """Whether a number without a currency is a sum: the message speaks of paying, or names something bought and
-    the number is written as a price (37.20) or per month ("400 a month"); never a number glued to a word
+    the number is written as a price (37.20, 86.5) or per month ("400 a month"); never a number glued to a word
     ("sunflower2026")."""
     if re.search(r"[a-zäöüß]$", text[: match.start("number")], re.IGNORECASE):
         return False
     if paying or _PER_PERIOD.match(text, match.end()):
         return True
-    return bought and re.search(r"[.,]\d\d$", match.group("number")) is not None
+    if _CEILING_BEFORE.search(text[: match.start()]) and _PER_PERIOD.search(text):
+        return True  # "max 300 für lebensmittel im monat": a ceiling on a month's spending
+    return bought and re.search(r"[.,]\d{1,2}$", match.group("number")) is not None
 
 
 def _bare_amount(text: str, match: re.Match[str]) -> bool:
@@ -179,7 +193,8 @@ def _bare_amount(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()]
     if _UNIT.match(after) or re.search(r"(?:room|zimmer|nr\.?|no\.?|#|第|/)\s*$", before, re.IGNORECASE):
         return False
-    if _CLOCK_BEFORE.search(before) or (
+    hour = int(re.split(r"\D", match.group("number"), maxsplit=1)[0])  # the number's whole part
+    if (hour <= 24 and _CLOCK_BEFORE.search(before)) or (  # "up to 450" is no clock
         re.fullmatch(r"(?:19|20)\d\d", match.group("number")) and _YEAR_BEFORE.search(before)
     ):
         return False  # "at 7", "half 5", "in 2025"
@@ -209,7 +224,8 @@ def _decimal(number: str) -> Decimal | None:
 
 
 def _with_arabic_numerals(text: str) -> str:
-    """Chinese numerals in front of a currency (三十五块五, 两百元) written as digits; other text stays as it is."""
+    """Chinese numerals in front of a currency (三十五块五, 两百元) and bare ones with a multiplier (八千) written as
+    digits; other text stays as it is."""
 
     def convert(match: re.Match[str]) -> str:
         with warnings.catch_warnings():
@@ -220,7 +236,8 @@ def _with_arabic_numerals(text: str) -> str:
                 return match.group(0)
 
     text = _CN_NUMERAL.sub(convert, text)
-    return _CN_JIAO.sub(lambda m: str(cn2an.cn2an(m.group(1), "smart")), text)
+    text = _CN_JIAO.sub(lambda m: str(cn2an.cn2an(m.group(1), "smart")), text)
+    return _CN_BARE_NUMERAL.sub(convert, text)
 
 
 def home_currency(locale: str, timezone: str, today: date) -> str | None:

@@ -38,6 +38,21 @@ async def test_money_received_is_income_whatever_the_model_says(routed: System) 
     assert request.schema is not None and request.schema["properties"]["kind"]["enum"] == ["income"]
 
 
+async def test_money_is_filed_in_the_taxonomy_by_its_words_or_the_models_word(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps categories", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(expense={"kind": "expense", "category": "transport", "merchant": None}))
+    await send(routed, family, "twenty quid for mias school trip")  # the words name it: education
+    [request] = routed.llm.requests
+    assert request.schema is not None and request.schema["properties"]["category"]["enum"] == ["education"]
+    routed.llm.reset()
+    routed.llm.script(answers(expense={"kind": "expense", "category": "bike", "merchant": None}))
+    await send(routed, family, "paid 40 for the thing from Hans")  # nothing named: the model's word, filed
+    [request] = routed.llm.requests
+    assert request.schema is not None and "groceries" in request.schema["properties"]["category"]["enum"]
+    rows = await live_memories(routed, family)
+    assert [(row["category"], row["amount"]) for row in rows] == [("education", 20), ("sports", 40)]
+
+
 async def test_a_moved_reminder_moves_and_no_second_one_appears(routed: System, clock: ManualClock) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps move", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(reminder={"text": "Dentist", "time": "t1"}))

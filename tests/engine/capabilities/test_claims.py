@@ -74,6 +74,27 @@ def decided(text: str) -> str | None:
         ("push the plumber thing to 4pm", "reminder_change"),
         ("nvm the dry cleaning one, ben got it already", "reminder_change"),
         ("交水费那个改到明天早上九点吧", "reminder_change"),
+        # a member taking a chore on; things brought home are ticked off
+        ("tom will do the hoovering this week", "shared_list"),
+        ("ben can you do the bins this week", "shared_list"),
+        ("hab brot und klopapier mitgebracht", "shared_list"),
+        # a ceiling on a month's spending, a raised budget: amounts, never clock times
+        ("max 300 für lebensmittel im monat", "budget"),
+        ("bump the grocery budget up to 450, xmas is coming", "budget"),
+        # laughter and acknowledgements in Chinese, greetings
+        ("哈哈哈 收到", "chat"),
+        ("好的 知道了", "chat"),
+        ("morning! ☕", "chat"),
+        # a reminder before an event: the day before, or a time before one named without an article
+        ("remind me the day before mias party to pick up the cake", "event_reminder"),
+        ("erinner mich eine stunde vor bens zahnarzt", "event_reminder"),
+        # money written in Chinese numerals without a currency, beside a word of income
+        ("年终奖发了 八千", "expense"),
+        # whether a day is taken, asked of that day
+        ("anything on tmrw?", "calendar"),
+        ("are we busy saturday?", "calendar"),
+        ("was ist morgen los?", "calendar"),
+        ("明晚有没有事 想约朋友吃饭", "calendar"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -83,7 +104,6 @@ def test_the_words_decide(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "tom will do the hoovering this week",
         "take out the bins tonight",
         "which one is it?",
         "hab bei mia ne zecke entfernt, am linken knie. mal beobachten",
@@ -177,3 +197,19 @@ def test_a_german_message_with_number_words_is_read_as_german() -> None:
     grounding = ground("in zwei Stunden an die Wäsche erinnern", NOW, "Europe/Berlin", MEMBERS)
     assert grounding.language == "de"
     assert [moment.at.hour for moment in grounding.moments] == [12]
+
+
+@pytest.mark.parametrize("text", ["gleich, in ner halben stunde nochmal", "in 20 min again pls"])
+def test_a_later_said_right_after_a_reminder_snoozes_it(text: str) -> None:
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    assert routing.decisive(routing.reading(text, grounding, reminder_just_sent=True)) == "reminder_change"
+    assert (
+        routing.decisive(
+            routing.reading(
+                "noch mal 20 euro für brot",
+                ground("noch mal 20 euro für brot", NOW, "Europe/Berlin", MEMBERS),
+                reminder_just_sent=True,
+            )
+        )
+        == "expense"
+    )  # money is no snooze

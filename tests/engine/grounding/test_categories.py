@@ -36,6 +36,8 @@ from engine.grounding.categories import (
         ("Tierarzt 85 €", "pets"),
         ("car insurance renewed", "insurance"),
         ("MOT for the car", "car"),
+        ("friseur zwanzig euro, pony schneiden bei mia", "beauty"),
+        ("剪头发 50块", "beauty"),
     ],
 )
 def test_expense_categories(text: str, category: str) -> None:

@@ -40,7 +40,16 @@ def test_moments(text: str, at: str, has_time: bool) -> None:
     assert (moment.at.isoformat(timespec="minutes"), moment.has_time) == (at, has_time)
 
 
-@pytest.mark.parametrize("text", ["took 2 pills", "room 305", "My salary came in, 3200 euros", "she is 104 cm"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "took 2 pills",
+        "room 305",
+        "My salary came in, 3200 euros",
+        "she is 104 cm",
+        "change the amount to 12",  # nothing moved: "to 12" is no time
+    ],
+)
 def test_numbers_are_not_moments(text: str) -> None:
     assert find_moments(text, NOW, BERLIN) == []
 
@@ -102,6 +111,10 @@ def test_language(text: str, language: str) -> None:
         ("Remind Ben on Friday evening to take out the trash", "2026-11-27T19:00"),
         ("tomorrow morning call mom", "2026-11-24T08:00"),
         ("at 5 pick up Lea", "2026-11-23T17:00"),  # a bare hour from 1 to 6 is the afternoon
+        ("push the plumber thing to 4", "2026-11-23T16:00"),  # moved to a bare hour
+        ("verschieb das auf 4", "2026-11-23T16:00"),
+        ("mia has a playdate at lilys on saturday 2 till 5", "2026-11-28T14:00"),  # a span of hours: its start
+        ("der klempner kommt morgen zwischen 8 und 10", "2026-11-24T08:00"),
     ],
 )
 def test_moments_around_look_alikes_and_parts_of_the_day(text: str, at: str) -> None:

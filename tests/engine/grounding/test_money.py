@@ -30,6 +30,11 @@ from engine.grounding.money import find_money
         ("Bought shoes for Lea (45 euros) and a school bag (30 euros)", [("45", "EUR"), ("30", "EUR")]),
         ("paid 1.5k for the sofa", [("1500", None)]),
         ("Paid 48 for dinner", [("48", None)]),
+        ("friseur zwanzig euro, pony schneiden bei mia", [("20", "EUR")]),  # casual German: its number words
+        ("超市 86.5", [("86.5", None)]),  # something bought and a price with one decimal
+        ("年终奖发了 八千", [("8000", None)]),  # Chinese numerals beside a word of income
+        ("max 300 für lebensmittel im monat", [("300", None)]),  # a ceiling on a month
+        ("bump the grocery budget up to 450", [("450", None)]),  # "to 450" is no clock time
     ],
 )
 def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]]) -> None:
@@ -48,6 +53,8 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "小明今年8岁",
         "the meeting is at 7:30",
         "it was 24.80, not 42.80",  # a correction: numbers, but the message does not speak of paying
+        "Mia hat 38.5 Fieber",  # "hat" is no clothing here, and a fever is no price
+        "friseur 20",  # a whole number beside something bought is not yet a price; not the "eur" of "friseur"
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
@@ -70,3 +77,24 @@ def test_the_currency_of_where_a_member_lives() -> None:
     assert home_currency("zh-CN", "Asia/Shanghai", today) == "CNY"
     assert home_currency("de-AT", "UTC", today) == "EUR"  # no country in the timezone: the locale's
     assert home_currency("en", "UTC", today) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("friseur zwanzig euro, pony schneiden bei mia", "de"),
+        ("hab bei mia ne zecke entfernt", "de"),
+        ("alles klar", "de"),
+        ("tanken 60€", "de"),
+        ("milch ist alle", "de"),
+        ("uber home last nite was 27 bucks smh", "en"),
+        ("need eggs n bread", "en"),
+        ("ok", "en"),  # either: English
+        ("Netflix 13.99", "en"),
+        ("哈哈哈 收到", "zh"),
+    ],
+)
+def test_the_language_of_casual_messages(text: str, language: str) -> None:
+    from engine.grounding.language import language_of
+
+    assert language_of(text) == language
