@@ -45,9 +45,12 @@ REMIND = cues(
 DONT_FORGET = cues(
     r"\b(?:don'?t|do not|never) let me forget\b",
     r"\bmake sure i (?:don'?t|do not) forget\b",
+    r"\b(?:don'?t|do not) forget (?:to|that|about)\b",  # "don't forget to call mum tomorrow at 5"
     r"别让我忘",
+    r"别忘了|不要忘了|千万别忘|^\W*(?:要|你)?记得",
     r"\blass mich (?:das )?nicht vergessen\b",
     r"\bdamit ich (?:das )?nicht vergesse\b",
+    r"\bdenk(?:t|en)? (?:bitte |mal |du )?(?:dran|daran)\b|\b(?:nicht )?vergessen, dass\b|^\W*nicht vergessen\b",
 )
 
 

@@ -95,6 +95,10 @@ def decided(text: str) -> str | None:
         ("are we busy saturday?", "calendar"),
         ("was ist morgen los?", "calendar"),
         ("明晚有没有事 想约朋友吃饭", "calendar"),
+        # "don't forget to …" asks for a reminder; it forgets nothing
+        ("don't forget to call mum tomorrow at 5", "reminder"),
+        ("denk dran, dass ich übermorgen die reifen wechseln lassen muss, so um 8", "reminder"),
+        ("别忘了周五交作业", "reminder"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
