@@ -86,3 +86,11 @@ def test_every_category_has_synonyms_in_three_languages_and_no_synonym_names_two
         assert all(line.strip() for line in lines), name
         for words in "|".join(lines).split("|"):
             assert owner.setdefault(words, name) == name, f"{words!r} is both {owner[words]} and {name}"
+
+
+def test_every_category_a_message_names() -> None:
+    from engine.grounding.categories import categories_named
+
+    assert categories_named("how much on groceries and fuel this month") == {"groceries", "fuel"}
+    assert categories_named("how much have we blown on eating out this month") == {"restaurants"}
+    assert categories_named("what did we spend last week") == frozenset()
