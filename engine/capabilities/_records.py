@@ -63,11 +63,15 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
 
 
 def _whose(situation: Situation, person: str | None) -> str:
+    """The member the plan is about: the one the model names, else the one member the message names ("anna has her
+    yoga class wednesday 7pm"), the household for "we" before that, else the writer."""
     named = [m.name for m in situation.run.members if person and m.name.lower() == person.lower()]
     if named:
         return named[0]
     if _WE.search(situation.text):
         return "household"
+    if person is None and len(situation.grounding.people) == 1:
+        return situation.grounding.people[0]
     return "self"
 
 

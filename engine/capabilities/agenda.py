@@ -22,7 +22,7 @@ from engine.executor import StepResult
 # event ("an hour before the dentist"), and a member's request to be forgotten altogether.
 AGENDA = cues(
     r"\bwhat (?:do |did )?(?:we|i) (?:have |got )?planned\b|\bwhat'?s planned\b|\banything planned\b",
-    r"\bwhat(?:'s| is| do (?:we|i) have)(?: going)? on\b(?!.{0,20}\blist\b)",
+    r"\bwhat(?:'?s| is| do (?:we|i) have)(?: going)? on\b(?!.{0,20}\blist\b)",
     r"\b(?:my|our|the family'?s?) (?:calendar|schedule|agenda|appointments)\b",
     r"\bany (?:plans|appointments|events)\b",
     r"\bwas (?:steht|haben wir|habe ich)\b.{0,30}\b(?:an|vor)\b",

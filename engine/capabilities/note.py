@@ -12,8 +12,16 @@ from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, checked_kind, clip, occurred, planned_event, slug
 from engine.capabilities.capability import Ask, Capability, Reading, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import CONTACT_DETAILS, DOSE, RECORD_VERB
+from engine.capabilities.words import CONTACT_DETAILS, DOSE, RECORD_VERB, cues
 from engine.executor import StepResult
+
+# Asked to put something in the calendar: a plan to note, which becomes an event — not a look at what is on.
+CALENDAR_ADD = cues(
+    r"\b(?:put|add|pop|stick|write|enter|schedule|book)\b.{0,60}\b(?:on|in|into|to)\s+(?:the|my|our)\s+"
+    r"(?:family\s+)?(?:calendar|diary|schedule)\b",
+    r"\b(?:trag|schreib|setz)\w*\b.{0,60}\b(?:in den|in unseren|in meinen) kalender\b|\bim kalender eintragen\b",
+    r"(?:加|记|放|写)(?:到|进|在)?(?:日历|日程)",
+)
 
 
 class FactAnswer(BaseModel):
@@ -97,6 +105,8 @@ class Note(Capability):
 
     def claims(self, reading: Reading) -> bool:
         text = reading.text
+        if CALENDAR_ADD.search(text) and reading.grounding.moments:  # "can you put the play on the calendar …"
+            return True
         return not reading.question and bool(
             RECORD_VERB.search(text) or DOSE.search(text) or CONTACT_DETAILS.search(text)
         )

@@ -35,12 +35,7 @@ SHARED_LIST = cues(
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
     r"^\W*(?:ich |wir )?(?:habe |hab |haben |ham )?[^\d?]{1,60} (?:ist |sind )?"
     r"(?:gekauft|besorgt|mitgebracht|geholt)\W*$",
-    r"^[^\d]{1,8}(?:买了|买好了|已经买了)\W*$",
-    # Running out says what to buy: "we're out of milk", "need eggs n bread", "milch ist alle", "家里没有鸡蛋了".
-    r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on)\b",
-    r"^\W*(?:we |i )?(?:still )?need (?:more |some |new )?(?!to\b)[^\d?]{1,40}$",
-    r"\b(?:ist|sind) (?:schon )?(?:alle|leer)\b|\bbrauchen (?:noch |mehr |wieder |neue[nsr]? )",
-    r"没有\S{1,6}了|\S{1,6}(?:没了|快没了|用完了)|要买|该买|得买",
+    r"^[^\d]{1,10}(?:买|带|拿)(?:回来|回家|好|到)?了\W*$",
     # Bought without a price: a tick when the list has the item, news otherwise (`prepare`).
     r"^\W*(?:i |we |just |finally )*(?:got|bought|picked up)\b"
     r"(?! (?:it|that|this|you|ya|u|anything|any)\b)(?!.*\bback\b)[^\d?]{1,60}$",
@@ -49,6 +44,18 @@ SHARED_LIST = cues(
     r"清单",
     r"待办",
     r"负责.{0,10}(?:任务|家务)",
+)
+
+# Running out says what to buy, for the shopping list: "we're out of milk", "need eggs n bread", "milch ist alle",
+# "wir haben kein waschmittel mehr", "家里没有鸡蛋了".
+RUNNING_OUT = cues(
+    r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on)\b",
+    r"^\W*(?:we |i |the kids |the baby |[^\W\d_]+ )?(?:still )?needs? (?:more |some |new )?(?!to\b)[^\d?]{1,40}$",
+    r"\b(?:we have|we'?ve got|there'?s) no (?:more )?[^\W\d_]+|\bno (?:more )?[^\W\d_]+(?: [^\W\d_]+)? left\b",
+    r"\b(?:ist|sind) (?:schon )?(?:alle|leer)\b|\bbrauchen (?:noch |mehr |wieder |neue[nsr]? )",
+    r"\b(?:haben|hab|ham|gibt(?:'s| es)?)\b.{0,10}\bkeine?n? [^\W\d_]+(?: [^\W\d_]+)? mehr\b",
+    r"^\W*[^\W\d_]+ braucht (?:noch |mehr |neue[nsr]? )",
+    r"没有\S{1,6}了|\S{1,6}(?:没了|快没了|用完了)|要买|该买|得买",
 )
 
 # A member taking a chore on: "ben can you do the bins this week", "tom will do the hoovering", "Ben übernimmt den
@@ -249,9 +256,9 @@ class SharedList(Capability):
     def claims(self, reading: Reading) -> bool:
         if reading.grounding.money:
             return False
-        return SHARED_LIST.search(reading.text) is not None or bool(
-            reading.grounding.people and TAKING_ON.search(reading.text)
-        )
+        text = reading.text
+        listed = SHARED_LIST.search(text) is not None or RUNNING_OUT.search(text) is not None
+        return listed or bool(reading.grounding.people and TAKING_ON.search(text))
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         action = list_action(situation.text)
@@ -308,6 +315,8 @@ class SharedList(Capability):
         if not items:
             return Ask(_say("ask_items", language))
         if action == "add":
+            if RUNNING_OUT.search(situation.text) and not SHARED_LIST.search(situation.text):
+                name = "shopping"  # what the house ran out of is bought, whatever list the model named
             for item in items:
                 if answer.assignee:
                     item["assignee"] = answer.assignee

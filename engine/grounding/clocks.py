@@ -49,7 +49,7 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         # a span of hours is its start: "between 8 and 10", "zwischen 8 und 10", "2 till 5", "von 3 bis 6"
         ("h", rf"\b(?:between|zwischen)\s+{_H}\s*(?:and|und|-|–)\s*\d{{1,2}}\b{_NO_UNIT}"),
         ("h", rf"(?<![\d.,:'])\b{_H}\s*(?:till|til|until|bis)\s*\d{{1,2}}\b{_NO_UNIT}"),
-        ("h", rf"\b{_AT}\s+(?:the\s+)?{_H}\b{_NO_UNIT}"),
+        ("h", rf"\b{_AT}\s+(?:(?:like|about|around|approx\.?|ca\.?|so|etwa)\s+)?(?:the\s+)?{_H}\b{_NO_UNIT}"),
         ("moved_to", rf"\b(?:to|auf)\s+{_H}\b{_NO_UNIT}"),  # "push the plumber thing to 4"
         ("noon", r"\b(?:noon|midday|mittags?|12 mittags)\b"),
         ("midnight", r"\b(?:midnight|mitternacht)\b"),

@@ -120,6 +120,7 @@ _PER_PERIOD = re.compile(
     r"monatlich\b|每月|每个月)",
     re.IGNORECASE,
 )
+_CASH = re.compile(r"\s*(?:in )?(?:cash\b|bar\b|现金)", re.IGNORECASE)  # "gave the window cleaner 30 cash"
 _CEILING_BEFORE = re.compile(
     r"(?:\b(?:max(?:imum)?|at most|no more than|under|below|höchstens|maximal|nicht mehr als|unter|bis zu)|"
     r"最多|不超过|别超过|控制在)\s*$",
@@ -180,7 +181,7 @@ def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool)
     ("sunflower2026")."""
     if re.search(r"[a-zäöüß]$", text[: match.start("number")], re.IGNORECASE):
         return False
-    if paying or _PER_PERIOD.match(text, match.end()):
+    if paying or _PER_PERIOD.match(text, match.end()) or _CASH.match(text, match.end()):
         return True
     if _CEILING_BEFORE.search(text[: match.start()]) and _PER_PERIOD.search(text):
         return True  # "max 300 für lebensmittel im monat": a ceiling on a month's spending

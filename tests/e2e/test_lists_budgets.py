@@ -113,6 +113,20 @@ async def test_german_and_chinese_reach_the_same_list(routed: System) -> None:
     assert [(row[0], row[1]) for row in await items(routed, family)] == [("shopping", "Milch"), ("shopping", "牛奶")]
 
 
+async def test_what_ran_out_goes_on_the_shopping_list_and_only_what_was_brought_home_is_ticked(
+    routed: System,
+) -> None:
+    family = await make_family(routed.admin, "Ran out", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(list_name="todo", items=[entry("Waschmittel"), entry("Käse")])))
+    await send(routed, family, "wir haben kein waschmittel mehr")  # the model's "todo" and its "Käse" are not hers
+    assert [(row[0], row[1]) for row in await items(routed, family)] == [("shopping", "Waschmittel")]
+    routed.llm.script(answers(shared_list=shared_list(list_name="shopping", items=[entry("Käse")])))
+    await send(routed, family, "Käse auf die Einkaufsliste")
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("Waschmittel"), entry("Käse")])))
+    await send(routed, family, "hab waschmittel mitgebracht")
+    assert [(row[1], row[4]) for row in await items(routed, family)] == [("Waschmittel", True), ("Käse", False)]
+
+
 async def test_bought_something_not_on_any_list_is_news(routed: System) -> None:
     family = await make_family(routed.admin, "News", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(fact={"kind": "note", "person": None, "category": "concert"}))

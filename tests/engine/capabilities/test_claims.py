@@ -99,6 +99,19 @@ def decided(text: str) -> str | None:
         ("don't forget to call mum tomorrow at 5", "reminder"),
         ("denk dran, dass ich übermorgen die reifen wechseln lassen muss, so um 8", "reminder"),
         ("别忘了周五交作业", "reminder"),
+        # what someone needs or the house has run out of is a list add; what was brought home a tick
+        ("mia needs new socks and a hairbrush", "shared_list"),
+        ("wir haben kein waschmittel mehr", "shared_list"),
+        ("we have no more dishwasher tabs", "shared_list"),
+        ("牛奶我买回来了", "shared_list"),
+        # cash is money
+        ("gave the window cleaner 30 cash", "expense"),
+        # goodnights and thanks with their particles
+        ("gute nacht ihr lieben 😴", "chat"),
+        ("太好了 谢谢啦", "chat"),
+        # asked to put a plan in the calendar: a note that becomes an event, not a look at what is on
+        ("can you put the school nativity play on the calendar for dec 10 at 2pm", "fact"),
+        ("whats on the calendar tomorrow?", "calendar"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -109,6 +122,7 @@ def test_the_words_decide(text: str, expected: str) -> None:
     "text",
     [
         "take out the bins tonight",
+        "mia hat kein fieber mehr",  # no fever any more: news, not shopping
         "which one is it?",
         "hab bei mia ne zecke entfernt, am linken knie. mal beobachten",
         "groceries this month - whats the damage",

@@ -115,6 +115,7 @@ def test_language(text: str, language: str) -> None:
         ("verschieb das auf 4", "2026-11-23T16:00"),
         ("mia has a playdate at lilys on saturday 2 till 5", "2026-11-28T14:00"),  # a span of hours: its start
         ("der klempner kommt morgen zwischen 8 und 10", "2026-11-24T08:00"),
+        ("remind me tomorrow morning at like 7 to take the recycling out", "2026-11-24T07:00"),
     ],
 )
 def test_moments_around_look_alikes_and_parts_of_the_day(text: str, at: str) -> None:
