@@ -203,8 +203,7 @@ def _categories(situation: Situation, income: bool, amounts: int) -> list[str]:
     """The categories the model may file the money under: the one the words name when there is one amount to file
     ("twenty quid for mias school trip": education), else the taxonomy's names for its kind (both, while the kind
     is open)."""
-    grounding = situation.grounding
-    named = grounding.income_category if income else grounding.category
+    named = _words_category(situation, "income" if income else "expense")
     if named is not None and amounts == 1:
         return [named]
     if income:
@@ -218,8 +217,12 @@ def _filed(item: OneAmount, situation: Situation) -> str:
     category is filed by the words for income ("sold the old buggy for 85": sales, not kids)."""
     if item.category in categories(item.kind):
         return item.category
-    named = situation.grounding.income_category if item.kind == "income" else situation.grounding.category
-    return category_of(item.category.replace("-", " "), item.kind) or named or OTHER
+    return category_of(item.category.replace("-", " "), item.kind) or _words_category(situation, item.kind) or OTHER
+
+
+def _words_category(situation: Situation, kind: str) -> str | None:
+    """The category of `kind` the message's own words name, if any."""
+    return situation.grounding.income_category if kind == "income" else situation.grounding.category
 
 
 def _what(item: OneAmount, situation: Situation) -> str:
