@@ -124,9 +124,11 @@ async def run_worker(
     serve_metrics: bool = False,
     started: Callable[[], None] | None = None,
     handle_signals: bool = True,
+    stop: asyncio.Event | None = None,
 ) -> None:
     """`faa worker`: an arq worker that rides out a Redis outage instead of exiting with it (`_ride_out`); Redis
-    down at start is awaited too. Returns when arq stops (SIGTERM or SIGINT, after letting running jobs finish)."""
+    down at start is awaited too. Returns when arq stops (SIGTERM or SIGINT, after letting running jobs finish),
+    or once `stop` is set and the running jobs have finished."""
 
     def make(pool: ArqRedis) -> Worker:
         return create_worker(
@@ -139,11 +141,28 @@ async def run_worker(
         )
 
     workers = [make(await _connected_pool(settings))]
+    stopping = asyncio.create_task(_leave_when(stop, workers)) if stop is not None else None
     try:
         await _ride_out(workers, make)
     except asyncio.CancelledError:
         pass  # SIGTERM or SIGINT: arq cancelled its main task (and re-queued what still ran)
+    finally:
+        if stopping is not None:
+            stopping.cancel()
     await workers[-1].close()  # closes the dependencies (on_shutdown) and the Redis pool
+
+
+def _leave_loop(worker: Worker) -> None:
+    """arq's own way out of its loop: in burst mode with no jobs left to start, it waits for the running jobs and
+    returns. Cancelling the loop instead can cut a Redis transaction in half (between WATCH and UNWATCH) and leave
+    its pipeline holding a connection."""
+    worker.allow_pick_jobs = False
+    worker.burst, worker.max_burst_jobs = True, 0
+
+
+async def _leave_when(stop: asyncio.Event, workers: list[Worker]) -> None:
+    await stop.wait()
+    _leave_loop(workers[-1])
 
 
 async def _ride_out(workers: list[Worker], make: Callable[[ArqRedis], Worker]) -> None:
@@ -211,11 +230,7 @@ async def background_worker(
     try:
         yield workers[0]
     finally:
-        # arq's own way out of its loop: in burst mode with no jobs left to start, it waits for the running jobs
-        # and returns. Cancelling the loop instead could cut a Redis pipeline in half and leak its connection.
-        worker = workers[-1]
-        worker.allow_pick_jobs = False
-        worker.burst, worker.max_burst_jobs = True, 0
+        _leave_loop(workers[-1])
         done, _ = await asyncio.wait({task}, timeout=grace_s)
         if not done:
             task.cancel()

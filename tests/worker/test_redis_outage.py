@@ -65,14 +65,15 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
 
 @contextlib.asynccontextmanager
 async def faa_worker(settings: Settings) -> AsyncIterator[Callable[[], bool]]:
-    """`faa worker`'s loop; yields whether it still runs."""
-    task = asyncio.create_task(run_worker(settings, handle_signals=False))
+    """`faa worker`'s loop; yields whether it still runs. Stopped the way `faa up` stops its worker: a cancelled
+    loop could be cut between a Redis WATCH and its UNWATCH."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(run_worker(settings, handle_signals=False, stop=stop))
     try:
         yield lambda: not task.done()
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        stop.set()
+        await asyncio.wait_for(task, 30)
 
 
 @contextlib.asynccontextmanager
