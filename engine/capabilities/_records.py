@@ -11,10 +11,13 @@ from pydantic import StringConstraints
 
 from engine.capabilities.capability import Situation
 from engine.capabilities.words import (
+    BODY,
+    COMING,
     CONTACT_DETAILS,
     DOSE,
+    LIKING,
 )
-from engine.grounding import Money
+from engine.grounding import Grounding, Money
 
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 
@@ -30,17 +33,30 @@ def slug(value: str) -> str:
     return "-".join(value.replace("_", " ").split())[:30] or "other"
 
 
-def checked_kind(kind: str, text: str) -> str:
-    """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, and a
-    note is a contact only when it holds a number, an address or a link to reach someone by."""
+def checked_kind(kind: str, text: str, grounding: Grounding) -> str:
+    """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, a note is
+    a contact only when it holds a number, an address or a link to reach someone by, a plan only when it speaks of a
+    time or of something coming ("mia's new teacher is called mrs patel" is a fact), and a liking is a fact unless
+    the body speaks too ("ben doesn't like mushrooms", not "ben can't eat nuts, allergic")."""
     if DOSE.search(text):
         return "health"
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
+    if kind == "plan" and not (grounding.moments or grounding.repeats or COMING.search(text)):
+        return "fact"
+    if kind == "health" and LIKING.search(text) and not BODY.search(text):
+        return "fact"  # "mia mag keine tomaten mehr": a liking, not her health
     return kind
 
 
 _NOT_EVENTS = frozenset({"contact", "shopping"})
+# A moment that is only a part of today: a plan's time ("晚上去看电影"), but of a health note or a fact only when it
+# happens ("孩子一直咳嗽 晚上更厉害", "mia's fever is up again tonight") — no calendar event.
+_PART_OF_TODAY = re.compile(
+    r"(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|半夜|凌晨|今晚|今早|今天(?:早上|上午|下午|晚上))|"
+    r"(?:tonight|this (?:morning|afternoon|evening)|heute (?:früh|morgen|mittag|nachmittag|abend|nacht))",
+    re.IGNORECASE,
+)
 
 
 def planned_event(situation: Situation, kind: str, person: str | None) -> dict[str, object] | None:
@@ -54,7 +70,12 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
     if grounding.repeats:
         repeat = grounding.repeats[0]
         return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
-    coming = [m for m in grounding.moments if (m.at >= today if m.has_time else m.at.date() > today.date())]
+    coming = [
+        m
+        for m in grounding.moments
+        if (m.at >= today if m.has_time else m.at.date() > today.date())
+        and (kind == "plan" or not _PART_OF_TODAY.fullmatch(m.text.strip()))
+    ]
     if not coming:
         return None
     moment = coming[0]

@@ -3,6 +3,7 @@ the merchant and (unless the words say money came in) the kind. An amount withou
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -19,10 +20,30 @@ from tools.storage import memories as stored
 
 # Money that came in: the words of receiving it (the grounding names salaries, refunds and the like by category).
 RECEIVED = cues(
-    r"\b(?:received|got paid|earned|sold|refund(?:ed)?|reimbursed|got (?:back|\d))\b",
+    r"\b(?:received|got paid|earned|sold|refund(?:ed)?|reimbursed)\b|\bgot (?:\S+ ){0,3}back\b|\bgot [€$£]?\d",
     r"\b(?:bekommen|erhalten|verdient|verkauft|zurückbekommen|erstattet)\b",
     r"收到|卖了|退款|报销|进账|到账",
 )
+# Money someone else gave the family: "oma hat 50 euro für mia geschickt", "grandma sent 20 for ben's birthday",
+# "奶奶给了小明200块红包" — not when the member gave it ("sent grandma 50", "我给奶奶转了200").
+GIVEN = cues(
+    r"\b(?:sent|gave|gifted|transferred|wired|slipped)\b",
+    r"\b(?:geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b",
+    r"给了|转了|发了\S{0,4}红包|压岁钱",
+)
+_BY_MEMBER = cues(
+    r"^\W*(?:i|i've|i have|we|we've|we have|just|sent|gave|gifted|transferred|wired)\b",
+    r"^\W*(?:ich|wir|hab|habe|haben)\b|\b(?:ich|wir) (?:hab|habe|haben)\b|\b(?:hab|habe|haben) (?:ich|wir)\b",
+    r"^\W*我",
+)
+
+
+def given(text: str, members: tuple[str, ...] = ()) -> bool:
+    """Whether the money in `text` was given to the family: someone other than the member or a member of the
+    household (`members`, those the text names) sent or gave it — a gift."""
+    giver = re.match(r"\W*([^\W\d_]+)", text)
+    by_member = _BY_MEMBER.search(text) or (giver and giver.group(1).casefold() in {m.casefold() for m in members})
+    return GIVEN.search(text) is not None and not by_member
 
 
 class OneAmount(BaseModel):
@@ -139,10 +160,11 @@ class Expense(Capability):
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money
-        income = bool(situation.grounding.income_category or RECEIVED.search(situation.text))
+        gift = given(situation.text, situation.grounding.people) and not situation.grounding.income_category
+        income = bool(situation.grounding.income_category or RECEIVED.search(situation.text) or gift)
         if income:
             situation.choices["kind"] = ["income"]
-        situation.choices["category"] = _categories(situation, income, len(money))
+        situation.choices["category"] = ["gifts"] if gift else _categories(situation, income, len(money))
         if not money:
             vague = len(situation.text.split()) <= 4 or len(situation.text) <= 8
             return Ask(say("ask_what_amount" if vague else "ask_amount", situation.language))

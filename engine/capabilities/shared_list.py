@@ -47,16 +47,44 @@ SHARED_LIST = cues(
 )
 
 # Running out says what to buy, for the shopping list: "we're out of milk", "need eggs n bread", "milch ist alle",
-# "wir haben kein waschmittel mehr", "家里没有鸡蛋了".
-RUNNING_OUT = cues(
-    r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on)\b",
-    r"^\W*(?:we |i |the kids |the baby |[^\W\d_]+ )?(?:still )?needs? (?:more |some |new )?(?!to\b)[^\d?]{1,40}$",
-    r"\b(?:we have|we'?ve got|there'?s) no (?:more )?[^\W\d_]+|\bno (?:more )?[^\W\d_]+(?: [^\W\d_]+)? left\b",
-    r"\b(?:ist|sind) (?:schon )?(?:alle|leer)\b|\bbrauchen (?:noch |mehr |wieder |neue[nsr]? )",
-    r"\b(?:haben|hab|ham|gibt(?:'s| es)?)\b.{0,10}\bkeine?n? [^\W\d_]+(?: [^\W\d_]+)? mehr\b",
-    r"^\W*[^\W\d_]+ braucht (?:noch |mehr |neue[nsr]? )",
-    r"没有\S{1,6}了|\S{1,6}(?:没了|快没了|用完了)|要买|该买|得买",
+# "wir haben kein waschmittel mehr", "家里没有鸡蛋了". Each form names the thing run out of (`item`).
+_THING = r"(?P<item>[^\W\d_]+(?: [^\W\d_]+){0,2})"
+_RUNNING_OUT = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on) (?P<item>[^\d.!?;]{1,40})",
+        r"^\W*(?:we |i |the kids |the baby |[^\W\d_]+ )?(?:still )?needs? (?:more |some |new )?(?!to\b)"
+        r"(?P<item>[^\d?]{1,40})$",
+        rf"\b(?:we have|we'?ve got|there'?s) no (?:more )?{_THING}",
+        rf"\bno (?:more )?{_THING} left\b",
+        rf"\b{_THING} (?:is|are) (?:almost|nearly|basically) (?:empty|gone|finished)\b",
+        rf"\b{_THING} (?:ist|sind) (?:schon |fast |bald |gleich |so gut wie )?(?:alle|leer)\b",
+        r"\bbrauchen (?:noch |mehr |wieder |neue[nsr]? )(?P<item>[^\d?]{1,40})",
+        rf"\b(?:haben|hab|ham|gibt(?:'s| es)?)\b.{{0,10}}\bkeine?n? {_THING} mehr\b",
+        r"^\W*[^\W\d_]+ braucht (?:noch |mehr |neue[nsr]? )(?P<item>[^\d?]{1,40})",
+        r"没有(?P<item>\S{1,6}?)了",
+        r"(?P<item>[^\s\d]{1,6}?)(?:快没了|快用完了|没了|用完了)",
+        r"(?:要买|该买|得买)(?P<item>[^\s\d，。]{1,8})",
+    )
 )
+_APART = re.compile(r"\s*(?:,|&|\+|\band\b|\bund\b|\bn\b|和|跟|、|还有)\s*", re.IGNORECASE)
+_NOT_THE_THING = re.compile(
+    r"^(?:some|more|any|the|our|new|an?|die|der|das|den|ein|eine[nm]?|noch|mehr|neue[nsr]?|家里的|家里)\s*|"
+    r"\s*(?:mehr|anymore|again|soon|already)$|[^\w\s]+",
+    re.IGNORECASE,
+)
+
+
+def running_out(text: str) -> list[str] | None:
+    """What the house ran out of, as the message names it ("we're nearly out of loo roll and eggs": loo roll, eggs);
+    None when the message says nothing of running out, [] when it does without naming the thing."""
+    for form in _RUNNING_OUT:
+        match = form.search(text)
+        if match:
+            things = (_NOT_THE_THING.sub("", part).strip() for part in _APART.split(match.group("item")))
+            return [thing for thing in things if thing]
+    return None
+
 
 # A member taking a chore on: "ben can you do the bins this week", "tom will do the hoovering", "Ben übernimmt den
 # Müll", "这周小明负责倒垃圾" — claimed when the message names a member of the household.
@@ -93,7 +121,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         re.compile(
             r"\bbought\b|\bgot\b|\bpicked up\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
             r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
-            r"|买了|买好了|完成了|搞定了|做完了",
+            r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",
             _I,
         ),
     ),
@@ -257,7 +285,7 @@ class SharedList(Capability):
         if reading.grounding.money:
             return False
         text = reading.text
-        listed = SHARED_LIST.search(text) is not None or RUNNING_OUT.search(text) is not None
+        listed = SHARED_LIST.search(text) is not None or running_out(text) is not None
         return listed or bool(reading.grounding.people and TAKING_ON.search(text))
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
@@ -312,11 +340,13 @@ class SharedList(Capability):
         if action == "new_list":
             args = {"list_name": answer.list_name or "packing", "items": items}
             return [PlannedCall(id="s1", tool="add_list_items", args=args)]
+        ran_out = running_out(situation.text) if not SHARED_LIST.search(situation.text) else None
+        if action == "add" and ran_out is not None:
+            name = "shopping"  # what the house ran out of is bought, whatever list the model named
+            items = items or [{"text": thing} for thing in ran_out]  # the model's words were not the member's
         if not items:
             return Ask(_say("ask_items", language))
         if action == "add":
-            if RUNNING_OUT.search(situation.text) and not SHARED_LIST.search(situation.text):
-                name = "shopping"  # what the house ran out of is bought, whatever list the model named
             for item in items:
                 if answer.assignee:
                     item["assignee"] = answer.assignee

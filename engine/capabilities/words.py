@@ -133,6 +133,33 @@ DOSE = cues(
 )
 
 
+# What speaks of something coming when no day or time is named: "we're going to paris in summer", "mia will start
+# ballet", "wir wollen umziehen", "打算明年去日本".
+COMING = cues(
+    r"\b(?:will|going to|gonna|plan\w*|next|soon|someday|sometime|later|upcoming|summer|winter|spring|autumn|"
+    r"holidays?|vacation|trip|appointment|lessons?|class(?:es)?|training|practice|easter|christmas|xmas|"
+    r"birthday|weekend)\b|'ll\b",
+    r"\b(?:wird|werden|wollen|will|planen|geplant|nächste\w*|kommende\w*|bald|demnächst|später|sommer|winter|"
+    r"urlaub|ferien|reise|termin|unterricht|training|kurs|ostern|weihnachten|silvester|geburtstag|wochenende)\b",
+    r"要|打算|准备|计划|下(?:周|个?月|次|回)|明年|以后|将来|暑假|寒假|旅游|旅行|预约|课|春节|过年|生日|周末",
+)
+
+
+# A liking or a dislike: a fact about someone, not their health — unless the body speaks too (`BODY`).
+LIKING = cues(
+    r"\b(?:likes?|loves?|hates?|prefers?|(?:does ?n'?t|doesnt|don'?t|dont) (?:like|eat|want)|can'?t stand|"
+    r"favou?rite|is into|not a fan)\b",
+    r"\b(?:mag|mögen|liebt|hasst|isst (?:kein|nicht|gern|am liebsten)|lieblings\w*|steht auf|bevorzugt)\b",
+    r"喜欢|不喜欢|爱吃|不吃|不爱|讨厌|最爱",
+)
+# What makes a note a health note whatever else it says: allergies, intolerances, symptoms, medicine.
+BODY = cues(
+    r"\b(?:allerg\w*|intoleran\w*|sick|ill|fever|pain|hurts?|rash|cough\w*|medicine|meds|doctor|gp)\b",
+    r"\b(?:allergi\w*|unverträglich\w*|verträgt|krank|fieber|schmerz\w*|ausschlag|husten|medikament\w*|arzt)\b",
+    r"过敏|不耐受|生病|发烧|疼|痛|咳嗽|药|医生",
+)
+
+
 # What makes a note a contact: a phone number, an email or a web address.
 CONTACT_DETAILS = cues(
     r"\+?\d[\d /-]{6,}\d",

@@ -8,7 +8,8 @@ times.
 
 Which half of the day a 12-hour time is in, when the text does not say: am/pm, a part of the day ("tonight",
 "abends", "in the morning") decide first; otherwise an hour from 1 to 6 is the afternoon (families do not plan for
-5 a.m. without saying so, and "half 5" is 17:30), from 7 to 11 the morning ("weekdays at 7" is 07:00), 12 is noon.
+5 a.m. without saying so, and "half 5" is 17:30), from 7 to 11 the morning ("weekdays at 7" is 07:00) unless what
+happens then is held in the evening ("Elternabend um 7", "dinner at 8"), 12 is noon.
 A time written on the 24-hour clock (two digits, "05:30", or with "Uhr") is as written.
 """
 
@@ -56,6 +57,9 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     )
 )  # fmt: skip
 _NIGHT = 20
+# What is held in the evening puts a bare hour after noon without naming the part of the day: "elternabend um 7",
+# "spieleabend", "dinner at 8", "abendessen um 7".
+_EVENING_THINGS = re.compile(r"\b(?:\w+abend|abendessen|abendbrot|dinner|supper)\b", re.IGNORECASE)
 # Parts of the day: their default hour when no clock time is given, and which half of the day they put a clock in.
 PARTS_OF_DAY: tuple[tuple[re.Pattern[str], int, bool], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), hour, afternoon)
@@ -148,7 +152,9 @@ def _half_of_day(hour: int, text: str, match: re.Match[str]) -> int:
         return hour % 12
     if hour == 12:
         return 12
-    return hour + 12 if 1 <= hour <= 6 else hour
+    if 1 <= hour <= 6 or (hour <= 11 and _EVENING_THINGS.search(text[max(0, match.start() - 48) : match.end() + 30])):
+        return hour + 12
+    return hour
 
 
 def _afternoon_around(text: str, match: re.Match[str]) -> bool:

@@ -131,6 +131,9 @@ _PAID_FOR = re.compile(
 )
 
 
+_SPOKEN_CENTS = re.compile(r"\b(\d{1,4}) ([1-9]\d)\b(?! ?[\d.,:])")
+
+
 @dataclass(frozen=True)
 class Money:
     amount: Decimal
@@ -141,7 +144,12 @@ class Money:
 def find_money(text: str) -> list[Money]:
     """Every amount of money in `text`, in order, each once."""
     normal = unicodedata.normalize("NFKC", text)
-    normal = _with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
+    if CJK.search(normal):
+        normal = _with_arabic_numerals(normal)
+    elif re.search(r"\d", normal):
+        normal = with_digits(normal, language_of(normal))
+    else:  # a spoken price: "a hundred and forty two fifty euros" is 142.50, "drei fünfzig" 3.50
+        normal = _SPOKEN_CENTS.sub(r"\1.\2", with_digits(normal, language_of(normal)))
     paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
     paying = paying or category_of(normal, "income") is not None  # "年终奖发了 八千", "kindergeld ist da 250"
     bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.capabilities.shared_list import list_action
+from engine.capabilities.shared_list import list_action, running_out
 from tests.engine.test_router import route
 
 
@@ -51,6 +51,7 @@ def test_a_longer_story_of_buying_is_no_tick(text: str) -> None:
         ("bought the milk", "done"),
         ("Milch gekauft", "done"),
         ("牛奶买了", "done"),
+        ("牛奶我买回来了", "done"),
         ("Tom takes the bins task", "assign"),
         ("Ben übernimmt die Aufgabe Müll", "assign"),
         ("clear the bought items", "clear"),
@@ -62,3 +63,22 @@ def test_a_longer_story_of_buying_is_no_tick(text: str) -> None:
 )
 def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> None:
     assert list_action(text) == action
+
+
+@pytest.mark.parametrize(
+    ("text", "things"),
+    [
+        ("we're nearly out of loo roll and eggs", ["loo roll", "eggs"]),
+        ("need eggs n bread", ["eggs", "bread"]),
+        ("mia needs new socks and a hairbrush", ["socks", "hairbrush"]),
+        ("the shampoo is almost empty", ["shampoo"]),
+        ("zahnpasta ist fast leer", ["zahnpasta"]),
+        ("wir haben kein waschmittel mehr", ["waschmittel"]),
+        ("洗洁精快用完了", ["洗洁精"]),
+        ("家里没有鸡蛋了", ["鸡蛋"]),
+        ("take out the bins", None),
+        ("the dishwasher is finished", None),
+    ],
+)
+def test_what_the_house_ran_out_of_is_read_from_the_words(text: str, things: list[str] | None) -> None:
+    assert running_out(text) == things

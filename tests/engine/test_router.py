@@ -138,9 +138,16 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("contact", "the plumber's number is +49 170 1234567", "contact"),
         ("contact", "Mia's teacher: mia.teacher@school.de", "contact"),
         ("plan", "dentist on Friday at 3", "plan"),
+        ("plan", "mias new teacher is called mrs patel", "fact"),  # a plan speaks of a time or of what is coming
+        ("plan", "We are visiting grandma in Hamburg at Easter", "plan"),
+        ("plan", "mia will start ballet", "plan"),
+        ("health", "mia mag keine tomaten mehr, nur noch gurke", "fact"),  # a liking
+        ("health", "ben doesnt like mushrooms at all", "fact"),
+        ("health", "ben doesn't eat nuts, he's allergic", "health"),  # the body speaks too
+        ("health", "老婆不吃香菜", "fact"),
     ],
 )
 def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:
     from engine.capabilities._records import checked_kind
 
-    assert checked_kind(kind, text) == expected
+    assert checked_kind(kind, text, ground(text, NOW, "Europe/Berlin", ["Anna", "Ben"])) == expected

@@ -12,6 +12,7 @@ import pytest
 
 from engine.analysis import PlannedCall
 from engine.capabilities import CAPABILITIES, routing
+from engine.capabilities.expense import RECEIVED, given
 from engine.capabilities.reminder import own_words
 from engine.capabilities.reminder_change import change_action
 from engine.capabilities.words import own, says_what
@@ -231,3 +232,40 @@ def test_a_later_said_right_after_a_reminder_snoozes_it(text: str) -> None:
         )
         == "expense"
     )  # money is no snooze
+
+
+@pytest.mark.parametrize(
+    ("text", "came_in"),
+    [
+        ("oma hat 50 euro für mia geschickt 🥰", "given"),  # someone else gave it: a gift
+        ("grandma sent 20 quid for ben's birthday", "given"),
+        ("奶奶给了小明200块红包", "given"),
+        ("got 50 back from the insurance", "received"),
+        ("sent grandma 50 for her birthday", None),  # the member gave it
+        ("hab oma 50 euro geschickt", None),
+        ("我给奶奶转了200", None),
+        ("ben gave the babysitter 30", None),  # a member of the household gave it
+    ],
+)
+def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in: str | None) -> None:
+    members = ("Ben",) if "ben" in text else ()
+    found = "given" if given(text, members) else "received" if RECEIVED.search(text) else None
+    assert found == came_in
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "event"),
+    [
+        ("孩子这两天一直咳嗽 晚上更厉害", "health", False),  # when it is worse, not when something happens
+        ("晚上去看电影", "plan", True),
+        ("dentist for ben on friday at 3pm", "health", True),  # a day and a time: the appointment
+    ],
+)
+def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:
+    from engine.capabilities._records import planned_event
+
+    run = SimpleNamespace(
+        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
+    )
+    situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+    assert (planned_event(situation, kind, None) is not None) is event  # type: ignore[arg-type]

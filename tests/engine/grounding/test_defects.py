@@ -122,6 +122,9 @@ def test_chinese_two_times() -> None:
         ("at 12am", "00:00"),
         ("Mittagessen um halb 1", "12:30"),
         ("quarter to 1", "12:45"),
+        ("morgen elternabend um 7", "19:00"),  # what is held in the evening
+        ("dinner at the meyers saturday at 8", "20:00"),
+        ("breakfast at 8", "08:00"),
     ],
 )
 def test_the_half_of_the_day_of_a_bare_hour(text: str, hour: str) -> None:

@@ -35,6 +35,10 @@ from engine.grounding.money import find_money
         ("年终奖发了 八千", [("8000", None)]),  # Chinese numerals beside a word of income
         ("max 300 für lebensmittel im monat", [("300", None)]),  # a ceiling on a month
         ("bump the grocery budget up to 450", [("450", None)]),  # "to 450" is no clock time
+        # a price said aloud: euros, then cents
+        ("the vet bill came to a hundred and forty two fifty euros", [("142.50", "EUR")]),
+        ("zweiundvierzig fünfzig euro beim tierarzt", [("42.50", "EUR")]),
+        ("paid 142 and 50 euros for the kids", [("142", None), ("50", "EUR")]),  # written digits stay apart
     ],
 )
 def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]]) -> None:
