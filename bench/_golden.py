@@ -117,12 +117,13 @@ class ExpectedReminderStatus(_Strict):
     """The reminders that existed before the message and whose text has one of `text_has`, after it."""
 
     text_has: list[str] = Field(min_length=1)
-    status: Status
+    status: list[Status] = Field(min_length=1)  # one of these: a reminder no longer wanted may be cancelled or done
     at: list[str] | None = None
     acknowledged: bool | None = None  # its last firing was marked done ("done", "erledigt")
 
     _at = field_validator("at", mode="before")(_times)
     _text = field_validator("text_has", mode="before")(_listed)
+    _status = field_validator("status", mode="before")(_listed)
 
 
 class ExpectedEventStatus(_Strict):

@@ -271,8 +271,8 @@ def _status_problems(expected: ExpectedReminderStatus, effects: Effects, now: da
         return [f"no earlier reminder mentions {name}"]
     problems = []
     for row in rows:
-        if row["status"] != expected.status:
-            problems.append(f"reminder {name} is {row['status']}, expected {expected.status}")
+        if row["status"] not in expected.status:
+            problems.append(f"reminder {name} is {row['status']}, expected {' or '.join(expected.status)}")
         elif expected.at is not None and (problem := _at_problem(expected.at, row.get("next_fire_at"), now)):
             problems.append(f"reminder {name} {problem}")
         if expected.acknowledged is not None and row.get("acknowledged") != expected.acknowledged:

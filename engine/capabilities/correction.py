@@ -38,7 +38,8 @@ UPDATE = cues(
     r"\bkorrektur\b",
     r"不对",
     r"错了",
-    r"\d\s*,?\s*not\s+\d",
+    # one amount said instead of another: "49 not 39", "haben 49 gekostet nicht 39", "45 instead of 54"
+    r"\d[^.?!\d]{0,25}\b(?:not|nicht|statt|anstatt|instead of|rather than)\s+(?:\w+\s+)?\d",
     r"\bfix (?:the|that|it)\b",
     r"不是[^。！？]{1,20}?(?:是|而是)",
     r"打反|打错|写错|搞错|弄错",

@@ -20,7 +20,7 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 MOVED = cues(
-    r"\bis now (?:at|on)\b|\binstead\b|\bjetzt (?:um|am)\b|\bstatt\b|\bumgelegt\b|改成|改在",
+    r"\bis now (?:at|on)\b|\binstead\b|\bjetzt (?:erst |schon )?(?:um|am)\b|\bstatt\b|\bumgelegt\b|改成|改在",
     r"\b(?:is |was |has been |got )?moved\b(?! (?:it|that|this) (?:under|into))",
     r"\bmove (?:the|my|our)\b",
     r"\breschedul",

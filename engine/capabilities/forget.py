@@ -35,6 +35,7 @@ FORGET = cues(
     r"撤销",
     r"\bvergiss",
     r"\blösch",
+    r"\bweg damit\b|\bkann weg\b",
     r"\bentfernen\b",  # asked for ("bitte entfernen"); "entfernt" is news unless it points at an entry
 )
 

@@ -3,6 +3,7 @@ time ("push the dentist reminder to friday at 10", "吃药的提醒改到晚上�
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -12,6 +13,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._events import time_only
 from engine.capabilities._reminders import recipient, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
+from engine.capabilities.event_move import MOVED
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
@@ -25,17 +27,14 @@ CANCEL = cues(
     r"\bcancel",
     r"\bcall(?:ed)? off",
     r"\bfällt\b.{0,20}\baus\b|\bfallen\b.{0,20}\baus\b|\babgesagt\b",
-    r"\bstop remind",
-    r"\bdon'?t remind",
-    r"\bno longer remind",
-    r"\bno more remind",
+    # a reminder no longer wanted: "don't need to remind me", "brauchst mich nicht (mehr) erinnern", "不用提醒"
+    r"\b(?:stop|don'?t|dont|do not|no need to|no longer|no more|never)\b(?! forget)(?: \w+){0,2} remind",
+    r"(?<!vergiss )(?<!vergesst )\b(?:nicht|nich|nimmer|keine?)\b(?: mehr)?(?: (?:mich|uns|dran|daran))? (?:zu )?"
+    r"erinner|\berinner\w* (?:mich |uns )?(?:nicht|nimmer)\b|\b(?:hör\w* auf|aufhören)\b.{0,30}\berinner",
     r"取消",
-    r"不用提醒",
-    r"别提醒",
-    r"不要提醒",
+    r"(?:不用|别|不要|不必|无需)(?:再)?提醒",
     r"\bstorn",
     r"\babsagen",
-    r"nicht mehr erinnern",
 )
 
 
@@ -61,21 +60,31 @@ SNOOZE = cues(
 )
 
 
-# Said of an existing reminder: it should come at another time.
+# Dropping something, said of a reminder ("scrap that reminder"); of anything else it is a forget or an undo.
+DROP = cues(r"\b(?:scrap|ditch|drop|nix|kill|axe)\b")
+# Said of an existing reminder: it should come at another time ("make the plumber one 11 instead", "oma anrufen
+# bitte erst übermorgen": only then, not before).
 MOVE = cues(
     r"\bpush\b",
     r"\bshift\b",
     r"\bmove\b",
     r"\bchange\b",
     r"\bmake it\b",
+    r"\binstead\b|\brather\b",
     r"\bverschieb",
     r"\bverleg",
     r"\bänder",
+    r"\bstattdessen\b|\blieber\b|\berst\b",
     r"改到",
     r"改成",
     r"挪到",
     r"推到",
 )
+# The last thing spoken of ("actually cancel that"): any reminder may be meant, the newest likeliest.
+_THAT = cues(r"\b(?:that|it|this)\b", r"\b(?:das|dies|es)\b", r"它|这个")
+# The new time of a move said as a bare hour ("make the bins one 7 instead", "plumber one to 11"): read against the
+# reminder's own time (`_moved`).
+_BARE_HOUR = re.compile(r"(?<![\d.,:€$£])\b(?P<h>[01]?\d|2[0-3])\b(?!\s*(?:[.,:%°]\d|[€$£]|euro|eur\b|quid|bucks))")
 # The reminder itself named ("the dentist reminder", "die Erinnerung", "吃药的提醒"): a move is said of one.
 REMINDER = cues(r"\breminders?\b", r"\berinnerung", r"提醒(?!我|他|她|大家)")
 
@@ -211,7 +220,7 @@ class ReminderChange(Capability):
         text = reading.text
         reminded = reminder_words(text)
         keep_in_mind = DONT_FORGET.search(text) is not None
-        if CANCEL.search(text) and reminded:
+        if (CANCEL.search(text) or DROP.search(text)) and reminded:
             return True
         if reminded and not keep_in_mind and (FORGET.search(text) or UNWANTED.search(text)):
             return True
@@ -236,8 +245,10 @@ class ReminderChange(Capability):
                 listed = await registry.run(run.tool_context(conn), "list_reminders", args)
             rows = list(listed.get("reminders", []))
         about = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
-        if POINTED.search(situation.text) and not reminder_words(situation.text) and not fired:
-            # Pointed at, not named: a reminder about the same thing, else the event or note it is about.
+        pointed = POINTED.search(situation.text) or not _THAT.search(situation.text)
+        if pointed and not reminder_words(situation.text) and not fired:
+            # Pointed at or said by its words, not named a reminder nor "that": a reminder about the same thing,
+            # else the event or note it is about.
             if not about:
                 return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
             rows = about
@@ -295,8 +306,8 @@ def change_action(text: str) -> Literal["cancel", "move", "snooze", "done"]:
     reminder", "don't need it anymore") stops it."""
     if CANCEL.search(text):
         return "cancel"
-    if MOVE.search(text) and (REMINDER.search(text) or POINTED.search(text)):
-        return "move"
+    if MOVE.search(text) and (REMINDER.search(text) or POINTED.search(text) or not reminder_words(text)):
+        return "move"  # "…reminder to friday", "the plumber one 11 instead", "oma anrufen bitte erst übermorgen"
     if SNOOZE.search(text):
         return "snooze"
     if answers_a_reminder(text):
@@ -308,9 +319,12 @@ def pointed_at(reading: Reading) -> bool:
     """A change said of a thing pointed at: moved to a time ("push the plumber thing to 4pm", "交水费那个改到明天早上
     九点") or dropped ("nvm the dry cleaning one")."""
     text = reading.text
-    if reading.question or reading.grounding.repeats or not POINTED.search(text):
+    if reading.question or reading.grounding.repeats or reading.grounding.money:
         return False
-    return bool(MOVE.search(text) and reading.grounding.moments or NEVER_MIND.search(text))
+    moved = MOVE.search(text) and (reading.grounding.moments or _BARE_HOUR.search(text))
+    if not POINTED.search(text):  # a reminder said by its words and "erst übermorgen" (an event's move is its own)
+        return bool(MOVE.search(text) and reading.grounding.moments and not (REMIND.search(text) or MOVED.search(text)))
+    return bool(moved or NEVER_MIND.search(text))
 
 
 def answers_a_reminder(text: str) -> bool:
@@ -327,16 +341,27 @@ def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask
     """The reminder at its new time: a one-off one fires then instead; a repeating one keeps its rule from the new
     time on ("swimming moved to half 5 from now on")."""
     moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
+    current = datetime.fromisoformat(str(row["next_at"])).replace(tzinfo=None) if row.get("next_at") else None
+    hour = _BARE_HOUR.search(situation.text)
+    if not moments and current is not None and hour is not None:  # "the plumber one 11 instead": 11:00 that day
+        at = min(
+            (current.replace(hour=h % 24, minute=0) for h in (int(hour["h"]), int(hour["h"]) + 12)),
+            key=lambda candidate: abs(candidate - current),
+        )
+        return _at(row, at, situation)
     if not moments:
         return Ask(say("ask_when_instead", situation.language))
     moment = moments[0]
-    current = datetime.fromisoformat(str(row["next_at"])).replace(tzinfo=None) if row.get("next_at") else None
     if current is not None and moment.has_time and time_only(moment.text):  # "to 6pm": the same day, a new time
         at = current.replace(hour=moment.at.hour, minute=moment.at.minute)
     elif current is not None and not moment.has_time:  # "to Friday": the same time of day on the new day
         at = datetime.combine(moment.at.date(), current.time())
     else:
         at = moment.at
+    return _at(row, at, situation)
+
+
+def _at(row: dict[str, Any], at: datetime, situation: Situation) -> list[PlannedCall]:
     when = at.isoformat(timespec="minutes")
     if not row.get("rrule"):
         return [PlannedCall(id="s1", tool="snooze_reminder", args={"reminder_id": row["reminder_id"], "until": when})]

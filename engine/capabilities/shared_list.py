@@ -130,6 +130,10 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
 ]
 
 
+# Asking to put something on a list, even as a question ("can you add milk?").
+_PUT = re.compile(r"\badd\b|\bput\b|\bhinzu|\bsetz|\bschreib|加|添加|放到|放进|记上", _I)
+
+
 _PHRASES: dict[str, dict[str, str]] = {
     "added": {
         "en": "Added to the {list} list: {items}.",
@@ -174,9 +178,10 @@ def _say(key: str, language: str, **values: object) -> str:
 
 
 def list_action(text: str) -> Action:
-    """What the member's words do to a list; a question shows it, anything else adds to it."""
+    """What the member's words do to a list; a question shows it ("what do we still need?") unless it asks to put
+    something on it, anything else adds to it."""
     for action, pattern in _ACTIONS:
-        if pattern.search(text):
+        if pattern.search(text) and not (action == "add" and QUESTION.search(text) and not _PUT.search(text)):
             return action
     return "show" if QUESTION.search(text) else "add"
 

@@ -13,9 +13,10 @@ from engine.capabilities.words import (
 from engine.executor import StepResult
 
 UNDO = cues(
-    r"\bscrap (?:that|it|this|what i (?:just )?(?:said|asked for|wrote))\b",
+    # "scrap that" alone; "scrap that reminder" says what to drop
+    r"\bscrap (?:that|it|this)\b(?!\s+[^\W\d_])|\bscrap what i (?:just )?(?:said|asked for|wrote)\b",
     r"^\W*undo\b",
-    r"\bundo (?:that|it|this|the last|my last)\b",
+    r"\bundo (?:that|it|this)\b(?!\s+[^\W\d_])|\bundo (?:the|my) last\b",
     r"\btake (?:that|it) back\b",
     r"撤销",
     r"撤回",

@@ -203,3 +203,33 @@ async def test_a_reminder_pointed_at_not_named_is_the_one_changed(routed: System
     ]
     assert rows[0]["next_fire_at"] == tomorrow_4pm
     assert await live_memories(routed, family) == []
+
+
+async def test_a_reminder_changed_in_passing_moves_to_the_hour_said_or_waits_for_the_day_said(
+    routed: System,  # noqa: F811
+    clock: ManualClock,  # noqa: F811
+) -> None:
+    """ "make the plumber one 11 instead": a bare hour, read against the reminder's own time; "oma anrufen bitte
+    erst übermorgen": the reminder said by its words, on the day named at its own time."""
+    family = await make_family(routed.admin, "Caps passing", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Call the plumber", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 9 to call the plumber")
+    routed.llm.script(answers(reminder={"text": "Oma anrufen", "time": "t1"}))
+    await send(routed, family, "erinnere mich morgen um 18 uhr oma anrufen")
+    routed.llm.reset()
+    routed.llm.script(
+        answers(reminder_change=lambda r: {"reminder_id": int(r.schema["properties"]["reminder_id"]["enum"][0])})
+    )
+
+    moved = await send(routed, family, "make the plumber one 11 instead")
+    later = await send(routed, family, "oma anrufen bitte erst übermorgen")
+
+    assert moved["outcome"] == "answered" and later["outcome"] == "answered", (moved, later)
+    rows = await routed.admin.fetch(
+        "SELECT text, status, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
+    )
+    today = clock.now().astimezone(BERLIN)
+    assert [(row["text"], row["status"]) for row in rows] == [("Call the plumber", "active"), ("Oma anrufen", "active")]
+    assert rows[0]["next_fire_at"] == (today + timedelta(days=1)).replace(hour=11, minute=0, second=0, microsecond=0)
+    assert rows[1]["next_fire_at"] == (today + timedelta(days=2)).replace(hour=18, minute=0, second=0, microsecond=0)
+    assert await live_memories(routed, family) == []

@@ -59,6 +59,8 @@ def test_a_longer_story_of_buying_is_no_tick(text: str) -> None:
         ("Milch auf die Einkaufsliste", "add"),
         ("把牛奶加到购物清单", "add"),
         ("购物清单上有什么？", "show"),
+        ("what do we still need from the shops", "show"),  # a question about what is needed shows the list
+        ("can you add milk?", "add"),
     ],
 )
 def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> None:

@@ -113,6 +113,22 @@ def decided(text: str) -> str | None:
         # asked to put a plan in the calendar: a note that becomes an event, not a look at what is on
         ("can you put the school nativity play on the calendar for dec 10 at 2pm", "fact"),
         ("whats on the calendar tomorrow?", "calendar"),
+        # a reminder changed in passing: pointed at with a bare hour, said by its words with "only then", dropped,
+        # or no longer wanted
+        ("make the plumber one 11 instead", "reminder_change"),
+        ("oma anrufen bitte erst übermorgen", "reminder_change"),
+        ("already booked the mot so scrap that reminder", "reminder_change"),
+        ("das mit dem reifenwechsel hat sich erledigt, brauchst mich nicht erinnern", "reminder_change"),
+        ("车险已经续好了 那个提醒不要了", "reminder_change"),
+        ("kannst aufhören mich wegen dem paket zu erinnern", "reminder_change"),
+        ("don't forget to remind me tomorrow at 8 to call the bank", "reminder"),  # not a cancel
+        ("vergiss nicht mich morgen um 8 an die bank zu erinnern", "reminder"),
+        ("scrap that", "undo"),
+        # an event's move stays the event's
+        ("kinderarzt ist jetzt erst am 12.", "event_change"),
+        # "weg damit" forgets; one amount said instead of another corrects
+        ("den alten wlan code brauchen wir nicht mehr, weg damit", "forget"),
+        ("die schuhe haben 49 gekostet nicht 39", "update"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -128,6 +144,8 @@ def test_the_words_decide(text: str, expected: str) -> None:
         "hab bei mia ne zecke entfernt, am linken knie. mal beobachten",
         "groceries this month - whats the damage",
         "Tom is allergic to peanuts",
+        "户口本放哪了",  # a question: looked up, never stored
+        "what do we still need from the shops",
     ],
 )
 def test_no_cue_decides_and_nothing_is_a_note_by_default(text: str) -> None:
