@@ -47,7 +47,8 @@ PLEASANTRIES = cues(
     r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for now|all good|no worries|got it|bye|see you|"
     r"(?:good )?(?:morning|night|evening)|hi|hello|hey|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
     r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|guten morgen|morgen|moin|hallo|tschüss|"
-    r"bis später|du bist super|ihr lieben|ihr|all|everyone|guys|folks|leute|zusammen|love you|hab dich lieb)\b",
+    r"bis später|du bist super|ihr lieben|ihr|all|everyone|guys|folks|leute|zusammen|love you|hab dich lieb|merci|"
+    r"prima|top|spitze|supi|gerne|geht klar|sounds good|will do|np|sweet|ta)\b",
     r"谢谢|谢了|多谢|晚安|早安|早上好|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜|哈+|呵呵|嘿嘿|知道了|明白了?|没问题|行|"
     r"太好了|[啦呀哦噢吧呢]",  # and the particles around them: "太好了 谢谢啦" ("好了" alone says a thing is done)
 )

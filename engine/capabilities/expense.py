@@ -27,7 +27,7 @@ RECEIVED = cues(
 # Money someone else gave the family: "oma hat 50 euro für mia geschickt", "grandma sent 20 for ben's birthday",
 # "奶奶给了小明200块红包" — not when the member gave it ("sent grandma 50", "我给奶奶转了200").
 GIVEN = cues(
-    r"\b(?:sent|gave|gifted|transferred|wired|slipped)\b",
+    r"\b(?:sent|gave|gifted|transferred|wired|slipped)\s+(?:[^\W\d_]+\s+)?[€$£]?\d",
     r"\b(?:geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b",
     r"给了|转了|发了\S{0,4}红包|压岁钱",
 )

@@ -12,7 +12,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, checked_kind, clip, occurred, planned_event, slug
 from engine.capabilities.capability import Ask, Capability, Reading, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import CONTACT_DETAILS, DOSE, RECORD_VERB, cues
+from engine.capabilities.words import BODY, CONTACT_DETAILS, DOSE, RECORD_VERB, cues
 from engine.executor import StepResult
 
 # Asked to put something in the calendar: a plan to note, which becomes an event — not a look at what is on.
@@ -22,6 +22,10 @@ CALENDAR_ADD = cues(
     r"\b(?:trag|schreib|setz)\w*\b.{0,60}\b(?:in den|in unseren|in meinen) kalender\b|\bim kalender eintragen\b",
     r"(?:加|记|放|写)(?:到|进|在)?(?:日历|日程)",
 )
+
+
+def _bodily(text: str) -> bool:
+    return BODY.search(text) is not None or DOSE.search(text) is not None
 
 
 class FactAnswer(BaseModel):
@@ -129,11 +133,13 @@ class Note(Capability):
         args: dict[str, object] = {"content": situation.text, "kind": kind, "category": answer.category}
         if answer.person:
             args["person"] = answer.person
+        event = planned_event(situation, kind, answer.person)
+        if kind == "health" and event and "T" in str(event["start"]) and not _bodily(situation.text):
+            args["kind"] = "plan"  # "samstag um 15 uhr kindergeburtstag": a time to be somewhere, nothing of the body
         when = occurred(situation)
         if when is not None:
             args["occurred_at"] = when
         calls = [PlannedCall(id="s1", tool="store", args=args)]
-        event = planned_event(situation, kind, answer.person)
         return [*calls, PlannedCall(id="s2", tool="add_event", args=event)] if event else calls
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:

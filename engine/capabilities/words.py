@@ -22,6 +22,7 @@ QUESTION = cues(
     r"几[次点号个天]",
     r"什么",
     r"哪(?!怕)",
+    r"啥|咋",
     r"来着\W*$",
     r"吗\W*$",
     r"呢\W*$",
@@ -155,9 +156,11 @@ LIKING = cues(
 )
 # What makes a note a health note whatever else it says: allergies, intolerances, symptoms, medicine.
 BODY = cues(
-    r"\b(?:allerg\w*|intoleran\w*|sick|ill|fever|pain|hurts?|rash|cough\w*|medicine|meds|doctor|gp)\b",
-    r"\b(?:allergi\w*|unverträglich\w*|verträgt|krank|fieber|schmerz\w*|ausschlag|husten|medikament\w*|arzt)\b",
-    r"过敏|不耐受|生病|发烧|疼|痛|咳嗽|药|医生",
+    r"\b(?:allerg\w*|intoleran\w*|sick|ill|fever|temp|pain|hurts?|sore|rash|cough\w*|medicine|meds|doctor|gp|"
+    r"jab|vaccin\w*|blood|dose)\b",
+    r"\b(?:allergi\w*|unverträglich\w*|verträgt|krank|fieber|schmerz\w*|ausschlag|husten|medikament\w*|\w*arzt|"
+    r"impf\w*|blut\w*)\b",
+    r"过敏|不耐受|生病|发烧|疼|痛|咳嗽|药|医生|疫苗|血压|体温",
 )
 
 

@@ -240,11 +240,11 @@ def _compile(table: dict[str, tuple[str, str, str]]) -> _Table:
     def alternation(words: list[str]) -> str:
         return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
 
-    patterns = (
-        rf"(?<![\w-])(?:{alternation(whole)})(?![\w-])",
-        rf"(?<![\w-])(?:{alternation(starts)})",
-        rf"(?:{alternation(ends)})(?![\w-])",
-        alternation(anywhere),
+    patterns = (  # each names its synonym `w`; a whole word may be an English plural ("haircuts")
+        rf"(?<![\w-])(?P<w>{alternation(whole)})(?:e?s)?(?![\w-])",
+        rf"(?<![\w-])(?P<w>{alternation(starts)})",
+        rf"(?P<w>{alternation(ends)})(?![\w-])",
+        rf"(?P<w>{alternation(anywhere)})",
     )
     return _Table(tuple(re.compile(p, re.IGNORECASE) for p in patterns), category)
 
@@ -265,7 +265,7 @@ def category_of(text: str, kind: Kind = "expense") -> str | None:
     best: tuple[int, int, str] | None = None  # (-length, position, category)
     for pattern in table.patterns:
         for match in pattern.finditer(text):
-            candidate = (-len(match.group(0)), match.start(), table.category[match.group(0).lower()])
+            candidate = (-len(match.group(0)), match.start(), table.category[match.group("w").lower()])
             if best is None or candidate < best:
                 best = candidate
     return None if best is None else best[2]
@@ -274,4 +274,4 @@ def category_of(text: str, kind: Kind = "expense") -> str | None:
 def categories_named(text: str, kind: Kind = "expense") -> frozenset[str]:
     """Every category a synonym in `text` names ("groceries and fuel": both)."""
     table = _TABLES[kind]
-    return frozenset(table.category[m.group(0).lower()] for pattern in table.patterns for m in pattern.finditer(text))
+    return frozenset(table.category[m.group("w").lower()] for pattern in table.patterns for m in pattern.finditer(text))

@@ -120,6 +120,15 @@ _PER_PERIOD = re.compile(
     r"monatlich\b|每月|每个月)",
     re.IGNORECASE,
 )
+# A price per piece and the sum of them: "18 each, so 36 total", "je 9 euro, zusammen 18", "每张50 一共100". With
+# both said, the sum is the money spent.
+_CURRENCY_WORD = r"(?:[€$£]|euros?|eur\b|dollars?|pounds?|quid|bucks)?"
+_EACH_AFTER = re.compile(rf"\s*{_CURRENCY_WORD}\s*(?:each|apiece|a piece|pro (?:stück|person|kopf|kind))\b", re.I)
+_EACH_BEFORE = re.compile(r"(?:\b(?:je|jeweils|each)|每(?:张|个|人|份|件))\s*$", re.I)
+_TOTAL_AFTER = re.compile(rf"\s*{_CURRENCY_WORD}\s*(?:in )?(?:total|altogether|insgesamt|zusammen)\b", re.I)
+_TOTAL_BEFORE = re.compile(
+    r"(?:\b(?:total|insgesamt|zusammen|altogether)|一共|总共|合计|总计)\s*(?:of\s*|von\s*)?[€$£]?\s*$", re.I
+)
 _CASH = re.compile(r"\s*(?:in )?(?:cash\b|bar\b|现金)", re.IGNORECASE)  # "gave the window cleaner 30 cash"
 _CEILING_BEFORE = re.compile(
     r"(?:\b(?:max(?:imum)?|at most|no more than|under|below|höchstens|maximal|nicht mehr als|unter|bis zu)|"
@@ -154,6 +163,8 @@ def find_money(text: str) -> list[Money]:
     paying = paying or category_of(normal, "income") is not None  # "年终奖发了 八千", "kindergeld ist da 250"
     bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
+    each: list[Money] = []  # prices per piece
+    totals = False
     for match in _AMOUNT.finditer(normal):
         word = match.group("pre") or match.group("post")
         if word is None and not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match)):
@@ -170,7 +181,12 @@ def find_money(text: str) -> list[Money]:
         money = Money(amount, _CODES.get(word.lower()) if word else None, match.group(0).strip())
         if money.amount > 0 and money not in found:
             found.append(money)
-    return found
+            if _EACH_AFTER.match(normal, match.end()) or _EACH_BEFORE.search(normal[: match.start()]):
+                each.append(money)
+            totals = totals or bool(
+                _TOTAL_AFTER.match(normal, match.end()) or _TOTAL_BEFORE.search(normal[: match.start()])
+            )
+    return [money for money in found if money not in each] if totals and len(each) < len(found) else found
 
 
 def find_currencies(text: str) -> list[str]:
@@ -191,9 +207,20 @@ def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool)
         return False
     if paying or _PER_PERIOD.match(text, match.end()) or _CASH.match(text, match.end()):
         return True
+    priced = (_EACH_AFTER, _TOTAL_AFTER)
+    if bought and (any(p.match(text, match.end()) for p in priced) or _TOTAL_BEFORE.search(text[: match.start()])):
+        return True  # "kids haircuts 18 each, so 36 total"
     if _CEILING_BEFORE.search(text[: match.start()]) and _PER_PERIOD.search(text):
         return True  # "max 300 für lebensmittel im monat": a ceiling on a month's spending
     return bought and re.search(r"[.,]\d{1,2}$", match.group("number")) is not None
+
+
+# What is measured, said before its number.
+_MEASURED_BEFORE = re.compile(
+    r"(?:\b(?:fever|temp(?:erature)?|blood pressure|weight|weighs|height|fieber|temperatur|blutdruck|gewicht|wiegt)"
+    r"(?: of| von| was| is| at| bei| war| ist| bei)?|体温|发烧|烧到|血压|体重|身高)\s*$",
+    re.IGNORECASE,
+)
 
 
 def _bare_amount(text: str, match: re.Match[str]) -> bool:
@@ -202,6 +229,8 @@ def _bare_amount(text: str, match: re.Match[str]) -> bool:
     before = text[: match.start()]
     if _UNIT.match(after) or re.search(r"(?:room|zimmer|nr\.?|no\.?|#|第|/)\s*$", before, re.IGNORECASE):
         return False
+    if _MEASURED_BEFORE.search(before):
+        return False  # "a fever of 38.5", "blood pressure was 128 over 84"
     hour = int(re.split(r"\D", match.group("number"), maxsplit=1)[0])  # the number's whole part
     if (hour <= 24 and _CLOCK_BEFORE.search(before)) or (  # "up to 450" is no clock
         re.fullmatch(r"(?:19|20)\d\d", match.group("number")) and _YEAR_BEFORE.search(before)

@@ -129,6 +129,7 @@ def decided(text: str) -> str | None:
         # "weg damit" forgets; one amount said instead of another corrects
         ("den alten wlan code brauchen wir nicht mehr, weg damit", "forget"),
         ("die schuhe haben 49 gekostet nicht 39", "update"),
+        ("passt, merci", "chat"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -146,6 +147,7 @@ def test_the_words_decide(text: str, expected: str) -> None:
         "Tom is allergic to peanuts",
         "户口本放哪了",  # a question: looked up, never stored
         "what do we still need from the shops",
+        "明天有啥安排",
     ],
 )
 def test_no_cue_decides_and_nothing_is_a_note_by_default(text: str) -> None:

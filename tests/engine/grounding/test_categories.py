@@ -38,6 +38,7 @@ from engine.grounding.categories import (
         ("MOT for the car", "car"),
         ("friseur zwanzig euro, pony schneiden bei mia", "beauty"),
         ("剪头发 50块", "beauty"),
+        ("kids haircuts 18 each", "beauty"),  # an English plural of a synonym
     ],
 )
 def test_expense_categories(text: str, category: str) -> None:

@@ -39,6 +39,10 @@ from engine.grounding.money import find_money
         ("the vet bill came to a hundred and forty two fifty euros", [("142.50", "EUR")]),
         ("zweiundvierzig fünfzig euro beim tierarzt", [("42.50", "EUR")]),
         ("paid 142 and 50 euros for the kids", [("142", None), ("50", "EUR")]),  # written digits stay apart
+        # a price per piece and the sum: the sum is what was spent
+        ("kids haircuts 18 each, so 36 total", [("36", None)]),
+        ("3 tickets at 12 euros each, 36 in total", [("36", None)]),
+        ("paid 12 each for the tickets", [("12", None)]),
     ],
 )
 def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]]) -> None:
@@ -59,6 +63,7 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "it was 24.80, not 42.80",  # a correction: numbers, but the message does not speak of paying
         "Mia hat 38.5 Fieber",  # "hat" is no clothing here, and a fever is no price
         "friseur 20",  # a whole number beside something bought is not yet a price; not the "eur" of "friseur"
+        "Lea has a fever of 38.5 today, gave her paracetamol",  # measured, not paid
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
