@@ -316,8 +316,9 @@ def change_action(text: str) -> Literal["cancel", "move", "snooze", "done"]:
 
 
 def pointed_at(reading: Reading) -> bool:
-    """A change said of a thing pointed at: moved to a time ("push the plumber thing to 4pm", "交水费那个改到明天早上
-    九点") or dropped ("nvm the dry cleaning one")."""
+    """A change said of a thing pointed at — moved to a time ("push the plumber thing to 4pm", "make the plumber one
+    11 instead", "交水费那个改到明天早上九点") or dropped ("nvm the dry cleaning one") — or of a thing said by its words
+    with a new day or time ("oma anrufen bitte erst übermorgen"). The rows that exist decide what it is (`prepare`)."""
     text = reading.text
     if reading.question or reading.grounding.repeats or reading.grounding.money:
         return False
