@@ -27,9 +27,9 @@ RECEIVED = cues(
 # Money someone else gave the family: "oma hat 50 euro für mia geschickt", "grandma sent 20 for ben's birthday",
 # "奶奶给了小明200块红包" — not when the member gave it ("sent grandma 50", "我给奶奶转了200").
 GIVEN = cues(
-    r"\b(?:sent|gave|gifted|transferred|wired|slipped)\s+(?:[^\W\d_]+\s+)?[€$£]?\d",
-    r"\b(?:geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b",
-    r"给了|转了|发了\S{0,4}红包|压岁钱",
+    r"\b(?:sent|gave|gifted|slipped)\s+(?:[^\W\d_]+\s+)?[€$£]?\d",
+    r"\b(?:hat|haben)\b.{0,40}\b(?:geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b",
+    r"给了?(?:我|我们|孩子|宝宝|小\S)|红包|压岁钱",
 )
 _BY_MEMBER = cues(
     r"^\W*(?:i|i've|i have|we|we've|we have|just|sent|gave|gifted|transferred|wired)\b",

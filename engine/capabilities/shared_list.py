@@ -295,6 +295,9 @@ class SharedList(Capability):
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         action = list_action(situation.text)
+        cued = self.claims(Reading(situation.text, situation.grounding, question=False, reminder_just_sent=False))
+        if action == "add" and situation.grounding.moments and not cued:
+            return Reroute("fact")  # chosen by likeness alone, a message with dates is a plan, not a list item
         run = situation.run
         registry = run.deps.registry
         args = registry.validate("show_list", {"include_done": True})
