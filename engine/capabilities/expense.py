@@ -29,7 +29,7 @@ RECEIVED = cues(
 GIVEN = cues(
     r"\b(?:sent|gave|gifted|slipped)\s+(?:[^\W\d_]+\s+)?[€$£]?\d",
     r"\b(?:hat|haben)\b.{0,40}\b(?:geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b",
-    r"给了?(?:我|我们|孩子|宝宝|小\S)|红包|压岁钱",
+    r"给了(?:我们?|孩子|宝宝|小\S{1,2})\S{0,3}\d|红包|压岁钱",  # "给孩子买书" is buying for the child
 )
 _BY_MEMBER = cues(
     r"^\W*(?:i|i've|i have|we|we've|we have|just|sent|gave|gifted|transferred|wired)\b",

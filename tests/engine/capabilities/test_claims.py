@@ -267,6 +267,7 @@ def test_a_later_said_right_after_a_reminder_snoozes_it(text: str) -> None:
         ("ben gave the babysitter 30", None),  # a member of the household gave it
         ("Miete für Dezember überwiesen: 1.250,00 EUR", None),  # a payment, nobody named giving it
         ("转了房租3000", None),
+        ("给孩子买书花了25欧元", None),
     ],
 )
 def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in: str | None) -> None:
