@@ -92,13 +92,15 @@ class Faa:
 
     env: dict[str, str]
     web_port: int
+    smtp_port: int
     log: Path
     web: subprocess.Popen[bytes] | None = None
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     workdir: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="faa-chaos-run-")))
 
     @classmethod
-    def configured(cls, cluster: h.Cluster, redis_url: str, llm_base_url: str) -> Faa:
+    def configured(cls, cluster: h.Cluster, redis_url: str, llm_base_url: str, *, email: dict[str, str]) -> Faa:
+        """`email`: the EMAIL_ settings (its webhook, its SMTP receiver's port, the relay replies go through)."""
         web_port = h.free_port()
         env = {
             "PATH": os.environ.get("PATH", ""),
@@ -117,8 +119,9 @@ class Faa:
             "WEB_PORT": str(web_port),
             "WEB_PROCESSES": "1",
             "WEB_MESSAGES_PER_MINUTE": "10000000",  # a few members send the load; the limit has its own test
+            **email,
         }
-        return cls(env=env, web_port=web_port, log=h.log_file())
+        return cls(env=env, web_port=web_port, smtp_port=int(email["EMAIL_SMTP_PORT"]), log=h.log_file())
 
     @property
     def base_url(self) -> str:
