@@ -9,10 +9,12 @@ from engine.analysis import PlannedCall
 from engine.capabilities._events import (
     days_asked,
     event_line,
+    upcoming,
 )
-from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
+from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import reminder_words
+from engine.capabilities.topics import shares_topic
 from engine.capabilities.words import (
     cues,
 )
@@ -38,6 +40,12 @@ DAY_TAKEN = cues(
     r"\bwas (?:ist|is)\b.{0,20}\blos\b|\b(?:sind|is|ist) (?:wir|was)\b.{0,30}\b(?:verplant|frei|geplant)\b",
     r"\bwie sieht\b.{0,30}\baus\b",
     r"有(?:什么|啥)事|有没有事|有空吗|忙不忙",
+)
+
+
+# Asking when one thing is.
+WHEN = cues(
+    r"^\W*(?:when|what time|what day)\b", r"\bwann\b|\bum wie ?viel uhr\b|\ban welchem tag\b", r"什么时候|几点|哪天"
 )
 
 
@@ -99,8 +107,20 @@ class Agenda(Capability):
     def hint(self, reading: Reading) -> float:
         return 0.2 if reading.grounding.span or reading.grounding.moments else 0.0
 
-    async def prepare(self, situation: Situation) -> Ask | Said | None:
-        return None
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        grounding = situation.grounding
+        reading = Reading(situation.text, grounding, question=True, reminder_just_sent=False)
+        if self.claims(reading) or grounding.period or grounding.moments or grounding.span:
+            return None
+        if not WHEN.search(situation.text):
+            return None
+        # Chosen by likeness, "when is …" asks of one thing ("wann ist nochmal der elternabend?"): the coming event
+        # about it, else the notes.
+        about = [row for row in await upcoming(situation) if shares_topic(situation.text, str(row.get("title", "")))]
+        if not about:
+            return Reroute("lookup")
+        language = situation.language
+        return Said("\n".join([say("events", language), *(f"- {event_line(row, language)}" for row in about[:5])]))
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
         return None

@@ -292,3 +292,32 @@ def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: st
     )
     situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
     assert (planned_event(situation, kind, None) is not None) is event  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "events", "outcome"),
+    [
+        ("wann ist nochmal der elternabend?", [], "lookup"),  # no such event: the notes may know
+        ("wann ist nochmal der elternabend?", [{"title": "Elternabend", "start": "2026-12-03T19:30"}], "said"),
+        ("what's coming up", [], None),  # no one thing asked of: the coming week
+    ],
+)
+async def test_asked_when_one_thing_is_the_calendar_answers_with_its_event_or_hands_on_to_the_notes(
+    text: str, events: list[dict[str, str]], outcome: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.capabilities import agenda
+    from engine.capabilities.capability import Reroute, Said
+
+    async def upcoming(situation: object) -> list[dict[str, str]]:
+        return events
+
+    monkeypatch.setattr(agenda, "upcoming", upcoming)
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    situation = SimpleNamespace(text=text, grounding=grounding, language=grounding.language)
+    result = await CAPABILITIES["calendar"].prepare(situation)  # type: ignore[arg-type]
+    if outcome == "lookup":
+        assert result == Reroute("lookup")
+    elif outcome == "said":
+        assert isinstance(result, Said) and "Elternabend" in result.text
+    else:
+        assert result is None
