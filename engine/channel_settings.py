@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings
 
 from engine._section import section as _section
+from tools.storage.media import MAX_MEDIA_BYTES
 
 
 class ChannelSettings(BaseSettings):
@@ -25,6 +26,7 @@ class ChannelSettings(BaseSettings):
     attachment_max_bytes: int = Field(
         default=20 * 1024 * 1024,
         ge=1024,
+        le=MAX_MEDIA_BYTES,
         description="Largest file (photo, voice message, PDF, calendar or text file) kept from a message on any "
         "channel; a larger one is dropped and the member is told which. Telegram's Bot API serves at most 20 MB.",
     )

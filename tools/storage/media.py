@@ -7,7 +7,9 @@ from datetime import datetime
 
 from tools.storage.database import Connection
 
-MAX_MEDIA_BYTES = 10 * 1024 * 1024
+# The largest file kept: what the largest mail provider delivers in one message (Mailgun, 25 MB). The channels'
+# own limit (`CHANNEL_ATTACHMENT_MAX_BYTES`) may not exceed it, so a file a channel accepted is always stored.
+MAX_MEDIA_BYTES = 25 * 1024 * 1024
 
 
 @dataclass(frozen=True)
