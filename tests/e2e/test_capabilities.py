@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import asyncpg
+
 from tests.e2e.test_routed import BERLIN, answers, clock, live_memories, routed, send  # noqa: F401 (fixtures)
 from tests.fakes.clock import ManualClock
-from tests.system import System, make_family
+from tests.system import Family, System, make_family
 
 
 async def test_thanks_and_acknowledgements_write_nothing_and_ask_the_model_nothing(routed: System) -> None:  # noqa: F811
@@ -179,23 +181,18 @@ async def test_a_change_with_nothing_to_change_is_handed_on_not_failed(routed: S
 async def test_a_reminder_pointed_at_not_named_is_the_one_changed(routed: System, clock: ManualClock) -> None:  # noqa: F811
     """ "push the plumber thing to 4pm" and "nvm the dry cleaning one" change the reminder about the same thing;
     pointed at with no such reminder, the message goes on to the calendar, not into a second reminder."""
-    family = await make_family(routed.admin, "Caps pointed", {"Anna": "Europe/Berlin"})
-    routed.llm.script(answers(reminder={"text": "Call the plumber", "time": "t1"}))
-    await send(routed, family, "remind me tomorrow at 9 to call the plumber")
-    routed.llm.script(answers(reminder={"text": "Pick up the dry cleaning", "time": "t1"}))
-    await send(routed, family, "remind me tomorrow at 10 to pick up the dry cleaning")
-    routed.llm.reset()
-    routed.llm.script(
-        answers(reminder_change=lambda r: {"reminder_id": int(r.schema["properties"]["reminder_id"]["enum"][0])})
+    family = await with_reminders(
+        routed,
+        "Caps pointed",
+        ("Call the plumber", "remind me tomorrow at 9 to call the plumber"),
+        ("Pick up the dry cleaning", "remind me tomorrow at 10 to pick up the dry cleaning"),
     )
 
     moved = await send(routed, family, "push the plumber thing to 4pm")
     dropped = await send(routed, family, "nvm the dry cleaning one, ben got it already")
 
     assert moved["outcome"] == "answered" and dropped["outcome"] == "answered", (moved, dropped)
-    rows = await routed.admin.fetch(
-        "SELECT text, status, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
-    )
+    rows = await reminder_rows(routed, family)
     tomorrow_4pm = (clock.now().astimezone(BERLIN) + timedelta(days=1)).replace(hour=16, minute=0)
     assert [(row["text"], row["status"]) for row in rows] == [
         ("Call the plumber", "active"),
@@ -211,25 +208,40 @@ async def test_a_reminder_changed_in_passing_moves_to_the_hour_said_or_waits_for
 ) -> None:
     """ "make the plumber one 11 instead": a bare hour, read against the reminder's own time; "oma anrufen bitte
     erst übermorgen": the reminder said by its words, on the day named at its own time."""
-    family = await make_family(routed.admin, "Caps passing", {"Anna": "Europe/Berlin"})
-    routed.llm.script(answers(reminder={"text": "Call the plumber", "time": "t1"}))
-    await send(routed, family, "remind me tomorrow at 9 to call the plumber")
-    routed.llm.script(answers(reminder={"text": "Oma anrufen", "time": "t1"}))
-    await send(routed, family, "erinnere mich morgen um 18 uhr oma anrufen")
-    routed.llm.reset()
-    routed.llm.script(
-        answers(reminder_change=lambda r: {"reminder_id": int(r.schema["properties"]["reminder_id"]["enum"][0])})
+    family = await with_reminders(
+        routed,
+        "Caps passing",
+        ("Call the plumber", "remind me tomorrow at 9 to call the plumber"),
+        ("Oma anrufen", "erinnere mich morgen um 18 uhr oma anrufen"),
     )
 
     moved = await send(routed, family, "make the plumber one 11 instead")
     later = await send(routed, family, "oma anrufen bitte erst übermorgen")
 
     assert moved["outcome"] == "answered" and later["outcome"] == "answered", (moved, later)
-    rows = await routed.admin.fetch(
-        "SELECT text, status, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
-    )
+    rows = await reminder_rows(routed, family)
     today = clock.now().astimezone(BERLIN)
     assert [(row["text"], row["status"]) for row in rows] == [("Call the plumber", "active"), ("Oma anrufen", "active")]
     assert rows[0]["next_fire_at"] == (today + timedelta(days=1)).replace(hour=11, minute=0, second=0, microsecond=0)
     assert rows[1]["next_fire_at"] == (today + timedelta(days=2)).replace(hour=18, minute=0, second=0, microsecond=0)
     assert await live_memories(routed, family) == []
+
+
+async def with_reminders(routed: System, name: str, *reminders: tuple[str, str]) -> Family:  # noqa: F811
+    """A household whose member asked for each (text, message) reminder; then the model picks the first reminder
+    offered whenever one is changed."""
+    family = await make_family(routed.admin, name, {"Anna": "Europe/Berlin"})
+    for text, message in reminders:
+        routed.llm.script(answers(reminder={"text": text, "time": "t1"}))
+        await send(routed, family, message)
+    routed.llm.reset()
+    routed.llm.script(
+        answers(reminder_change=lambda r: {"reminder_id": int(r.schema["properties"]["reminder_id"]["enum"][0])})
+    )
+    return family
+
+
+async def reminder_rows(routed: System, family: Family) -> list[asyncpg.Record]:  # noqa: F811
+    return await routed.admin.fetch(
+        "SELECT text, status, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
+    )
