@@ -97,6 +97,11 @@ class Capability:
     def hint(self, reading: Reading) -> float:
         return 0.0
 
+    def eligible(self, reading: Reading) -> bool:
+        """Whether its examples' nearness may choose it for a message no cue claims: not when it schedules, records
+        money or changes rows (`needs_cue`)."""
+        return not self.needs_cue
+
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         """Read what the capability needs (rows, categories); ask when a required slot is missing, answer at once,
         or hand the message to another capability."""

@@ -60,6 +60,14 @@ def only_pleasantries(text: str) -> bool:
     return len(text) <= 80 and re.search(r"[^\W\d_]{2,}|\d|[\u4e00-\u9fff]", rest) is None
 
 
+# Thanks, praise and acknowledgement in any position: what lets a short message without a cue be small talk.
+PRAISE = cues(
+    r"\b(?:thanks?|thank you|thx|ty|cheers|ha(?:ha)+|lol|great|awesome|brilliant|lovely|perfect|super|helpful|"
+    r"lifesaver|legend|best|star|amazing|nice|cool|danke|merci|geil|spitze|klasse|toll|prima|passt|beste?)\b",
+    r"谢|棒|好的|收到|辛苦|厉害|哈哈|给力|靠谱",
+)
+
+
 _THANKS = re.compile(r"thank|thx|\bty\b|cheers|danke|谢", re.I)
 
 
@@ -140,6 +148,15 @@ class Chat(Capability):
 
     def claims(self, reading: Reading) -> bool:
         return bool(GREETING.match(reading.text) or SMALL_TALK.search(reading.text) or only_pleasantries(reading.text))
+
+    def eligible(self, reading: Reading) -> bool:
+        """A short statement with a word of thanks or praise that holds nothing to keep — no number, time, amount
+        or member named — may be small talk when it lies nearest to it ("cheers, that's super helpful", "haha geil
+        danke", "你真棒"); anything longer or carrying a fact is never answered with small talk alone."""
+        grounding = reading.grounding
+        holds = grounding.numbers or grounding.moments or grounding.repeats or grounding.money or grounding.people
+        short = len(reading.text) <= 60 and not reading.question
+        return short and not holds and PRAISE.search(reading.text) is not None
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         if _THANKS.search(situation.text):

@@ -17,7 +17,7 @@ from engine.capabilities._events import (
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.reminder import reminder_words
+from engine.capabilities.reminder import asks_to_be_told
 from engine.capabilities.words import (
     cues,
 )
@@ -98,7 +98,7 @@ class EventReminder(Capability):
     def claims(self, reading: Reading) -> bool:
         text = reading.text
         ahead = bool(reading.grounding.minutes and BEFORE.search(text)) or DAY_BEFORE.search(text) is not None
-        return bool(reminder_words(text)) and ahead
+        return ahead and asks_to_be_told(reading, ahead=True)
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         unique = {row["event_id"]: row for row in await upcoming(situation)}

@@ -55,9 +55,37 @@ DONT_FORGET = cues(
 )
 
 
+# Asking to be told or nudged, which asks for a reminder only when the message names when ("give me a shout next
+# monday", "sag mir ne halbe stunde vorm elternabend bescheid", "下午五点叫我去接孩子"); "let me know what's on" asks.
+TELL = cues(
+    r"\btell (?:me|us|him|her|them|the \w+|\w+) (?:to|that|about)\b",
+    r"\bgive (?:me|us|him|her|\w+) (?:a |an )?(?:shout|heads[- ]?up|nudge|ping|buzz|bell)\b",
+    r"\blet (?:me|us) know\b(?!\s+(?:what|when|if|how|whether|where|which|who))",
+    r"\b(?:warn|shout at) (?:me|us|him|her)\b",
+    r"\bmake sure (?:i|we)\b",
+    r"\b(?:ping|nudge|buzz) \w+\b",
+    r"\bbescheid\b",
+    r"\b(?:an)?stups\w*|\bschubs\b",
+    r"(?<!mich )(?<!sich )(?<!uns )\b(?:bitte )?melden\b",
+    r"\b(?:dran|daran) denken\b",
+    r"\b(?:den|der|dem) \w+ sagen\b|\bsagen,? (?:sie|er|dass)\b",
+    r"(?<!再)叫我|(?<!再)喊我|说一声|告诉我|通知我",  # "再叫我" is said of a reminder just sent
+)
+
+
 def reminder_words(text: str) -> bool:
     """The message speaks of a reminder: "remind me", "reminder", "don't let me forget"."""
     return REMIND.search(text) is not None or DONT_FORGET.search(text) is not None
+
+
+def asks_to_be_told(reading: Reading, *, ahead: bool = False) -> bool:
+    """The message asks for a reminder: it speaks of one, or asks to be told or nudged at a time it names (or,
+    `ahead`, before an event: "gib mir am vortag von omas feier nen schubs")."""
+    if reminder_words(reading.text):
+        return True
+    grounding = reading.grounding
+    timed = ahead or grounding.moments or grounding.repeats or grounding.minutes
+    return bool(timed) and not reading.question and TELL.search(reading.text) is not None
 
 
 class ReminderAnswer(BaseModel):
@@ -142,7 +170,7 @@ class Reminder(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return reminder_words(reading.text)
+        return asks_to_be_told(reading)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         keys = [m.key for m in situation.grounding.moments] + [r.key for r in situation.grounding.repeats]

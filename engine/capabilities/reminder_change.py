@@ -22,6 +22,7 @@ from engine.capabilities.words import (
     cues,
 )
 from engine.executor import StepResult
+from engine.grounding import Grounding
 
 CANCEL = cues(
     r"\bcancel",
@@ -270,7 +271,7 @@ class ReminderChange(Capability):
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         picked = answer if isinstance(answer, ReminderPick) else situation.decided
         reminder_id = picked.reminder_id if isinstance(picked, ReminderPick) else situation.rows[0]["reminder_id"]
-        action = change_action(situation.text)
+        action = change_action(situation.text, situation.grounding)
         if action == "move":
             return _moved(situation, next(row for row in situation.rows if row["reminder_id"] == reminder_id))
         if action == "snooze":
@@ -291,7 +292,7 @@ class ReminderChange(Capability):
             return ""
         result = results[-1].result or {}
         language = situation.language
-        if change_action(situation.text) == "move" and results[-1].ok:
+        if change_action(situation.text, situation.grounding) == "move" and results[-1].ok:
             at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
             return say("reminder_moved", language, when=when_text(at, language), text=result["text"])
         if results[0].tool == "snooze_reminder":
@@ -301,15 +302,17 @@ class ReminderChange(Capability):
         return say(key, language, text=result["text"])
 
 
-def change_action(text: str) -> Literal["cancel", "move", "snooze", "done"]:
+def change_action(text: str, grounding: Grounding | None = None) -> Literal["cancel", "move", "snooze", "done"]:
     """What the member does to the reminder: the words say; a message that only points at it ("the bins
-    reminder", "don't need it anymore") stops it."""
+    reminder", "don't need it anymore") stops it. Put off to another day ("电费那个提醒推迟到周五", "postpone it to
+    friday") it moves there at its own time of day."""
     if CANCEL.search(text):
         return "cancel"
     if MOVE.search(text) and (REMINDER.search(text) or POINTED.search(text) or not reminder_words(text)):
         return "move"  # "…reminder to friday", "the plumber one 11 instead", "oma anrufen bitte erst übermorgen"
     if SNOOZE.search(text):
-        return "snooze"
+        to_a_day = grounding is not None and not grounding.minutes and any(not m.has_time for m in grounding.moments)
+        return "move" if to_a_day else "snooze"
     if answers_a_reminder(text):
         return "done"
     return "cancel"

@@ -5,8 +5,8 @@
    forget). One left: it goes.
 2. Otherwise the candidates (those still claimed, or when none claims the message every capability that takes a
    message of its mood — questions are not stored as notes, statements are not looked up — and that may be chosen
-   without its own cues: nothing is scheduled, recorded as money, moved, forgotten, cancelled or corrected that the
-   words did not ask for) are scored:
+   without its own cues (`Capability.eligible`): nothing is scheduled, recorded as money, moved, forgotten, cancelled
+   or corrected that the words did not ask for) are scored:
    the capability's hints plus how near the message lies to its examples, by the multilingual embedder FAA runs
    anyway. A clear winner goes.
 3. Otherwise the model chooses among the top three and "unclear" in a constrained enum: one short call on a prefix
@@ -79,7 +79,7 @@ async def choose(run: Run, version: PromptVersion, read: Reading) -> tuple[str, 
     run.note("route.cues", claimed=[capability.name for capability in kept])
     if len(kept) == 1:
         return kept[0].name, "cues"
-    candidates = kept or [c for c in CAPABILITIES.values() if c.asks in (None, read.question) and not c.needs_cue]
+    candidates = kept or [c for c in CAPABILITIES.values() if c.asks in (None, read.question) and c.eligible(read)]
     scores = await _scores(run, read, candidates)
     ranked = sorted(scores, key=lambda name: scores[name], reverse=True)
     run.note("route.scores", scores={name: round(scores[name], 3) for name in ranked[:5]})

@@ -75,10 +75,34 @@ _NOT_THE_THING = re.compile(
 )
 
 
+# Asked to put things on a list, naming them: "can u put eggs and bread on the list", "setz windeln auf die
+# einkaufsliste", "清单上加个洗衣液", "把猫粮加到购物清单".
+_ADDING = tuple(
+    re.compile(form, re.IGNORECASE)
+    for form in (
+        r"\b(?:add|put|pop|stick|write)\s+(?P<item>[^?!.]{1,60}?)\s+(?:on|to|onto|in)\s+(?:the |my |our )?"
+        r"(?:\w+ )?list\b",
+        r"\b(?:setz|schreib|pack|tu)\w*\s+(?P<item>[^?!.]{1,60}?)\s+auf (?:die|unsere|meine)\s+\w*liste\b",
+        r"(?:清单|单子)(?:上|里)?(?:再)?(?:加|添)(?:个|点|些|上|一下)?(?P<item>[^\s，。？！]{1,12})",
+        r"把(?P<item>[^\s，。]{1,12}?)(?:加|添|放|记)(?:到|进|在|上)(?:购物)?(?:清单|单子)",
+        r"(?:加|添)(?:个|点|些|上)?(?P<item>[^\s，。]{1,10}?)(?:到|进)(?:购物)?(?:清单|单子)",
+    )
+)
+
+
 def running_out(text: str) -> list[str] | None:
     """What the house ran out of, as the message names it ("we're nearly out of loo roll and eggs": loo roll, eggs);
     None when the message says nothing of running out, [] when it does without naming the thing."""
-    for form in _RUNNING_OUT:
+    return _things(_RUNNING_OUT, text)
+
+
+def added(text: str) -> list[str]:
+    """What the message asks to put on a list, as it names it ("清单上加个洗衣液": 洗衣液); [] when it names nothing."""
+    return _things(_ADDING, text) or []
+
+
+def _things(forms: tuple[re.Pattern[str], ...], text: str) -> list[str] | None:
+    for form in forms:
         match = form.search(text)
         if match:
             things = (_NOT_THE_THING.sub("", part).strip() for part in _APART.split(match.group("item")))
@@ -352,6 +376,8 @@ class SharedList(Capability):
         if action == "add" and ran_out is not None:
             name = "shopping"  # what the house ran out of is bought, whatever list the model named
             items = items or [{"text": thing} for thing in ran_out]  # the model's words were not the member's
+        if action == "add" and not items:
+            items = [{"text": thing} for thing in added(situation.text)]
         if not items:
             return Ask(_say("ask_items", language))
         if action == "add":

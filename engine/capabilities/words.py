@@ -174,12 +174,14 @@ CONTACT_DETAILS = cues(
 
 def is_vague(text: str) -> bool:
     """The message says nothing of its own: a reference without content ("the thing", "that") or only words of
-    asking and noting ("write it down", "帮我记一下")."""
+    asking and noting ("write it down", "帮我记一下"). A number beside a reference is no content either: "add 15
+    for it" does not say what for."""
     short = len(text.split()) <= 5 and len(text.strip()) <= 30
-    if not (VAGUE.search(text) or short):
+    referring = VAGUE.search(text) is not None
+    if not (referring or short):
         return False
     rest = FILLER.sub(" ", VAGUE.sub(" ", text))
-    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
+    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]" if referring else r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
 
 
 def says_what(text: str, amounts: list[str]) -> bool:
