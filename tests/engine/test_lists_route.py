@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.capabilities.shared_list import list_action, running_out
+from engine.capabilities.shared_list import added, list_action, running_out
 from tests.engine.test_router import route
 
 
@@ -84,3 +84,21 @@ def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> No
 )
 def test_what_the_house_ran_out_of_is_read_from_the_words(text: str, things: list[str] | None) -> None:
     assert running_out(text) == things
+
+
+@pytest.mark.parametrize(
+    ("text", "things"),
+    [
+        ("清单上加个洗衣液", ["洗衣液"]),
+        ("购物清单加上猫粮和猫砂", ["猫粮", "猫砂"]),
+        ("把猫粮加到购物清单", ["猫粮"]),
+        ("can u put eggs and bread on the list", ["eggs", "bread"]),
+        ("add sunscreen to the shopping list", ["sunscreen"]),
+        ("setz windeln auf die einkaufsliste", ["windeln"]),
+        ("please add milk", []),  # no list named: the model's items, or a question back
+        ("what's on the list?", []),
+    ],
+)
+def test_what_is_put_on_a_list_is_read_from_the_words(text: str, things: list[str]) -> None:
+    """Used when the model's items are not the member's words."""
+    assert added(text) == things

@@ -130,6 +130,14 @@ def decided(text: str) -> str | None:
         ("den alten wlan code brauchen wir nicht mehr, weg damit", "forget"),
         ("die schuhe haben 49 gekostet nicht 39", "update"),
         ("passt, merci", "chat"),
+        # asked to be told or nudged at a time the message names: a reminder, in every language
+        ("明天早上七点半叫我给老师发消息", "reminder"),
+        ("i need to renew my passport, give me a shout next monday", "reminder"),
+        ("in 20 min wäsche aufhängen, stups mich an 🧺", "reminder"),
+        ("sag mir ne halbe stunde vorm elternabend bescheid", "event_reminder"),
+        ("奶奶生日聚会提前一天告诉我", "event_reminder"),
+        # a number beside "it" says nothing of its own: asked back
+        ("add 15 for it", "unclear"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -155,6 +163,37 @@ def test_no_cue_decides_and_nothing_is_a_note_by_default(text: str) -> None:
     assert decided(text) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "let me know what's on tomorrow",  # asks what is on: no reminder
+        "tell me what we need from the shops",
+        "他们叫我小王",  # no time named: nobody asked to be told anything
+        "gib mir bescheid wenn du was weißt",
+    ],
+)
+def test_being_told_without_a_time_asks_for_no_reminder(text: str) -> None:
+    assert decided(text) not in ("reminder", "event_reminder")
+
+
+@pytest.mark.parametrize(
+    ("text", "small_talk"),
+    [
+        ("cheers, that's super helpful", True),
+        ("haha geil danke", True),
+        ("你真棒", True),
+        ("thanks, mia's shoe size is 34 now", False),  # a fact beside the thanks: kept
+        ("great news, the plumber comes tomorrow at 8", False),
+        ("ugh just wipe everything you know about us, all of it", False),
+        ("mach das mal bitte", False),
+    ],
+)
+def test_thanks_and_praise_with_nothing_to_keep_may_be_small_talk(text: str, small_talk: bool) -> None:
+    """Small talk is chosen by likeness only for a short message of thanks or praise that holds nothing to keep."""
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    assert CAPABILITIES["chat"].eligible(routing.reading(text, grounding)) is small_talk
+
+
 def test_a_question_is_never_scored_as_a_note_nor_a_statement_as_a_lookup() -> None:
     question = routing.reading("groceries this month - whats the damage", ground("x", NOW, "Europe/Berlin", []))
     assert question.question
@@ -177,7 +216,20 @@ def test_money_for_nothing_named_asks_what_for() -> None:
     ],
 )
 def test_what_a_reminder_change_does(text: str, action: str) -> None:
-    assert change_action(text) == action
+    assert change_action(text, ground(text, NOW, "Europe/Berlin", MEMBERS)) == action
+
+
+@pytest.mark.parametrize(
+    ("text", "action"),
+    [
+        ("电费那个提醒推迟到周五", "move"),  # put off to a day: moved there at its own time
+        ("postpone the dentist reminder to friday", "move"),
+        ("snooze it till 3pm", "snooze"),
+        ("推迟半小时", "snooze"),
+    ],
+)
+def test_a_reminder_put_off_to_a_day_moves_there(text: str, action: str) -> None:
+    assert change_action(text, ground(text, NOW, "Europe/Berlin", MEMBERS)) == action
 
 
 def test_forgetting_more_than_one_row_waits_for_a_yes_however_few_the_household_holds() -> None:
