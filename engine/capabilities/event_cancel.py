@@ -14,7 +14,23 @@ from engine.capabilities.capability import Ask, Reading, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import reminder_words
 from engine.capabilities.reminder_change import CANCEL
+from engine.capabilities.words import cues
 from engine.executor import StepResult
+
+# Said of a plan, not of a reminder: "swim lesson is off this week", "kinderturnen fällt diese woche flach",
+# "理发那个约黄了" (a reminder is cancelled by `CANCEL`'s words alone).
+CALLED_OFF = cues(
+    r"\b(?:is|are|'s|it's) off\b(?! to\b)",
+    r"\b(?:isn'?t|is not|not) happening\b",
+    r"\bscrap (?:the|our|my)\b",
+    r"\bnot going to\b.{1,40}\banymore\b",
+    r"\bsag\w*\b.{1,40}\bab\W*$",
+    r"\bflach\b|\bfindet\b.{0,20}\bnicht statt\b|\bgestrichen\b|\bentfällt\b",
+    r"\bstreich (?:den|die|das) \w*(?:termin|stunde|kurs|training|feier|party|ausflug|besuch|treffen)\b",
+    r"\b(?:gehen|fahren|kommen) doch nicht\b",
+    r"不上了|停一次|不办了|黄了|不去了",
+)
+
 
 INSTRUCTIONS = """\
 A family member calls off one of the family's calendar events. Give the event_id of the event the message is
@@ -73,7 +89,8 @@ class EventCancel(NamedEventChange):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return CANCEL.search(reading.text) is not None and not reminder_words(reading.text)
+        called_off = CANCEL.search(reading.text) or CALLED_OFF.search(reading.text)
+        return called_off is not None and not reminder_words(reading.text)
 
     otherwise = "reminder_change"  # "cancel the bins" is about a reminder
 

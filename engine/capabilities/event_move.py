@@ -3,6 +3,8 @@ time from the grounding (the same day when only a time is given); the event's re
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from pydantic import BaseModel
 
 from engine.analysis import PlannedCall
@@ -25,10 +27,21 @@ MOVED = cues(
     r"\bmove (?:the|my|our)\b",
     r"\breschedul",
     r"\bpostpone",
-    r"\bverschoben\b|\bverschieb|\bverlegt\b",
-    r"改到|推迟到|推到|挪到|改期到",
+    r"\bverschoben\b|\bverschieb|\bverlegt\b|\bgeschoben\b|\bvorgezogen\b",
+    r"改到|推迟到|推到|挪到|改期到|换到|提前到|约到|往后挪|往前挪|延后|改(?=周|星期|礼拜|下周|明天|后天|\d)",
     r"\b(?:pushed|bumped) (?:back )?(?:to|till|until)\b",
+    r"\b(?:shifted|moved up|brought forward|pushed back|bumped)\b",
+    r"\bnow\b(?=\s*(?:not\b|instead\b|from now on\b|[.!]*\s*$))",  # "the vet is tuesday now not monday"
+    r"\b(?:ist|sind|is) (?:jetzt|nun|neu(?:erdings)?) (?:am|um|erst|schon|immer|\w+s)\b",
 )
+# Moved by a span of time ("parents evening pushed back an hour", "schwimmkurs eine stunde später diesmal",
+# "补习班时间往后挪一个小时"): later unless the words say earlier.
+_SHIFTED = cues(
+    r"\b(?:hours?|minutes?|mins?|stunden?|minuten|min)\s+(?:later|earlier|später|früher)\b",
+    r"\b(?:pushed back|brought forward|moved up|shifted|moved|bumped)\b.{0,12}\b(?:hours?|minutes?|mins?)\b",
+    r"(?:往后|往前|推迟|提前|延后|挪)\S{0,4}(?:小时|分钟)",
+)
+_EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor)\b|提前|往前")
 
 
 INSTRUCTIONS = """\
@@ -88,7 +101,10 @@ class EventMove(NamedEventChange):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return bool(MOVED.search(reading.text) and not reading.question and reading.grounding.moments)
+        if reading.question:
+            return False
+        shifted = reading.grounding.minutes and _SHIFTED.search(reading.text)
+        return bool(shifted or (MOVED.search(reading.text) and reading.grounding.moments))
 
     otherwise = "update"  # a correction of a stored note
 
@@ -97,6 +113,12 @@ class EventMove(NamedEventChange):
         assert isinstance(picked, EventPick)
         row = next(row for row in situation.rows if row["event_id"] == picked.event_id)
         moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
+        if not moments:  # moved by a span: "pushed back an hour"
+            span = timedelta(minutes=situation.grounding.minutes[0])
+            begin = datetime.fromisoformat(str(row["start"])[:16])
+            start = begin - span if _EARLIER.search(situation.text) else begin + span
+            args = {"event_id": picked.event_id, "start": start.isoformat(timespec="minutes")}
+            return [PlannedCall(id="s1", tool="move_event", args=args)]
         moment = moments[0]
         if moment.has_time and time_only(moment.text):  # "moved to 16:30": the same day, a new time
             start = f"{str(row['start'])[:10]}T{moment.at:%H:%M}"

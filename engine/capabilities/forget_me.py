@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
 from engine.capabilities.phrases import say
+from engine.capabilities.reminder import DONT_FORGET
 from engine.capabilities.words import (
     cues,
 )
@@ -20,6 +21,20 @@ FORGET_ME = cues(
     r"\bvergiss alles über mich\b",
     r"\blösche? (?:alle )?meine daten\b",
     r"忘记关于我的一切|忘掉关于我的一切|删除我的(?:所有)?数据",
+)
+# Said casually, a removal and the member as its whole scope ("nuke all my info 🙏", "sämtliche infos zu meiner
+# person sollen weg", "关于我的所有内容都抹掉"); it always waits for a yes.
+_REMOVAL = cues(
+    r"\b(?:delete|erase|remove|forget|wipe|nuke|clear|purge|removed|gone)\b|\b(?:don'?t|do not|stop) (?:keep|stor|sav)",
+    r"\b(?:lösch\w*|vergiss|weg|entfern\w*|nicht mehr\b.{0,20}\b(?:speicher\w*|wissen|weißt))",
+    r"删|清空|清除|抹掉|别留|不要再保存|不想再让你保存|不要再存",
+)
+_ME = cues(
+    r"\b(?:about|on|of) me\b|\bmy (?:whole |personal |own )?(?:data|info|information|stuff|details|profile|history|"
+    r"account|entries)\b",
+    r"\büber mich\b|\b(?:alles|nichts|was)\b.{0,25}\bvon mir\b|\bzu meiner person\b|"
+    r"\bmeine[nr]? (?:ganzen )?(?:daten|infos?|einträge|person)\b",
+    r"关于我|我的(?:所有|全部|任何)?(?:资料|数据|信息|记录|东西|内容)",
 )
 
 
@@ -70,7 +85,9 @@ class ForgetMe(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return FORGET_ME.search(reading.text) is not None
+        text = reading.text
+        casual = _REMOVAL.search(text) and _ME.search(text) and not (reading.question or DONT_FORGET.search(text))
+        return bool(FORGET_ME.search(text) or casual)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return None

@@ -51,7 +51,7 @@ DONT_FORGET = cues(
     r"\blass mich (?:das )?nicht vergessen\b",
     r"\bdamit ich (?:das )?nicht vergesse\b",
     r"\bdenk(?:t|en)? (?:bitte |mal |du )?(?:dran|daran)\b|\b(?:nicht )?vergessen, dass\b|^\W*nicht vergessen\b",
-    r"\bvergiss (?:bitte |aber |ja )?nicht\b",
+    r"\bvergiss (?:bitte |aber |ja )?nicht\b|\bvergiss\b[^.?!]{1,30}\bnicht\b(?! mehr)",
 )
 
 

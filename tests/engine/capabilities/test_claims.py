@@ -138,6 +138,20 @@ def decided(text: str) -> str | None:
         ("奶奶生日聚会提前一天告诉我", "event_reminder"),
         # a number beside "it" says nothing of its own: asked back
         ("add 15 for it", "unclear"),
+        # an event moved by a span of time or said to be on another day now; called off in passing
+        ("parents evening pushed back an hour", "event_change"),
+        ("the school play is on the 14th now", "event_change"),
+        ("补习班时间往后挪一个小时", "event_change"),
+        ("swim lesson is off this week", "event_cancel"),
+        ("kinderturnen fällt diese woche flach", "event_cancel"),
+        ("周日的生日会不办了 孩子发烧", "event_cancel"),
+        # casual removal words pointing at something stored forget it; the member as the whole scope forgets them
+        ("that thing about the garage code can go", "forget"),
+        ("den eintrag zu netflix kannste wegmachen", "forget"),
+        ("nuke all my info 🙏", "forget_me"),
+        ("关于我的所有内容都抹掉", "forget_me"),
+        # "don't forget …" never forgets, whoever it is from
+        ("mia hat geburtstag, vergiss das geschenk von mir nicht", "reminder"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -174,6 +188,19 @@ def test_no_cue_decides_and_nothing_is_a_note_by_default(text: str) -> None:
 )
 def test_being_told_without_a_time_asks_for_no_reminder(text: str) -> None:
     assert decided(text) not in ("reminder", "event_reminder")
+
+
+@pytest.mark.parametrize(
+    ("text", "not_this"),
+    [
+        ("its raining now, the bbq on saturday is still on", "event_change"),  # nothing moved
+        ("the car insurance one can go to monday", "forget"),  # moved, not forgotten
+        ("the heating is off again", "fact"),  # no plan called off: asked what is meant, not kept as a note
+        ("streich die notiz über den tresorcode", "event_cancel"),
+    ],
+)
+def test_a_passing_word_neither_moves_nor_forgets(text: str, not_this: str) -> None:
+    assert decided(text) != not_this
 
 
 @pytest.mark.parametrize(
