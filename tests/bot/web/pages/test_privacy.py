@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -140,6 +141,80 @@ async def test_the_json_endpoints(system: System, new_context: NewContext, actor
             assert answer["error"]["code"] == {"refused": "not_allowed", "not_found": "not_found"}[want]
             assert "show_list" not in answer["error"]["message"] and "list_reminders" not in answer["error"]["message"]
         assert await changed(system.admin, row, marker) == (want == "changed"), row.label
+
+
+@dataclass(frozen=True)
+class Write:
+    """One more write of the web app, as its form and its JSON endpoint make it (`form` None: no page offers it).
+    `state` reads what the write changes, so the test sees whether it reached the row; `answers`: the write only
+    answers the row, which a child may do where it is addressed to them (`_answers`)."""
+
+    kind: str
+    form: tuple[str, dict[str, str]] | None
+    json: tuple[str, dict[str, Any]]
+    state: str
+    answers: bool = False
+
+
+_LATER = (datetime.now(UTC) + timedelta(days=9)).replace(microsecond=0, second=0).isoformat()
+WRITES = {
+    "forget memory": Write(
+        "memory", ("/memories/{id}/forget", {}), ("/app/memories/{id}/forget", {}),
+        "SELECT deleted_at IS NOT NULL FROM memories WHERE id = $1",
+    ),
+    "move event": Write(
+        "event", None, ("/app/events/{id}/move", {"start": _LATER}), "SELECT starts_at FROM events WHERE id = $1"
+    ),
+    "snooze reminder": Write(
+        "reminder", ("/reminders/{id}/snooze", {"minutes": "15"}), ("/app/reminders/{id}/snooze", {"minutes": 15}),
+        "SELECT next_fire_at FROM reminders WHERE id = $1", answers=True,
+    ),
+    "complete reminder": Write(
+        "reminder", ("/reminders/{id}/complete", {}), ("/app/reminders/{id}/complete", {}),
+        "SELECT status FROM reminders WHERE id = $1", answers=True,
+    ),
+    "tick item": Write(
+        "list_item", ("/lists/items/{id}/tick", {"done": "1"}), ("/app/lists/items/{id}", {"done": True}),
+        "SELECT done_at IS NOT NULL FROM list_items WHERE id = $1", answers=True,
+    ),
+    "edit item": Write(
+        "list_item", ("/lists/items/{id}/edit", {"quantity": "7 packs"}), ("/app/lists/items/{id}", {"quantity": "7"}),
+        "SELECT quantity FROM list_items WHERE id = $1",
+    ),
+}  # fmt: skip
+
+
+def _answers(write: Write, row: Row) -> bool:
+    """Whether the write only answers a row addressed to the acting member: any item of a list they see; a
+    reminder of their own or the household's (another member's own reminder is not addressed to them)."""
+    return write.answers and (write.kind == "list_item" or row.owner in ("own", "household"))
+
+
+@pytest.mark.parametrize("path", ["form", "json"])
+@pytest.mark.parametrize("actor", list(ROLES))
+async def test_every_other_write_of_the_web_app(system: System, new_context: NewContext, actor: str, path: str) -> None:
+    """Forgetting a memory, moving an event, snoozing and completing a reminder, ticking and editing a list item:
+    each on fresh rows of the matrix, posted as the page's form or the JSON endpoint would post it."""
+    family = await family_of_three(system.admin, f"Writes {path} {actor}")
+    page = await signed_in(system, new_context, family, actor)
+    await page.goto(base_url(system) + "/lists")
+    for name, write in WRITES.items():
+        if path == "form" and write.form is None:
+            continue
+        for row in await rows_for(system, family, actor, kinds=(write.kind,)):
+            before = await system.admin.fetchval(write.state, row.id)
+            url, fields = write.form if path == "form" else write.json  # type: ignore[misc]
+            url = base_url(system) + url.format(id=row.id)
+            if path == "form":
+                response = await page.request.post(url, form={"csrf": await _csrf(page), **fields})
+            else:
+                response = await page.request.post(url, data=fields, headers={"X-CSRF-Token": await _csrf(page)})
+            want = expected(ROLES[actor], row, answers=_answers(write, row))
+            label = f"{name}: {row.label}"
+            assert response.status == STATUS[want], label
+            if path == "json" and want != "changed":
+                assert (await response.json())["error"]["code"] in ("not_allowed", "not_found"), label
+            assert (await system.admin.fetchval(write.state, row.id) != before) == (want == "changed"), label
 
 
 async def test_the_toggle_makes_a_row_private_and_only_its_author_has_one(
