@@ -242,6 +242,60 @@ async def test_the_toggle_makes_a_row_private_and_only_its_author_has_one(
     assert forged.status == 403
 
 
+async def test_the_toggle_on_events_reminders_lists_and_items_keeps_them_from_a_member(
+    system: System, new_context: NewContext
+) -> None:
+    """Alex keeps the household's event, reminder and list item from Sam with the toggle on each page, and makes a
+    whole list hers alone: Sam's pages no longer show them, Mia's show each with its badge."""
+    family = await family_of_three(system.admin, "Toggles")
+    soon = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0).isoformat()
+    event = await call(
+        system, family, "Alex", "add_event", {"title": "Party prep", "start": soon, "whose": "household"}
+    )
+    reminder = await call(
+        system, family, "Alex", "schedule_reminder", {"text": "Hide the gifts", "when": soon, "recipient": "household"}
+    )
+    listed = await call(
+        system, family, "Alex", "add_list_items", {"list_name": "party", "items": [{"text": "balloons"}]}
+    )
+    cake = await call(system, family, "Alex", "add_list_items", {"items": [{"text": "cake"}]})
+    alex = await signed_in(system, new_context, family, "Alex")
+
+    async def choose(path: str, toggle: str, audience: str) -> None:
+        """The toggle's choice made on the page: `toggle` holds it (opened first where it sits in a <details>)."""
+        await alex.goto(base_url(system) + path)
+        where = alex.locator(toggle)
+        if await where.evaluate("element => element.tagName") == "DETAILS":
+            await where.locator(":scope > summary").click()
+        await where.locator("select[name=audience]").select_option(audience)
+        await where.locator("button.audience-set").click()
+        await alex.wait_for_load_state()
+
+    cake_id = cake["items"][0]["item_id"]
+    await choose("/calendar", f"[data-event='{event['event_id']}'] details.who-sees", "hide:Sam")
+    await choose("/reminders", f"[data-reminder='{reminder['reminder_id']}'] form.audience", "hide:Sam")
+    await choose("/lists", f"li[data-item='{cake_id}'] details.edit", "hide:Sam")
+    await choose("/lists", f"[data-list-id='{listed['list_id']}'] > details.who-sees", "private")
+
+    sam = await signed_in(system, new_context, family, "Sam")
+    mia = await signed_in(system, new_context, family, "Mia")
+    for path, selector in (
+        ("/calendar", f"[data-event='{event['event_id']}']"),
+        ("/reminders", f"[data-reminder='{reminder['reminder_id']}']"),
+        ("/lists", f"li[data-item='{cake_id}']"),
+    ):
+        await sam.goto(base_url(system) + path)
+        await expect(sam.locator(selector)).to_have_count(0)
+        await mia.goto(base_url(system) + path)
+        await expect(mia.locator(f"{selector} .badge.hidden")).to_have_text("hidden from Sam")
+    for page in (sam, mia):
+        await page.goto(base_url(system) + "/lists")
+        await expect(page.locator(f"[data-list-id='{listed['list_id']}']")).to_have_count(0)
+        await expect(page.locator("main")).not_to_contain_text("balloons")
+    await alex.goto(base_url(system) + "/lists")
+    await expect(alex.locator(f"[data-list-id='{listed['list_id']}'] h2 .badge.private")).to_have_count(1)
+
+
 # The defects of issue 30 that the web app showed -------------------------------------------------------------------
 
 
