@@ -113,6 +113,11 @@ def apply(plan: Sequence[PlannedCall], audience: Audience, members: Sequence[Mem
     return [step.model_copy(update={"args": arguments(step.tool, step.args, audience, members)}) for step in plan]
 
 
+# A row kept from a member is never that member's: "a surprise party for Sam" is the household's event (a reminder
+# about it the author's own) that Sam does not see, whoever the model said it is for.
+_NOT_FOR_THE_KEPT = {"add_event": ("whose", "household"), "schedule_reminder": ("recipient", "self")}
+
+
 def arguments(tool: str, args: dict[str, Any], audience: Audience, members: Sequence[Member]) -> dict[str, Any]:
     """One call's arguments set to `audience` when `tool` creates a row (a native tool call's, already parsed)."""
     if tool not in CREATES:
@@ -120,8 +125,16 @@ def arguments(tool: str, args: dict[str, Any], audience: Audience, members: Sequ
     changed = {key: value for key, value in args.items() if key not in ("visibility", "hidden_from")}
     changed["visibility"] = audience.visibility
     if audience.hidden_from is not None:
-        changed["hidden_from"] = next((m.name for m in members if m.id == audience.hidden_from), None)
+        kept_from = next((m.name for m in members if m.id == audience.hidden_from), None)
+        changed["hidden_from"] = kept_from
+        field, instead = _NOT_FOR_THE_KEPT.get(tool, (None, None))
+        if kept_from is not None and field is not None and _same_name(changed.get(field), kept_from):
+            changed[field] = instead
     return changed
+
+
+def _same_name(value: Any, name: str) -> bool:
+    return isinstance(value, str) and value.strip().casefold() == name.strip().casefold()
 
 
 def told(audience: Audience, members: Sequence[Member], text: str, results: Sequence[StepResult]) -> str | None:

@@ -210,7 +210,11 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
     kept = await audience(ctx, "add_event", args.visibility, args.hidden_from)
     member_id = _whose(ctx, "add_event", args.whose)
     if kept.hidden_from is not None and kept.hidden_from == member_id:
-        raise ToolRetry("add_event", "the event is for the member it would be kept from; keep it from someone else")
+        raise ToolRetry(
+            "add_event",
+            "the event is for the member it would be kept from; keep it from someone else",
+            for_member="This event is for that member, so it cannot be kept from them.",
+        )
     tz = ZoneInfo(ctx.timezone)
     starts_at, ends_at = _span("add_event", args.start, args.end, tz)
     rrule = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from tests.e2e.scripts import analysis, is_analysis, member_message
+from tests.e2e.test_calendar import routed  # noqa: F401 (fixture)
+from tests.e2e.test_routed import answers, send
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
 
@@ -90,3 +92,42 @@ async def test_a_reply_that_quotes_the_models_hint_reaches_the_member_as_a_plain
 
     assert "reminder_ids" not in body["reply"] and "list_reminders" not in body["reply"]
     assert "cancelling the reminder (it is not there)" in body["reply"]
+
+
+# The routed engine (the default for a local model) reads the same words -----------------------------------------
+
+
+async def test_on_the_routed_engine_private_words_keep_notes_and_events_from_the_others(routed: System) -> None:  # noqa: F811
+    family = await make_family(
+        routed.admin, "Routed private", {"Alex": "Europe/Berlin", "Sam": "Europe/Berlin", "Mia": "Europe/Berlin"}
+    )
+    # A careless model answers every note as the household's: the words alone decide.
+    routed.llm.script(answers(fact={"kind": "plan", "person": "Sam", "category": "birthday"}))
+    party = await send(
+        routed,
+        family,
+        "Private, only for me: I am planning a surprise birthday party for Sam on December 12 at 7pm",
+        member="Alex",
+    )
+    routed.llm.script(answers(fact={"kind": "fact", "person": None, "category": "school"}))
+    locker = await send(routed, family, "Remember that my locker code is 4312, keep it private", member="Mia")
+    routed.llm.script(answers(fact={"kind": "plan", "person": "Sam", "category": "birthday"}))
+    surprise = await send(routed, family, "Überraschungsparty für Sam am 12.12. um 19 Uhr", member="Alex")
+
+    assert party["reply"].endswith("Kept private — only you see this."), party
+    assert locker["reply"].endswith("Kept private — only you see this."), locker
+    assert surprise["reply"].endswith("Sam sieht das nicht."), surprise
+    rows = await routed.admin.fetch(
+        """SELECT 'memory' AS kind, content AS what, author_id AS author, visibility, hidden_from FROM memories
+            WHERE household_id = $1
+           UNION ALL
+           SELECT 'event', title, created_by, visibility, hidden_from FROM events WHERE household_id = $1
+           ORDER BY what""",
+        family.household_id,
+    )
+    alex, sam, mia = (family.user_ids[name] for name in ("Alex", "Sam", "Mia"))
+    seen = {(r["kind"], r["author"], r["visibility"], r["hidden_from"]) for r in rows}
+    assert ("memory", alex, "private", None) in seen and ("event", alex, "private", None) in seen
+    assert ("memory", mia, "private", None) in seen
+    assert ("event", alex, "household", sam) in seen
+    assert all(r["visibility"] == "private" or r["hidden_from"] == sam for r in rows), rows
