@@ -131,3 +131,19 @@ async def test_on_the_routed_engine_private_words_keep_notes_and_events_from_the
     assert ("memory", mia, "private", None) in seen
     assert ("event", alex, "household", sam) in seen
     assert all(r["visibility"] == "private" or r["hidden_from"] == sam for r in rows), rows
+
+
+async def test_on_the_routed_engine_a_child_cannot_correct_an_adults_expense_and_reads_why(routed: System) -> None:  # noqa: F811
+    """Mia's correction of Sam's expense is refused by the tools; the reply tells her in words meant for her, never
+    with the hint the tool wrote for the model."""
+    family = await make_family(routed.admin, "Routed child", {"Sam": "Europe/Berlin", "Mia": "Europe/Berlin"})
+    await routed.admin.execute("UPDATE users SET role = 'child' WHERE id = $1", family.user_ids["Mia"])
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": "Rewe"}))
+    await send(routed, family, "groceries 26.00 EUR at Rewe", member="Sam")
+
+    refused = await send(routed, family, "the Rewe groceries were 26.50, not 26.00", member="Mia")
+
+    amount = await routed.admin.fetchval("SELECT amount FROM memories WHERE household_id = $1", family.household_id)
+    assert str(amount) == "26.00"
+    assert "Please ask an adult." in refused["reply"], refused
+    assert "memory" not in refused["reply"] and "tell the member" not in refused["reply"], refused
