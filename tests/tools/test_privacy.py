@@ -331,6 +331,50 @@ async def test_undo_of_a_change_puts_back_who_changed_it_before(
     assert (row["content"], row["updated_by"]) == ("Bins on Wed", family.id("Alex"))
 
 
+_WHEN = (NOW + timedelta(days=2)).isoformat()
+# Alex's write, Sam's change to the row it made, and what of the row shows Sam's change still stands.
+_ALEX_THEN_SAM = {
+    "memory": (
+        ("store", {"content": "Bins on Tuesday", "kind": "note"}, "memory_id"),
+        ("update_memory_fields", {"content": "Bins on Wednesday"}),
+        "SELECT content = 'Bins on Wednesday' AND deleted_at IS NULL FROM memories WHERE id = $1",
+    ),
+    "event": (
+        ("add_event", {"title": "Dinner", "start": "2026-12-04T19:00", "whose": "household"}, "event_id"),
+        ("move_event", {"start": "2026-12-05T19:00"}),
+        "SELECT status = 'confirmed' AND starts_at = '2026-12-05T18:00Z' FROM events WHERE id = $1",
+    ),
+    "reminder": (
+        ("schedule_reminder", {"text": "Bins", "when": _WHEN, "recipient": "household"}, "reminder_id"),
+        ("snooze_reminder", {"minutes": 30}),
+        "SELECT status = 'active' AND updated_by IS NOT NULL FROM reminders WHERE id = $1",
+    ),
+    "list item": (
+        ("add_list_items", {"items": [{"text": "milk"}]}, "items"),
+        ("update_list_item", {"quantity": "2"}),
+        "SELECT quantity = '2' AND cleared_at IS NULL FROM list_items WHERE id = $1",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_ALEX_THEN_SAM))
+async def test_undo_keeps_a_row_another_member_changed_since(
+    db: Database, family: Family, admin_conn: asyncpg.Connection, kind: str
+) -> None:
+    (tool, args, key), (change, change_args), still = _ALEX_THEN_SAM[kind]
+    inbox = await _inbox(admin_conn, family, "Alex")
+    made = await run(db, family, "Alex", tool, args, inbox_id=inbox)
+    await _journal(admin_conn, family, inbox, tool, made)
+    row_id = made[key][0]["item_id"] if key == "items" else made[key]
+    id_field = "item_id" if key == "items" else key
+    await run(db, family, "Sam", change, {id_field: row_id, **change_args})
+
+    undone = await run(db, family, "Alex", "undo", {}, inbox_id=inbox + 1_000_000)
+
+    assert undone["undone"] == [] and len(undone["kept"]) == 1 and "Sam changed it since" in undone["kept"][0]
+    assert await admin_conn.fetchval(still, row_id), kind
+
+
 # Sums that reach other members -----------------------------------------------------------------------------------
 
 
