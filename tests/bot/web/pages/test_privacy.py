@@ -296,6 +296,70 @@ async def test_the_toggle_on_events_reminders_lists_and_items_keeps_them_from_a_
     await expect(alex.locator(f"[data-list-id='{listed['list_id']}'] h2 .badge.private")).to_have_count(1)
 
 
+async def test_the_forms_that_make_rows_offer_who_sees_them(system: System, new_context: NewContext) -> None:
+    """Alex makes an event and a reminder for herself alone and puts a ring on the list kept from Sam, with the
+    forms' own choice: the rows are so in the database, Sam's pages show none of them, Mia's the ring."""
+    family = await family_of_three(system.admin, "Creating")
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT10:00")
+    alex = await signed_in(system, new_context, family, "Alex")
+    for path, form, fields, audience in (
+        ("/calendar", "#new-event", {"title": "Therapy", "start": tomorrow}, "private"),
+        ("/reminders", "#new-reminder", {"text": "Take the pills", "when": tomorrow}, "private"),
+        ("/lists", "#new-item", {"text": "engagement ring"}, "hide:Sam"),
+    ):
+        await alex.goto(base_url(system) + path)
+        for name, value in fields.items():
+            await alex.locator(f"{form} [name={name}]").fill(value)
+        await alex.locator(f"{form} select[name=audience]").select_option(audience)
+        await alex.locator(f"{form} button[type=submit]").click()
+        await alex.wait_for_load_state()
+    rows = await system.admin.fetch(
+        """SELECT title AS what, visibility, hidden_from FROM events WHERE household_id = $1
+           UNION ALL SELECT text, visibility, hidden_from FROM reminders WHERE household_id = $1
+           UNION ALL SELECT text, visibility, hidden_from FROM list_items WHERE household_id = $1 ORDER BY what""",
+        family.household_id,
+    )
+    sam_id = family.user_ids["Sam"]
+    assert [tuple(r) for r in rows] == [
+        ("Take the pills", "private", None),
+        ("Therapy", "private", None),
+        ("engagement ring", "household", sam_id),
+    ]
+    sam = await signed_in(system, new_context, family, "Sam")
+    mia = await signed_in(system, new_context, family, "Mia")
+    for path in ("/calendar", "/reminders", "/lists"):
+        for page in (sam, mia):
+            await page.goto(base_url(system) + path)
+            await expect(page.locator("main")).not_to_contain_text("Therapy")
+            await expect(page.locator("main")).not_to_contain_text("Take the pills")
+    await expect(mia.locator("main")).to_contain_text("engagement ring")
+    await sam.goto(base_url(system) + "/lists")
+    await expect(sam.locator("main")).not_to_contain_text("engagement ring")
+
+
+async def test_an_ics_upload_never_rewrites_another_members_event(system: System, new_context: NewContext) -> None:
+    """Mia uploads a calendar file whose event has the UID of Sam's: Sam's event stays as it was."""
+    family = await family_of_three(system.admin, "Upload")
+    start = (datetime.now(UTC) + timedelta(days=4)).replace(hour=9, minute=0, second=0, microsecond=0)
+    sams = await call(system, family, "Sam", "add_event", {"title": "Dentist for Mia", "start": start.isoformat(),
+                                                           "whose": "household"})  # fmt: skip
+    uid = await system.admin.fetchval("SELECT uid FROM events WHERE id = $1", sams["event_id"])
+    forged = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//EN\r\nBEGIN:VEVENT\r\n"
+        f"UID:{uid}\r\nSUMMARY:Nothing happens\r\nDTSTART:{start:%Y%m%dT%H%M%SZ}\r\nDTSTAMP:20260101T000000Z\r\n"
+        "SEQUENCE:5\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    mia = await signed_in(system, new_context, family, "Mia")
+    await mia.goto(base_url(system) + "/calendar")
+    await mia.locator("#import input[name=file]").set_input_files(
+        files=[{"name": "school.ics", "mimeType": "text/calendar", "buffer": forged.encode()}]
+    )
+    await mia.locator("#import button[type=submit]").click()
+    await expect(mia.locator("#import-note")).to_contain_text("1 kept as they are")
+    row = await system.admin.fetchrow("SELECT title, updated_by FROM events WHERE id = $1", sams["event_id"])
+    assert (row["title"], row["updated_by"]) == ("Dentist for Mia", None)
+
+
 # The defects of issue 30 that the web app showed -------------------------------------------------------------------
 
 
