@@ -463,6 +463,8 @@ async def test_forget_me_removes_every_private_row_and_nothing_anyone_else_wrote
     about = await run(
         db, family, "Alex", "store", {"content": "Mia's shoe size is 34", "kind": "fact", "person": "Mia"}
     )
+    milk = await run(db, family, "Sam", "add_list_items", {"items": [{"text": "milk for Mia"}]})
+    await run(db, family, "Mia", "add_list_items", {"items": [{"text": "diary key"}], "visibility": "private"})
 
     gone = await run(db, family, "Mia", "forget_me", {})
     assert (gone["private_memories"], gone["events"], gone["reminders"], gone["lists"]) == (2, 1, 1, 1)
@@ -476,6 +478,8 @@ async def test_forget_me_removes_every_private_row_and_nothing_anyone_else_wrote
     assert about["memory_id"]
     assert await admin_conn.fetchval("SELECT title FROM events WHERE id = $1", dentist["event_id"]) == "Dentist for Mia"
     assert await admin_conn.fetchval("SELECT text FROM reminders WHERE id = $1", pills["reminder_id"]) == "Mia: pills"
+    items = await admin_conn.fetch("SELECT text FROM list_items WHERE household_id = $1", family.household_id)
+    assert [r["text"] for r in items] == ["milk for Mia"] and milk["items"]  # her private item on a shared list too
     assert (
         await admin_conn.fetchval(
             "SELECT count(*) FROM lists WHERE household_id = $1 AND visibility = 'private'", family.household_id
