@@ -423,6 +423,36 @@ async def test_a_child_cannot_change_an_adults_expense_and_every_change_says_who
     assert changed_by == family.user_ids["Alex"]
 
 
+async def test_an_event_a_reminder_and_a_list_item_say_who_changed_them(
+    system: System, new_context: NewContext
+) -> None:
+    family = await family_of_three(system.admin, "Edited by")
+    soon = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0)
+    event = await call(system, family, "Alex", "add_event", {"title": "Dinner", "start": soon.isoformat(),
+                                                             "whose": "household"})  # fmt: skip
+    reminder = await call(system, family, "Alex", "schedule_reminder", {"text": "Bins", "when": soon.isoformat(),
+                                                                        "recipient": "household"})  # fmt: skip
+    item = (await call(system, family, "Alex", "add_list_items", {"items": [{"text": "milk"}]}))["items"][0]
+    sam = await signed_in(system, new_context, family, "Sam")
+    await sam.goto(base_url(system) + "/lists")
+    csrf = {"X-CSRF-Token": await _csrf(sam)}
+    later = (soon + timedelta(hours=1)).isoformat()
+    for path, body in (
+        (f"/app/events/{event['event_id']}/move", {"start": later}),
+        (f"/app/reminders/{reminder['reminder_id']}/snooze", {"minutes": 30}),
+        (f"/app/lists/items/{item['item_id']}", {"quantity": "2"}),
+    ):
+        assert (await sam.request.post(base_url(system) + path, data=body, headers=csrf)).status == 200, path
+    alex = await signed_in(system, new_context, family, "Alex")
+    for path, selector in (
+        ("/calendar", f"[data-event='{event['event_id']}']"),
+        ("/reminders", f"[data-reminder='{reminder['reminder_id']}']"),
+        ("/lists", f"li[data-item='{item['item_id']}']"),
+    ):
+        await alex.goto(base_url(system) + path)
+        await expect(alex.locator(f"{selector} .edited")).to_have_text("edited by Sam")
+
+
 async def test_sign_in_attempts_are_limited_per_client_and_per_code(system: System, new_context: NewContext) -> None:
     context = await new_context()
     page = await context.new_page()
