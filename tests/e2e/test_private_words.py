@@ -147,3 +147,22 @@ async def test_on_the_routed_engine_a_child_cannot_correct_an_adults_expense_and
     assert str(amount) == "26.00"
     assert "Please ask an adult." in refused["reply"], refused
     assert "memory" not in refused["reply"] and "tell the member" not in refused["reply"], refused
+
+
+async def test_a_correction_keeps_who_sees_the_row_whatever_the_model_set(system: System) -> None:
+    """Alex corrects her private locker code: a model that also makes the row the household's (in its plan, or with
+    a native call while replying) changes the code, and the row stays hers alone — her words did not ask."""
+    family = await make_family(system.admin, "KeepAudience", {"Alex": "Europe/Berlin", "Sam": "Europe/Berlin"})
+    system.llm.script(careless("store", {"content": "My locker code is 4312", "kind": "fact"}))
+    await system.client.post(
+        "/v1/messages", json={"text": "My locker code is 4312, keep it private"}, headers=family.auth("Alex")
+    )
+    memory_id = await system.admin.fetchval("SELECT id FROM memories WHERE household_id = $1", family.household_id)
+    for native, code in ((False, "4313"), (True, "4314")):
+        update = {"memory_id": memory_id, "content": f"My locker code is {code}", "hidden_from": None}
+        system.llm.script(careless("update_memory_fields", update, native=native))
+        await system.client.post(
+            "/v1/messages", json={"text": f"actually my locker code is {code}"}, headers=family.auth("Alex")
+        )
+        row = await system.admin.fetchrow("SELECT content, visibility FROM memories WHERE id = $1", memory_id)
+        assert tuple(row) == (f"My locker code is {code}", "private"), native

@@ -113,6 +113,18 @@ def test_a_row_kept_from_a_member_is_never_made_that_members() -> None:
     assert apply(plan, EVERYONE, MEMBERS)[0].args["whose"] == "sam"  # nothing kept from anyone: the model's word
 
 
+def test_a_change_keeps_the_rows_audience_unless_the_words_ask_for_one() -> None:
+    update = PlannedCall(
+        id="s1", tool="update_memory_fields", args={"memory_id": 7, "content": "x", "visibility": "household"}
+    )
+
+    [kept] = apply([update], EVERYONE, MEMBERS)
+    [private] = apply([update], PRIVATE, MEMBERS)
+
+    assert kept.args == {"memory_id": 7, "content": "x"}  # the model's "household" would publish a private note
+    assert private.args["visibility"] == "private"
+
+
 def test_every_tool_that_creates_a_row_takes_an_audience() -> None:
     registry = default_registry()
     for name in CREATES:
