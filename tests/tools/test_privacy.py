@@ -168,6 +168,31 @@ async def test_a_private_reminder_is_the_authors_alone_and_still_fires(
         assert [r["user_id"] for r in rows] == sorted(family.id(name) for name in recipients)
 
 
+async def test_a_reminder_before_a_private_or_surprise_event_is_kept_as_the_event_is(
+    db: Database, family: Family, admin_conn: asyncpg.Connection
+) -> None:
+    """ "Remind me an hour before" Alex's private therapy or the party kept from Sam: the reminder carries the event's
+    title, so it is seen by whom the event is — not by the household, nor by Sam in the morning's agenda."""
+    tomorrow = (NOW + timedelta(days=1)).replace(hour=15)
+    therapy = await run(db, family, "Alex", "add_event", {"title": "Therapy", "start": tomorrow.isoformat(),
+                                                         "visibility": "private"})  # fmt: skip
+    party = await run(db, family, "Alex", "add_event", {"title": "Sam's party", "start": tomorrow.isoformat(),
+                                                       "whose": "household", "hidden_from": "Sam"})  # fmt: skip
+    before = [
+        await run(db, family, "Alex", "remind_before_event", {"event_id": event["event_id"], "minutes_before": 60})
+        for event in (therapy, party)
+    ]
+    rows = await admin_conn.fetch(
+        "SELECT text, visibility, hidden_from FROM reminders WHERE id = ANY($1::bigint[]) ORDER BY text",
+        [r["reminder_id"] for r in before],
+    )
+    assert [tuple(r) for r in rows] == [("Sam's party", "household", family.id("Sam")), ("Therapy", "private", None)]
+    morning = Occurrence("morning", tomorrow.date(), tomorrow.date() + timedelta(days=1), NOW)
+    async with tool_context(db, family, "Sam", roles=ROLES, now=NOW, shared=True) as ctx:
+        agenda = await gather_facts(ctx, morning)
+    assert agenda["reminders"] == [] and agenda["events"] == []
+
+
 # Who may change it -----------------------------------------------------------------------------------------------
 
 
