@@ -13,7 +13,7 @@ import pytest
 from tests.bot.channels.telegram import updates
 from tests.bot.channels.telegram.conftest import link, post
 from tests.bot.channels.telegram.test_flow import delivered
-from tests.e2e.scripts import analysis, is_analysis, tool_results
+from tests.e2e.scripts import analysis, is_analysis, member_message, tool_results
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 from tests.privacy_matrix import ROLES, call, expected, family_of_three, rows_for
@@ -84,3 +84,35 @@ async def test_a_group_chat_reply_holds_nobodys_private_rows(tg_system: System, 
     await post(tg_system, updates.message(alex, "what is my locker code?"))
     [_, in_private] = await delivered(tg_system, alex, 2)
     assert "4312" in in_private["text"] and "7788" not in in_private["text"]
+
+
+def _remembering_model(request: ChatRequest) -> Scripted:
+    """Stores what it is told in a private chat; asked anything else, answers with what the conversation it was
+    shown holds (as a model asked "what did I just tell you?" would)."""
+    text = member_message(request)
+    if text.startswith("Private"):
+        return analysis("record", plan=[{"tool": "store", "args": {"content": text, "kind": "plan"}}], reply="Saved.")
+    shown = "\n".join(str(m["content"]) for m in request.messages if m["role"] == "user")
+    return analysis("query", reply="You said: " + shown.split("Recent conversation:")[-1][:300])
+
+
+async def test_a_group_chat_reply_is_not_written_from_the_members_private_chat(
+    tg_system: System, fake_telegram: FakeTelegram
+) -> None:
+    """What Alex told FAA in her own chat is not the group's conversation: asked in the group what she just said,
+    the model is shown only what was said in that group."""
+    family = await family_of_three(tg_system.admin, "Group history")
+    alex = await link(tg_system, family, "Alex")
+    tg_system.llm.script(_remembering_model)
+    secret = "Private, only for me: I am planning a zeppelin ride for Sam on December 12"
+    await post(tg_system, updates.message(alex, secret))
+    await delivered(tg_system, alex)
+    tg_system.llm.reset()
+
+    asked = f"@{BOT_USERNAME} what did I just tell you?"
+    await post(tg_system, updates.message(alex, asked, chat=updates.GROUP_CHAT))
+    [_, in_group] = await delivered(tg_system, alex, 2)
+
+    shown = [str(m["content"]) for request in tg_system.llm.requests for m in request.messages]
+    assert not any("zeppelin" in text for text in shown)
+    assert "zeppelin" not in in_group["text"]
