@@ -73,7 +73,11 @@ class History:
 async def read_history(run: Run, conn: Connection, turns: int) -> History:
     message = run.message
     since = run.deps.clock.now() - timedelta(hours=run.deps.settings.reminder.context_hours)
-    recent = await interactions.recent_turns(conn, message.household_id, message.user_id, turns) if turns else []
+    recent = (
+        await interactions.recent_turns(conn, message.household_id, message.user_id, turns, shared=message.shared)
+        if turns
+        else []
+    )
     pending = await interactions.pending_clarification(conn, message.user_id)
     fired = await firings.recently_fired(conn, message.user_id, since)
     return History(recent, pending, fired)
@@ -138,7 +142,9 @@ async def _serve(run: Run, request: ContextRequest) -> Any:
     message = run.message
     if request.kind == "thread_summaries":
         async with run.transaction() as conn:
-            turns = await interactions.recent_turns(conn, message.household_id, message.user_id, request.limit)
+            turns = await interactions.recent_turns(
+                conn, message.household_id, message.user_id, request.limit, shared=message.shared
+            )
         return [{"at": t.created_at.isoformat(), "member": t.user_text, "faa": t.reply_text} for t in turns]
     registry = run.deps.registry
     args = registry.validate("search", _SEARCH_ARGS[request.kind](request))

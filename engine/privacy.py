@@ -8,7 +8,9 @@ hide a row from someone, nor show one that was asked to be kept. Asking for priv
 row is already hidden from everyone.
 
 `requested` reads the words, `apply` writes the result into the calls that create rows (memories, events,
-reminders, lists, list items), and `told` is the sentence the reply carries when such a row was made.
+reminders, lists, list items) and into a change of a memory when the words ask for an audience (else the change keeps
+the row's: the model cannot publish a private note while correcting it), and `told` is the sentence the reply carries
+when such a row was made.
 """
 
 from __future__ import annotations
@@ -24,8 +26,12 @@ from tools.storage.households import Member
 from tools.storage.visibility import EVERYONE, Audience
 
 # The model tools that create rows of the tables members share; each takes `visibility` and `hidden_from`
-# (tools/audience.py). Changing who sees an existing row is `update_memory_fields`' and the web app's business.
+# (tools/audience.py).
 CREATES = frozenset({"store", "schedule_reminder", "add_event", "add_list_items"})
+# The model tools that change an existing row and could change who sees it. The message's words decide here too:
+# without them the row keeps its audience (the web app's toggle changes it), so a correction of a private note
+# cannot publish it.
+CHANGES = frozenset({"update_memory_fields"})
 
 _I = re.IGNORECASE
 _NOBODY = r"(?:anyone|anybody|everyone|everybody|the others|others|the family|a soul)"
@@ -113,15 +119,31 @@ def apply(plan: Sequence[PlannedCall], audience: Audience, members: Sequence[Mem
     return [step.model_copy(update={"args": arguments(step.tool, step.args, audience, members)}) for step in plan]
 
 
+# A row kept from a member is never that member's: "a surprise party for Sam" is the household's event (a reminder
+# about it the author's own) that Sam does not see, whoever the model said it is for.
+_NOT_FOR_THE_KEPT = {"add_event": ("whose", "household"), "schedule_reminder": ("recipient", "self")}
+
+
 def arguments(tool: str, args: dict[str, Any], audience: Audience, members: Sequence[Member]) -> dict[str, Any]:
-    """One call's arguments set to `audience` when `tool` creates a row (a native tool call's, already parsed)."""
-    if tool not in CREATES:
+    """One call's arguments set to `audience` when `tool` creates a row, or changes one and the words ask for an
+    audience (a native tool call's, already parsed); a change the words ask no audience for keeps the row's."""
+    if tool not in CREATES | CHANGES:
         return args
     changed = {key: value for key, value in args.items() if key not in ("visibility", "hidden_from")}
+    if tool in CHANGES and audience == EVERYONE:
+        return changed
     changed["visibility"] = audience.visibility
     if audience.hidden_from is not None:
-        changed["hidden_from"] = next((m.name for m in members if m.id == audience.hidden_from), None)
+        kept_from = next((m.name for m in members if m.id == audience.hidden_from), None)
+        changed["hidden_from"] = kept_from
+        field, instead = _NOT_FOR_THE_KEPT.get(tool, (None, None))
+        if kept_from is not None and field is not None and _same_name(changed.get(field), kept_from):
+            changed[field] = instead
     return changed
+
+
+def _same_name(value: Any, name: str) -> bool:
+    return isinstance(value, str) and value.strip().casefold() == name.strip().casefold()
 
 
 def told(audience: Audience, members: Sequence[Member], text: str, results: Sequence[StepResult]) -> str | None:

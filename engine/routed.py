@@ -365,7 +365,7 @@ def _reply(
     text = route.reply(situation, answer, results)
     failed = [r for r in results if not r.ok]
     if failed:
-        reasons = "; ".join(str(r.error) for r in failed)
+        reasons = "; ".join(str(r.member_reason()) for r in failed)  # never the hint the tool wrote for the model
         text = "\n".join(part for part in (text, say("failed", situation.language, reason=reasons)) if part)
     if not text:
         text = basic_answer(results)

@@ -210,7 +210,11 @@ async def add_event(ctx: ToolContext, args: AddEventArgs) -> Event:
     kept = await audience(ctx, "add_event", args.visibility, args.hidden_from)
     member_id = _whose(ctx, "add_event", args.whose)
     if kept.hidden_from is not None and kept.hidden_from == member_id:
-        raise ToolRetry("add_event", "the event is for the member it would be kept from; keep it from someone else")
+        raise ToolRetry(
+            "add_event",
+            "the event is for the member it would be kept from; keep it from someone else",
+            for_member="This event is for that member, so it cannot be kept from them.",
+        )
     tz = ZoneInfo(ctx.timezone)
     starts_at, ends_at = _span("add_event", args.start, args.end, tz)
     rrule = args.rrule.removeprefix("RRULE:").strip() if args.rrule else None
@@ -333,8 +337,19 @@ async def remind_before_event(ctx: ToolContext, args: RemindBeforeEventArgs) -> 
     at = row["starts_at"] - timedelta(minutes=args.minutes_before)
     if row["all_day"] and args.minutes_before == 0:
         at = row["starts_at"] + timedelta(hours=8)  # the morning of the day, not midnight
+    # The reminder says the event's title: whoever may not see the event may not see the reminder either.
+    kept_from = (await shown_audience(ctx, row))["hidden_from"]
     scheduled = await schedule_reminder(
-        ctx, ScheduleReminderArgs(text=row["title"], when=at, rrule=None, recipient=args.recipient, timezone_of="me")
+        ctx,
+        ScheduleReminderArgs(
+            text=row["title"],
+            when=at,
+            rrule=None,
+            recipient=args.recipient,
+            timezone_of="me",
+            visibility=row["visibility"],
+            hidden_from=kept_from,
+        ),
     )
     await stored.link_reminder(ctx.conn, ctx.household_id, scheduled.reminder_id, args.event_id, args.minutes_before)
     return EventReminder(

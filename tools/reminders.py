@@ -243,6 +243,7 @@ async def schedule_reminder(ctx: ToolContext, args: ScheduleReminderArgs) -> Sch
         raise ToolRetry(
             "schedule_reminder",
             f"{_iso(instant, tz)} is in the past (it is now {_iso(ctx.now, tz)} in {zone_name}); give a future time",
+            for_member="That time is in the past.",
         )
     if instant.year - ctx.now.year > _MAX_AHEAD_YEARS:
         raise ToolRetry("schedule_reminder", f"give a time within the next {_MAX_AHEAD_YEARS} years")

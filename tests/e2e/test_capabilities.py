@@ -4,12 +4,15 @@ for a yes. Each test scopes its checks to its own household."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import asyncpg
+import pytest
 
 from tests.e2e.test_routed import BERLIN, answers, clock, live_memories, routed, send  # noqa: F401 (fixtures)
 from tests.fakes.clock import ManualClock
+from tests.fakes.openai_server import ChatRequest
 from tests.system import Family, System, make_family
 
 
@@ -167,6 +170,35 @@ async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_p
     done = await send(routed, family, rewe)
     assert done["outcome"] == "answered", done
     assert [m["content"] for m in await live_memories(routed, family)] == ["groceries 35.50 EUR at Lidl"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 30, Build 6: a correction with two alike candidates lets the model pick one instead of asking "
+    "which (engine/capabilities/correction.py does not ask `which_one` as forget does; see AUDIT30.md)",
+)
+async def test_correcting_one_of_two_alike_rows_asks_which_and_corrects_the_one_picked(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps which correction", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))
+    await send(routed, family, "groceries 35.50 EUR at Lidl")
+    await send(routed, family, "groceries 22.70 EUR at Rewe")
+    routed.llm.script(answers(fact={"kind": "fact", "person": None, "category": "wifi"}))
+    await send(routed, family, "The wifi password is sunflower2026")
+
+    def first_grocery(request: ChatRequest) -> dict[str, object]:
+        [first, *_] = re.findall(r"\[(\d+)\] groceries", request.last_user_text)
+        return {"memory_id": int(first), "amount": "30", "category": None, "time": None, "content": None}
+
+    routed.llm.script(answers(update=first_grocery))
+    asked = await send(routed, family, "change the groceries expense to 30")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert len(asked["options"]) == 2
+    assert [str(m["amount"]) for m in await live_memories(routed, family)][:2] == ["35.50", "22.70"]
+    rewe = next(option for option in asked["options"] if "Rewe" in option)
+    done = await send(routed, family, rewe)
+    assert done["outcome"] == "answered", done
+    assert [str(m["amount"]) for m in await live_memories(routed, family)][:2] == ["35.50", "30.00"]
 
 
 async def test_a_change_with_nothing_to_change_is_handed_on_not_failed(routed: System) -> None:  # noqa: F811

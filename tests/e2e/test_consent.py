@@ -1,6 +1,7 @@
 """Writes the member did not ask for wait for a yes: a model steered by stored text cannot forget the household's
-memories in answer to a question, neither in its plan nor with a native tool call while writing the reply; forgetting
-the member or in bulk always waits for a yes."""
+memories or the member in answer to a question — in its plan, its repaired analysis, its re-plan after a refusal, or a
+native tool call in any verification round while writing the reply; forgetting the member or in bulk always waits
+for a yes."""
 
 from __future__ import annotations
 
@@ -171,3 +172,80 @@ async def test_a_bulk_forget_waits_for_a_yes_even_when_asked_for(system: System)
         await system.client.post("/v1/messages", json={"text": "forget the wifi note"}, headers=family.auth("Anna"))
     ).json()
     assert one["outcome"] == "answered" and await live(system, family.household_id) == 0
+
+
+def replans_to(tool: str, args: dict[str, object]) -> object:
+    """A model asked "what is on my list?" whose plan names a list that does not exist; told so, it re-plans `tool`
+    (what a hijacked model does in its repair round), then says "Here is your list."."""
+
+    def model(request: ChatRequest) -> Scripted:
+        if request.schema_name != "analysis":
+            return Scripted(content="Here is your list.")
+        if any("groceries" in str(m["content"]) and m["role"] == "user" for m in request.messages[2:]):
+            return analysis("query", plan=[{"tool": tool, "args": args}], needs_results=True)
+        return analysis("query", plan=[{"tool": "show_list", "args": {"list_name": "groceries"}}], needs_results=True)
+
+    return model
+
+
+def verifies_with(*calls: tuple[str, dict[str, object]]) -> object:
+    """A model asked "what is on my list?" that makes one native tool call in each verification round of its
+    reply — a harmless one first, then `calls`' others — and then says "Here is your list."."""
+
+    def model(request: ChatRequest) -> Scripted:
+        if request.schema_name == "analysis":
+            return analysis("query", plan=[{"tool": "show_list", "args": {}}], needs_results=True)
+        rounds = sum(1 for message in request.messages if message["role"] == "assistant" and message.get("tool_calls"))
+        if rounds < len(calls):
+            return Scripted(tool_calls=[calls[rounds]])
+        return Scripted(content="Here is your list.")
+
+    return model
+
+
+async def test_a_forget_me_the_model_re_plans_after_a_refusal_erases_nobody_and_asks(system: System) -> None:
+    family = await make_family(system.admin, "ReplanForgetMe", {"Anna": "Europe/Berlin"})
+    system.llm.script(replans_to("forget_me", {}))
+
+    asked = await (
+        await system.client.post("/v1/messages", json={"text": "what is on my list?"}, headers=family.auth("Anna"))
+    ).json()
+
+    assert [r.schema_name for r in system.llm.requests][:2] == ["analysis", "analysis"]  # the re-plan ran
+    assert not await forgotten(system, family.user_ids["Anna"])
+    assert asked["outcome"] == "clarifying" and "forget everything about you" in asked["reply"], asked
+
+
+async def test_a_forget_me_in_a_later_verification_round_erases_nobody_and_asks(system: System) -> None:
+    family = await make_family(system.admin, "VerifyForgetMe", {"Anna": "Europe/Berlin"})
+    system.llm.script(verifies_with(("show_list", {}), ("search", {"query": "list"}), ("forget_me", {})))
+
+    asked = await (
+        await system.client.post("/v1/messages", json={"text": "what is on my list?"}, headers=family.auth("Anna"))
+    ).json()
+
+    replies = [r for r in system.llm.requests if r.schema_name != "analysis"]
+    assert len(replies) == 4  # three rounds of native calls, then the reply
+    assert not await forgotten(system, family.user_ids["Anna"])
+    assert asked["outcome"] == "clarifying" and "forget everything about you" in asked["reply"], asked
+
+
+async def test_a_forget_me_in_a_repaired_analysis_erases_nobody_and_asks(system: System) -> None:
+    family = await make_family(system.admin, "RepairForgetMe", {"Anna": "Europe/Berlin"})
+
+    def model(request: ChatRequest) -> Scripted:
+        if request.schema_name != "analysis":
+            return Scripted(content="Here is your list.")
+        if request.messages[-1]["role"] == "user" and "not valid" in str(request.messages[-1]["content"]):
+            return analysis("query", plan=[{"tool": "forget_me", "args": {}}], reply="Here is your list.")
+        return Scripted(content="this is not the JSON asked for")
+
+    system.llm.script(model)
+
+    asked = await (
+        await system.client.post("/v1/messages", json={"text": "what is on my list?"}, headers=family.auth("Anna"))
+    ).json()
+
+    assert [r.schema_name for r in system.llm.requests] == ["analysis", "analysis"]  # the answer was repaired
+    assert not await forgotten(system, family.user_ids["Anna"])
+    assert asked["outcome"] == "clarifying" and "forget everything about you" in asked["reply"], asked

@@ -98,6 +98,33 @@ def test_apply_overrides_the_model_on_every_call_that_creates_a_row() -> None:
     assert hidden[2] == plan[2]
 
 
+def test_a_row_kept_from_a_member_is_never_made_that_members() -> None:
+    """ "Überraschungsparty für Sam": a model that says the event is Sam's would make a row the tools refuse (an event
+    of Sam's kept from Sam); it is the household's event, and a reminder about it the author's."""
+    plan = [
+        PlannedCall(id="s1", tool="add_event", args={"title": "Party", "start": "2026-12-12", "whose": "sam"}),
+        PlannedCall(id="s2", tool="schedule_reminder", args={"text": "Cake", "when": "2026-12-11", "recipient": "Sam"}),
+        PlannedCall(id="s3", tool="add_event", args={"title": "Mia's party", "start": "2026-12-13", "whose": "Mia"}),
+    ]
+
+    hidden = apply(plan, Audience("household", SAM), MEMBERS)
+
+    assert [s.args.get("whose") or s.args.get("recipient") for s in hidden] == ["household", "self", "Mia"]
+    assert apply(plan, EVERYONE, MEMBERS)[0].args["whose"] == "sam"  # nothing kept from anyone: the model's word
+
+
+def test_a_change_keeps_the_rows_audience_unless_the_words_ask_for_one() -> None:
+    update = PlannedCall(
+        id="s1", tool="update_memory_fields", args={"memory_id": 7, "content": "x", "visibility": "household"}
+    )
+
+    [kept] = apply([update], EVERYONE, MEMBERS)
+    [private] = apply([update], PRIVATE, MEMBERS)
+
+    assert kept.args == {"memory_id": 7, "content": "x"}  # the model's "household" would publish a private note
+    assert private.args["visibility"] == "private"
+
+
 def test_every_tool_that_creates_a_row_takes_an_audience() -> None:
     registry = default_registry()
     for name in CREATES:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import asyncpg
 import pytest
 
+from tests.conftest import APP_ROLE
 from tools.storage.database import Database
 
 TABLES = ("memories", "events", "reminders", "lists", "list_items")
@@ -81,6 +82,12 @@ async def household(admin_conn: asyncpg.Connection) -> Household:
 async def _seen(db: Database, household: Household, member: int | None, table: str) -> set[int]:
     ids = [household.rows[(table, kind)] for kind in ("private", "hidden", "shared")]
     async with db.household(household.id, member) as conn:
+        # The app role itself, which no policy exempts: not a superuser, not the tables' owner, no BYPASSRLS.
+        role = await conn.fetchrow(
+            """SELECT current_user AS name, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user"""
+        )
+        assert (role["name"], role["rolsuper"], role["rolbypassrls"]) == (APP_ROLE, False, False)
+        assert await conn.fetchval("SELECT tableowner <> current_user FROM pg_tables WHERE tablename = $1", table)
         rows = await conn.fetch(f"SELECT id FROM {table} WHERE id = ANY($1::bigint[])", ids)
     return {int(r["id"]) for r in rows}
 

@@ -168,6 +168,31 @@ async def test_a_private_reminder_is_the_authors_alone_and_still_fires(
         assert [r["user_id"] for r in rows] == sorted(family.id(name) for name in recipients)
 
 
+async def test_a_reminder_before_a_private_or_surprise_event_is_kept_as_the_event_is(
+    db: Database, family: Family, admin_conn: asyncpg.Connection
+) -> None:
+    """ "Remind me an hour before" Alex's private therapy or the party kept from Sam: the reminder carries the event's
+    title, so it is seen by whom the event is — not by the household, nor by Sam in the morning's agenda."""
+    tomorrow = (NOW + timedelta(days=1)).replace(hour=15)
+    therapy = await run(db, family, "Alex", "add_event", {"title": "Therapy", "start": tomorrow.isoformat(),
+                                                         "visibility": "private"})  # fmt: skip
+    party = await run(db, family, "Alex", "add_event", {"title": "Sam's party", "start": tomorrow.isoformat(),
+                                                       "whose": "household", "hidden_from": "Sam"})  # fmt: skip
+    before = [
+        await run(db, family, "Alex", "remind_before_event", {"event_id": event["event_id"], "minutes_before": 60})
+        for event in (therapy, party)
+    ]
+    rows = await admin_conn.fetch(
+        "SELECT text, visibility, hidden_from FROM reminders WHERE id = ANY($1::bigint[]) ORDER BY text",
+        [r["reminder_id"] for r in before],
+    )
+    assert [tuple(r) for r in rows] == [("Sam's party", "household", family.id("Sam")), ("Therapy", "private", None)]
+    morning = Occurrence("morning", tomorrow.date(), tomorrow.date() + timedelta(days=1), NOW)
+    async with tool_context(db, family, "Sam", roles=ROLES, now=NOW, shared=True) as ctx:
+        agenda = await gather_facts(ctx, morning)
+    assert agenda["reminders"] == [] and agenda["events"] == []
+
+
 # Who may change it -----------------------------------------------------------------------------------------------
 
 
@@ -331,6 +356,50 @@ async def test_undo_of_a_change_puts_back_who_changed_it_before(
     assert (row["content"], row["updated_by"]) == ("Bins on Wed", family.id("Alex"))
 
 
+_WHEN = (NOW + timedelta(days=2)).isoformat()
+# Alex's write, Sam's change to the row it made, and what of the row shows Sam's change still stands.
+_ALEX_THEN_SAM = {
+    "memory": (
+        ("store", {"content": "Bins on Tuesday", "kind": "note"}, "memory_id"),
+        ("update_memory_fields", {"content": "Bins on Wednesday"}),
+        "SELECT content = 'Bins on Wednesday' AND deleted_at IS NULL FROM memories WHERE id = $1",
+    ),
+    "event": (
+        ("add_event", {"title": "Dinner", "start": "2026-12-04T19:00", "whose": "household"}, "event_id"),
+        ("move_event", {"start": "2026-12-05T19:00"}),
+        "SELECT status = 'confirmed' AND starts_at = '2026-12-05T18:00Z' FROM events WHERE id = $1",
+    ),
+    "reminder": (
+        ("schedule_reminder", {"text": "Bins", "when": _WHEN, "recipient": "household"}, "reminder_id"),
+        ("snooze_reminder", {"minutes": 30}),
+        "SELECT status = 'active' AND updated_by IS NOT NULL FROM reminders WHERE id = $1",
+    ),
+    "list item": (
+        ("add_list_items", {"items": [{"text": "milk"}]}, "items"),
+        ("update_list_item", {"quantity": "2"}),
+        "SELECT quantity = '2' AND cleared_at IS NULL FROM list_items WHERE id = $1",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(_ALEX_THEN_SAM))
+async def test_undo_keeps_a_row_another_member_changed_since(
+    db: Database, family: Family, admin_conn: asyncpg.Connection, kind: str
+) -> None:
+    (tool, args, key), (change, change_args), still = _ALEX_THEN_SAM[kind]
+    inbox = await _inbox(admin_conn, family, "Alex")
+    made = await run(db, family, "Alex", tool, args, inbox_id=inbox)
+    await _journal(admin_conn, family, inbox, tool, made)
+    row_id = made[key][0]["item_id"] if key == "items" else made[key]
+    id_field = "item_id" if key == "items" else key
+    await run(db, family, "Sam", change, {id_field: row_id, **change_args})
+
+    undone = await run(db, family, "Alex", "undo", {}, inbox_id=inbox + 1_000_000)
+
+    assert undone["undone"] == [] and len(undone["kept"]) == 1 and "Sam changed it since" in undone["kept"][0]
+    assert await admin_conn.fetchval(still, row_id), kind
+
+
 # Sums that reach other members -----------------------------------------------------------------------------------
 
 
@@ -419,6 +488,8 @@ async def test_forget_me_removes_every_private_row_and_nothing_anyone_else_wrote
     about = await run(
         db, family, "Alex", "store", {"content": "Mia's shoe size is 34", "kind": "fact", "person": "Mia"}
     )
+    milk = await run(db, family, "Sam", "add_list_items", {"items": [{"text": "milk for Mia"}]})
+    await run(db, family, "Mia", "add_list_items", {"items": [{"text": "diary key"}], "visibility": "private"})
 
     gone = await run(db, family, "Mia", "forget_me", {})
     assert (gone["private_memories"], gone["events"], gone["reminders"], gone["lists"]) == (2, 1, 1, 1)
@@ -432,6 +503,8 @@ async def test_forget_me_removes_every_private_row_and_nothing_anyone_else_wrote
     assert about["memory_id"]
     assert await admin_conn.fetchval("SELECT title FROM events WHERE id = $1", dentist["event_id"]) == "Dentist for Mia"
     assert await admin_conn.fetchval("SELECT text FROM reminders WHERE id = $1", pills["reminder_id"]) == "Mia: pills"
+    items = await admin_conn.fetch("SELECT text FROM list_items WHERE household_id = $1", family.household_id)
+    assert [r["text"] for r in items] == ["milk for Mia"] and milk["items"]  # her private item on a shared list too
     assert (
         await admin_conn.fetchval(
             "SELECT count(*) FROM lists WHERE household_id = $1 AND visibility = 'private'", family.household_id

@@ -88,13 +88,20 @@ async def tokens_since(conn: Connection, household_id: int, since: datetime) -> 
     return int(used)
 
 
-async def recent_turns(conn: Connection, household_id: int, user_id: int, limit: int) -> list[Turn]:
+async def recent_turns(
+    conn: Connection, household_id: int, user_id: int, limit: int, *, shared: bool = False
+) -> list[Turn]:
+    """The member's last `limit` turns, oldest first; `shared`: only those said where others read along (a group
+    chat), for a message said there — what the member said in their own chat is not the group's conversation."""
     rows = await conn.fetch(
-        """SELECT user_text, reply_text, created_at FROM interactions
-           WHERE household_id = $1 AND user_id = $2 ORDER BY created_at DESC LIMIT $3""",
+        """SELECT t.user_text, t.reply_text, t.created_at FROM interactions t
+           WHERE t.household_id = $1 AND t.user_id = $2
+             AND (NOT $4 OR EXISTS (SELECT 1 FROM inbox i WHERE i.id = t.inbox_id AND i.payload @> '{"shared": true}'))
+           ORDER BY t.created_at DESC LIMIT $3""",
         household_id,
         user_id,
         limit,
+        shared,
     )
     return [Turn(**dict(r)) for r in reversed(rows)]
 

@@ -1,9 +1,11 @@
 """The privacy and roles matrix (`tests/privacy_matrix.py`) on the command line: `faa chat --member …`, whose typed
-lines go through inbox, queue, worker and engine to the same tools. Each member asks to change each memory they
-meet (their own, another member's, the household's; private and shared); what changes is what the matrix says,
-and no reply carries the hints the tools write for the model."""
+lines go through inbox, queue, worker and engine to the same tools. Each member asks to change each row of every
+kind they meet (memories, events, reminders, list items; their own, another member's, the household's; private and
+shared); what changes is what the matrix says, and no reply carries the hints the tools write for the model."""
 
 from __future__ import annotations
+
+import re
 
 import asyncpg
 import pytest
@@ -12,20 +14,21 @@ from bot.channels.terminal.chat import chat
 from tests.conftest import PostgresInfo
 from tests.e2e.scripts import analysis, is_analysis, member_message
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.privacy_matrix import ROLES, changed, expected, family_of_three, rows_for
+from tests.privacy_matrix import ROLES, Row, changed, expected, family_of_three, rows_for, tool_write
 from tests.system import make_settings, running_system
 from worker.main import background_worker
 
 
-def _model(memory_ids: dict[str, int]) -> object:
-    """`change the <owner>-<visibility> to …` plans one update_memory_fields of that memory, as a competent model
-    would (with the id from the context it was shown)."""
+def _model(rows: dict[str, Row]) -> object:
+    """`change the <kind> <owner>-<visibility> to …` plans the matrix's write of that row (`tool_write`: a memory's
+    content, a list item's quantity, an event or reminder cancelled), as a competent model would (with the id from
+    the context it was shown)."""
 
     def model(request: ChatRequest) -> Scripted:
         assert is_analysis(request)
-        label, _, content = member_message(request).removeprefix("change the ").partition(" to ")
-        step = {"tool": "update_memory_fields", "args": {"memory_id": memory_ids[label], "content": content}}
-        return analysis("update", plan=[step], reply=f"Changed to {content}.")
+        label, _, marker = member_message(request).removeprefix("change the ").partition(" to ")
+        tool, args = tool_write(rows[label], marker)
+        return analysis("update", plan=[{"tool": tool, "args": args}], reply=f"Changed to {marker}.")
 
     return model
 
@@ -39,9 +42,9 @@ async def test_faa_chat_changes_what_the_member_may_change(
     try:
         family = await family_of_three(admin, "Terminal")
         async with running_system(settings, fake_llm, admin, worker=False) as system:
-            rows = {f"{row.owner}-{row.visibility}": row for row in await rows_for(system, family, actor, ("memory",))}
+            rows = {f"{row.kind} {row.owner}-{row.visibility}": row for row in await rows_for(system, family, actor)}
         fake_llm.reset()
-        fake_llm.script(_model({label: row.id for label, row in rows.items()}))
+        fake_llm.script(_model(rows))
         typed = iter([f"change the {label} to changed by {actor}" for label in rows])
 
         async def keyboard(prompt: str) -> str | None:
@@ -52,8 +55,13 @@ async def test_faa_chat_changes_what_the_member_may_change(
         for label, row in rows.items():
             done = await changed(admin, row, f"changed by {actor}")
             assert done == (expected(ROLES[actor], row) == "changed"), label
-        replies = [r["reply_text"] for r in await admin.fetch("SELECT reply_text FROM interactions ORDER BY id")]
+        replies = [
+            r["reply_text"]
+            for r in await admin.fetch(
+                "SELECT reply_text FROM interactions WHERE household_id = $1 ORDER BY id", family.household_id
+            )
+        ]
         assert len(replies) == len(rows)
-        assert not any("search" in reply or "memory_id" in reply for reply in replies)
+        assert not any(re.search(r"search|show_list|list_reminders|_id\b", reply) for reply in replies), replies
     finally:
         await admin.close()

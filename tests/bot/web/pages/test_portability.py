@@ -6,10 +6,11 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from tests.bot.web.pages.test_calendar import feed_paths, session
+from tests.privacy_matrix import call, family_of_three
 from tests.system import System, make_family
 from tools.storage import households, memories
 
@@ -73,3 +74,42 @@ async def test_forgetting_needs_the_typed_confirmation(system: System) -> None:
     assert (await system.client.get(feed)).status == 404  # and so is their calendar feed
     async with system.deps.db.household(family.household_id) as conn:
         assert [m.name for m in await households.members(conn, family.household_id)] == ["Tom"]
+
+
+async def test_exports_and_feeds_hold_private_rows_of_every_kind_for_their_author_alone(system: System) -> None:
+    """Alex keeps a memory, an event and a reminder to herself and a party from Sam: Sam's downloads (the household's
+    and his own) and feeds hold none of them, Mia's hold the party and nothing private, Alex's own hold all."""
+    family = await family_of_three(system.admin, "Portable private")
+    soon = (datetime.now(UTC) + timedelta(days=3)).replace(microsecond=0).isoformat()
+    private = {"visibility": "private"}
+    await call(system, family, "Alex", "store", {"content": "Alex's diary", "kind": "note", **private})
+    await call(system, family, "Alex", "add_event", {"title": "Alex's therapy", "start": soon, **private})
+    await call(system, family, "Alex", "schedule_reminder", {"text": "Alex's pills", "when": soon, **private})
+    await call(system, family, "Alex", "add_event", {"title": "Sam's party", "start": soon, "whose": "household",
+                                                     "hidden_from": "Sam"})  # fmt: skip
+    await call(system, family, "Sam", "store", {"content": "Bins on Tuesday", "kind": "note"})
+    secrets = ("Alex's diary", "Alex's therapy", "Alex's pills")
+
+    async def downloaded(member: str, path: str) -> str:
+        response = await system.client.get(path, headers=await session(system, family, member))
+        assert response.status == 200, (member, path)
+        archive = zipfile.ZipFile(io.BytesIO(await response.read()))
+        return "\n".join(archive.read(name).decode() for name in archive.namelist())
+
+    async def feeds(member: str) -> dict[str, str]:
+        page = await (await system.client.get("/calendar", headers=await session(system, family, member))).text()
+        return {which: await (await system.client.get(path)).text() for which, path in feed_paths(page).items()}
+
+    for member, path in (("Sam", "/data/household.zip"), ("Sam", "/data/mine.zip"), ("Mia", "/data/mine.zip")):
+        held = await downloaded(member, path)
+        assert not any(secret in held for secret in secrets), (member, path)
+        assert member != "Sam" or "Sam's party" not in held, path
+    alex = await downloaded("Alex", "/data/mine.zip")
+    assert all(secret in alex for secret in secrets)
+    for member in ("Sam", "Mia"):
+        for which, body in (await feeds(member)).items():
+            assert not any(secret in body for secret in secrets), (member, which)
+            assert ("Sam's party" in body) == (member == "Mia" and which == "mine"), (member, which)
+    alex_feeds = await feeds("Alex")
+    assert "Alex's therapy" in alex_feeds["mine"] and "Sam's party" in alex_feeds["mine"]
+    assert "Alex's therapy" not in alex_feeds["household"] and "Sam's party" not in alex_feeds["household"]

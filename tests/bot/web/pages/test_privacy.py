@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -142,6 +143,80 @@ async def test_the_json_endpoints(system: System, new_context: NewContext, actor
         assert await changed(system.admin, row, marker) == (want == "changed"), row.label
 
 
+@dataclass(frozen=True)
+class Write:
+    """One more write of the web app, as its form and its JSON endpoint make it (`form` None: no page offers it).
+    `state` reads what the write changes, so the test sees whether it reached the row; `answers`: the write only
+    answers the row, which a child may do where it is addressed to them (`_answers`)."""
+
+    kind: str
+    form: tuple[str, dict[str, str]] | None
+    json: tuple[str, dict[str, Any]]
+    state: str
+    answers: bool = False
+
+
+_LATER = (datetime.now(UTC) + timedelta(days=9)).replace(microsecond=0, second=0).isoformat()
+WRITES = {
+    "forget memory": Write(
+        "memory", ("/memories/{id}/forget", {}), ("/app/memories/{id}/forget", {}),
+        "SELECT deleted_at IS NOT NULL FROM memories WHERE id = $1",
+    ),
+    "move event": Write(
+        "event", None, ("/app/events/{id}/move", {"start": _LATER}), "SELECT starts_at FROM events WHERE id = $1"
+    ),
+    "snooze reminder": Write(
+        "reminder", ("/reminders/{id}/snooze", {"minutes": "15"}), ("/app/reminders/{id}/snooze", {"minutes": 15}),
+        "SELECT next_fire_at FROM reminders WHERE id = $1", answers=True,
+    ),
+    "complete reminder": Write(
+        "reminder", ("/reminders/{id}/complete", {}), ("/app/reminders/{id}/complete", {}),
+        "SELECT status FROM reminders WHERE id = $1", answers=True,
+    ),
+    "tick item": Write(
+        "list_item", ("/lists/items/{id}/tick", {"done": "1"}), ("/app/lists/items/{id}", {"done": True}),
+        "SELECT done_at IS NOT NULL FROM list_items WHERE id = $1", answers=True,
+    ),
+    "edit item": Write(
+        "list_item", ("/lists/items/{id}/edit", {"quantity": "7 packs"}), ("/app/lists/items/{id}", {"quantity": "7"}),
+        "SELECT quantity FROM list_items WHERE id = $1",
+    ),
+}  # fmt: skip
+
+
+def _answers(write: Write, row: Row) -> bool:
+    """Whether the write only answers a row addressed to the acting member: any item of a list they see; a
+    reminder of their own or the household's (another member's own reminder is not addressed to them)."""
+    return write.answers and (write.kind == "list_item" or row.owner in ("own", "household"))
+
+
+@pytest.mark.parametrize("path", ["form", "json"])
+@pytest.mark.parametrize("actor", list(ROLES))
+async def test_every_other_write_of_the_web_app(system: System, new_context: NewContext, actor: str, path: str) -> None:
+    """Forgetting a memory, moving an event, snoozing and completing a reminder, ticking and editing a list item:
+    each on fresh rows of the matrix, posted as the page's form or the JSON endpoint would post it."""
+    family = await family_of_three(system.admin, f"Writes {path} {actor}")
+    page = await signed_in(system, new_context, family, actor)
+    await page.goto(base_url(system) + "/lists")
+    for name, write in WRITES.items():
+        if path == "form" and write.form is None:
+            continue
+        for row in await rows_for(system, family, actor, kinds=(write.kind,)):
+            before = await system.admin.fetchval(write.state, row.id)
+            url, fields = write.form if path == "form" else write.json  # type: ignore[misc]
+            url = base_url(system) + url.format(id=row.id)
+            if path == "form":
+                response = await page.request.post(url, form={"csrf": await _csrf(page), **fields})
+            else:
+                response = await page.request.post(url, data=fields, headers={"X-CSRF-Token": await _csrf(page)})
+            want = expected(ROLES[actor], row, answers=_answers(write, row))
+            label = f"{name}: {row.label}"
+            assert response.status == STATUS[want], label
+            if path == "json" and want != "changed":
+                assert (await response.json())["error"]["code"] in ("not_allowed", "not_found"), label
+            assert (await system.admin.fetchval(write.state, row.id) != before) == (want == "changed"), label
+
+
 async def test_the_toggle_makes_a_row_private_and_only_its_author_has_one(
     system: System, new_context: NewContext
 ) -> None:
@@ -165,6 +240,124 @@ async def test_the_toggle_makes_a_row_private_and_only_its_author_has_one(
         form={"csrf": await _csrf(mia), "audience": "household"},
     )
     assert forged.status == 403
+
+
+async def test_the_toggle_on_events_reminders_lists_and_items_keeps_them_from_a_member(
+    system: System, new_context: NewContext
+) -> None:
+    """Alex keeps the household's event, reminder and list item from Sam with the toggle on each page, and makes a
+    whole list hers alone: Sam's pages no longer show them, Mia's show each with its badge."""
+    family = await family_of_three(system.admin, "Toggles")
+    soon = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0).isoformat()
+    event = await call(
+        system, family, "Alex", "add_event", {"title": "Party prep", "start": soon, "whose": "household"}
+    )
+    reminder = await call(
+        system, family, "Alex", "schedule_reminder", {"text": "Hide the gifts", "when": soon, "recipient": "household"}
+    )
+    listed = await call(
+        system, family, "Alex", "add_list_items", {"list_name": "party", "items": [{"text": "balloons"}]}
+    )
+    cake = await call(system, family, "Alex", "add_list_items", {"items": [{"text": "cake"}]})
+    alex = await signed_in(system, new_context, family, "Alex")
+
+    async def choose(path: str, toggle: str, audience: str) -> None:
+        """The toggle's choice made on the page: `toggle` holds it (opened first where it sits in a <details>)."""
+        await alex.goto(base_url(system) + path)
+        where = alex.locator(toggle)
+        if await where.evaluate("element => element.tagName") == "DETAILS":
+            await where.locator(":scope > summary").click()
+        await where.locator("select[name=audience]").select_option(audience)
+        await where.locator("button.audience-set").click()
+        await alex.wait_for_load_state()
+
+    cake_id = cake["items"][0]["item_id"]
+    await choose("/calendar", f"[data-event='{event['event_id']}'] details.who-sees", "hide:Sam")
+    await choose("/reminders", f"[data-reminder='{reminder['reminder_id']}'] form.audience", "hide:Sam")
+    await choose("/lists", f"li[data-item='{cake_id}'] details.edit", "hide:Sam")
+    await choose("/lists", f"[data-list-id='{listed['list_id']}'] > details.who-sees", "private")
+
+    sam = await signed_in(system, new_context, family, "Sam")
+    mia = await signed_in(system, new_context, family, "Mia")
+    for path, selector in (
+        ("/calendar", f"[data-event='{event['event_id']}']"),
+        ("/reminders", f"[data-reminder='{reminder['reminder_id']}']"),
+        ("/lists", f"li[data-item='{cake_id}']"),
+    ):
+        await sam.goto(base_url(system) + path)
+        await expect(sam.locator(selector)).to_have_count(0)
+        await mia.goto(base_url(system) + path)
+        await expect(mia.locator(f"{selector} .badge.hidden")).to_have_text("hidden from Sam")
+    for page in (sam, mia):
+        await page.goto(base_url(system) + "/lists")
+        await expect(page.locator(f"[data-list-id='{listed['list_id']}']")).to_have_count(0)
+        await expect(page.locator("main")).not_to_contain_text("balloons")
+    await alex.goto(base_url(system) + "/lists")
+    await expect(alex.locator(f"[data-list-id='{listed['list_id']}'] h2 .badge.private")).to_have_count(1)
+
+
+async def test_the_forms_that_make_rows_offer_who_sees_them(system: System, new_context: NewContext) -> None:
+    """Alex makes an event and a reminder for herself alone and puts a ring on the list kept from Sam, with the
+    forms' own choice: the rows are so in the database, Sam's pages show none of them, Mia's the ring."""
+    family = await family_of_three(system.admin, "Creating")
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%dT10:00")
+    alex = await signed_in(system, new_context, family, "Alex")
+    for path, form, fields, audience in (
+        ("/calendar", "#new-event", {"title": "Therapy", "start": tomorrow}, "private"),
+        ("/reminders", "#new-reminder", {"text": "Take the pills", "when": tomorrow}, "private"),
+        ("/lists", "#new-item", {"text": "engagement ring"}, "hide:Sam"),
+    ):
+        await alex.goto(base_url(system) + path)
+        for name, value in fields.items():
+            await alex.locator(f"{form} [name={name}]").fill(value)
+        await alex.locator(f"{form} select[name=audience]").select_option(audience)
+        await alex.locator(f"{form} button[type=submit]").click()
+        await alex.wait_for_load_state()
+    rows = await system.admin.fetch(
+        """SELECT title AS what, visibility, hidden_from FROM events WHERE household_id = $1
+           UNION ALL SELECT text, visibility, hidden_from FROM reminders WHERE household_id = $1
+           UNION ALL SELECT text, visibility, hidden_from FROM list_items WHERE household_id = $1 ORDER BY what""",
+        family.household_id,
+    )
+    sam_id = family.user_ids["Sam"]
+    assert [tuple(r) for r in rows] == [
+        ("Take the pills", "private", None),
+        ("Therapy", "private", None),
+        ("engagement ring", "household", sam_id),
+    ]
+    sam = await signed_in(system, new_context, family, "Sam")
+    mia = await signed_in(system, new_context, family, "Mia")
+    for path in ("/calendar", "/reminders", "/lists"):
+        for page in (sam, mia):
+            await page.goto(base_url(system) + path)
+            await expect(page.locator("main")).not_to_contain_text("Therapy")
+            await expect(page.locator("main")).not_to_contain_text("Take the pills")
+    await expect(mia.locator("main")).to_contain_text("engagement ring")
+    await sam.goto(base_url(system) + "/lists")
+    await expect(sam.locator("main")).not_to_contain_text("engagement ring")
+
+
+async def test_an_ics_upload_never_rewrites_another_members_event(system: System, new_context: NewContext) -> None:
+    """Mia uploads a calendar file whose event has the UID of Sam's: Sam's event stays as it was."""
+    family = await family_of_three(system.admin, "Upload")
+    start = (datetime.now(UTC) + timedelta(days=4)).replace(hour=9, minute=0, second=0, microsecond=0)
+    sams = await call(system, family, "Sam", "add_event", {"title": "Dentist for Mia", "start": start.isoformat(),
+                                                           "whose": "household"})  # fmt: skip
+    uid = await system.admin.fetchval("SELECT uid FROM events WHERE id = $1", sams["event_id"])
+    forged = (
+        "BEGIN:VCALENDAR\r\nVERSION:2.0\r\nPRODID:-//x//EN\r\nBEGIN:VEVENT\r\n"
+        f"UID:{uid}\r\nSUMMARY:Nothing happens\r\nDTSTART:{start:%Y%m%dT%H%M%SZ}\r\nDTSTAMP:20260101T000000Z\r\n"
+        "SEQUENCE:5\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n"
+    )
+    mia = await signed_in(system, new_context, family, "Mia")
+    await mia.goto(base_url(system) + "/calendar")
+    await mia.locator("#import input[name=file]").set_input_files(
+        files=[{"name": "school.ics", "mimeType": "text/calendar", "buffer": forged.encode()}]
+    )
+    await mia.locator("#import button[type=submit]").click()
+    await expect(mia.locator("#import-note")).to_contain_text("1 kept as they are")
+    row = await system.admin.fetchrow("SELECT title, updated_by FROM events WHERE id = $1", sams["event_id"])
+    assert (row["title"], row["updated_by"]) == ("Dentist for Mia", None)
 
 
 # The defects of issue 30 that the web app showed -------------------------------------------------------------------
@@ -228,6 +421,36 @@ async def test_a_child_cannot_change_an_adults_expense_and_every_change_says_who
     await expect(alex.locator(f"[data-memory='{expense['memory_id']}'] .edited")).to_have_text("edited by Alex")
     changed_by = await system.admin.fetchval("SELECT updated_by FROM memories WHERE id = $1", expense["memory_id"])
     assert changed_by == family.user_ids["Alex"]
+
+
+async def test_an_event_a_reminder_and_a_list_item_say_who_changed_them(
+    system: System, new_context: NewContext
+) -> None:
+    family = await family_of_three(system.admin, "Edited by")
+    soon = (datetime.now(UTC) + timedelta(days=2)).replace(microsecond=0)
+    event = await call(system, family, "Alex", "add_event", {"title": "Dinner", "start": soon.isoformat(),
+                                                             "whose": "household"})  # fmt: skip
+    reminder = await call(system, family, "Alex", "schedule_reminder", {"text": "Bins", "when": soon.isoformat(),
+                                                                        "recipient": "household"})  # fmt: skip
+    item = (await call(system, family, "Alex", "add_list_items", {"items": [{"text": "milk"}]}))["items"][0]
+    sam = await signed_in(system, new_context, family, "Sam")
+    await sam.goto(base_url(system) + "/lists")
+    csrf = {"X-CSRF-Token": await _csrf(sam)}
+    later = (soon + timedelta(hours=1)).isoformat()
+    for path, body in (
+        (f"/app/events/{event['event_id']}/move", {"start": later}),
+        (f"/app/reminders/{reminder['reminder_id']}/snooze", {"minutes": 30}),
+        (f"/app/lists/items/{item['item_id']}", {"quantity": "2"}),
+    ):
+        assert (await sam.request.post(base_url(system) + path, data=body, headers=csrf)).status == 200, path
+    alex = await signed_in(system, new_context, family, "Alex")
+    for path, selector in (
+        ("/calendar", f"[data-event='{event['event_id']}']"),
+        ("/reminders", f"[data-reminder='{reminder['reminder_id']}']"),
+        ("/lists", f"li[data-item='{item['item_id']}']"),
+    ):
+        await alex.goto(base_url(system) + path)
+        await expect(alex.locator(f"{selector} .edited")).to_have_text("edited by Sam")
 
 
 async def test_sign_in_attempts_are_limited_per_client_and_per_code(system: System, new_context: NewContext) -> None:
