@@ -10,7 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
-from engine.capabilities._memories import candidate_rows, notes_text, quote
+from engine.capabilities._memories import candidate_rows, notes_text, quote, which_one
 from engine.capabilities._records import Label, slug
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say
@@ -157,6 +157,13 @@ class Correction(Capability):
         situation.choices["amount"] = [str(n) for n in situation.grounding.numbers]
         situation.choices["time"] = [m.key for m in situation.grounding.moments]
         situation.decided = _plain_correction(situation)
+        if situation.decided is None:
+            named = which_one(situation)
+            if isinstance(named, Ask):
+                return named
+            if len(named) == 1:
+                situation.rows = named
+                situation.choices["memory_id"] = [int(named[0]["memory_id"])]
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:

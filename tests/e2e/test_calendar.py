@@ -163,6 +163,27 @@ async def test_a_moved_event_takes_its_reminder_along(routed: System) -> None:
     assert event["starts_at"] == datetime(2031, 3, 15, 16, 30, tzinfo=BERLIN)  # the same time on the new day
 
 
+async def test_an_event_pushed_back_by_a_span_moves_by_it_and_one_called_off_in_passing_goes(routed: System) -> None:
+    """ "parents evening pushed back an hour" moves the event by the span from its own start (no second event);
+    "swimming is off this week" calls the other one off."""
+    family = await make_family(routed.admin, "Calendar span", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))
+    await send(routed, family, "Parents evening on Friday at 6pm")
+    await send(routed, family, "Swimming on Thursday at 5pm")
+
+    pushed = await send(routed, family, "parents evening pushed back an hour")
+    off = await send(routed, family, "swimming is off this week")
+
+    assert pushed["outcome"] == "answered" and off["outcome"] == "answered", (pushed, off)
+    rows = await routed.admin.fetch(
+        "SELECT title, starts_at, status FROM events WHERE household_id = $1 ORDER BY id", family.household_id
+    )
+    assert [(row["starts_at"], row["status"]) for row in rows] == [
+        (datetime(2031, 3, 14, 19, 0, tzinfo=BERLIN), "confirmed"),
+        (datetime(2031, 3, 13, 17, 0, tzinfo=BERLIN), "cancelled"),
+    ]
+
+
 async def test_cancelling_an_event_takes_its_reminder_along_and_a_reminder_is_still_cancelled_by_name(
     routed: System,
 ) -> None:

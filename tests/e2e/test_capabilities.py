@@ -8,7 +8,6 @@ import re
 from datetime import timedelta
 
 import asyncpg
-import pytest
 
 from tests.e2e.test_routed import BERLIN, answers, clock, live_memories, routed, send  # noqa: F401 (fixtures)
 from tests.fakes.clock import ManualClock
@@ -172,11 +171,6 @@ async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_p
     assert [m["content"] for m in await live_memories(routed, family)] == ["groceries 35.50 EUR at Lidl"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 30, Build 6: a correction with two alike candidates lets the model pick one instead of asking "
-    "which (engine/capabilities/correction.py does not ask `which_one` as forget does; see AUDIT30.md)",
-)
 async def test_correcting_one_of_two_alike_rows_asks_which_and_corrects_the_one_picked(routed: System) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps which correction", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))
