@@ -18,6 +18,10 @@ QUESTION = cues(
     r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
     r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",
+    # a question word after its preposition: "auf was is mia nochmal allergisch", "in which drawer is the key"
+    r"^\W*(?:in|on|at|for|from|to|with|by|about|auf|an|mit|für|von|bei|zu|um|über|nach|aus|seit|bis)\s+"
+    r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",
+    r"多大|多久|多长|多高|多重|几岁|怎么说|为啥|为什么",
     r"多少",
     r"几[次点号个天]",
     r"什么",

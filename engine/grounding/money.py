@@ -104,8 +104,9 @@ _COUNTED = re.compile(
 _MONEY_WORDS = re.compile(
     r"\b(?:spent|spend|paid|pay|cost|costs|bought|buy|price|bill|charged|salary|earned|income|refund|received|"
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
-    r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet)\b|\bgot\s+[\d.,]+\s+back\b|"
-    r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现",
+    r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet|dropped|blew|blown|"
+    r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert)\b|\bgot\s+[\d.,]+\s+back\b|"
+    r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
     re.IGNORECASE,
 )
 

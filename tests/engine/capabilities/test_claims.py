@@ -228,6 +228,20 @@ def test_a_question_is_never_scored_as_a_note_nor_a_statement_as_a_lookup() -> N
     assert not statement.question
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "auf was is mia nochmal allergisch",
+        "in welchem zimmer liegt opa",
+        "in which drawer is the spare key",
+        "小红穿多大的鞋",
+        "医生上回怎么说的 关于小宝的耳朵",
+    ],
+)
+def test_a_question_word_after_its_preposition_asks(text: str) -> None:
+    assert routing.reading(text, ground(text, NOW, "Europe/Berlin", MEMBERS)).question
+
+
 def test_money_for_nothing_named_asks_what_for() -> None:
     assert not says_what("add 20 for the thing", ["20"])
     assert says_what("paid 20 for pizza", ["20"])

@@ -43,6 +43,9 @@ from engine.grounding.money import find_money
         ("kids haircuts 18 each, so 36 total", [("36", None)]),
         ("3 tickets at 12 euros each, 36 in total", [("36", None)]),
         ("paid 12 each for the tickets", [("12", None)]),
+        # slang and words of paying for a renewal or a tip
+        ("just dropped 86 at tesco 🙈", [("86", None)]),
+        ("视频会员续费了25", [("25", None)]),
     ],
 )
 def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]]) -> None:
