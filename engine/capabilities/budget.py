@@ -51,7 +51,8 @@ def _say(key: str, language: str, **values: object) -> str:
 
 BUDGET = cues(
     r"\bwie ?viel\b.{0,30}\bübrig\b|\bhow much\b.{0,30}\bleft\b",
-    r"\bbudget",
+    r"budget",  # "freizeitbudget" too
+    r"\blimit\b|\bwhat'?s left (?:of|in)\b|\bwhats left (?:of|in)\b|\bim rahmen\b|\bobergrenze\b|上限|超支",
     r"\b(?:keep|stay|limit)\b.{0,30}\b(?:under|below|to)\b.{0,15}\b(?:a|per|each|every) month\b",
     r"\bno more than\b.{0,20}\b(?:a|per) month\b",
     r"\b(?:höchstens|maximal|nicht mehr als)\b.{0,30}\b(?:im|pro) monat\b",

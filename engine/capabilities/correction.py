@@ -45,6 +45,10 @@ UPDATE = cues(
     r"打反|打错|写错|搞错|弄错",
     r"\b(?:typo|mistyped|fat[- ]fingered)\b",
     r"\bvertippt\b|\bverschrieben\b",
+    r"\bstimmt nicht\b|\bfalsch (?:eingetragen|notiert|gespeichert|aufgeschrieben)\b|\b(?:ist|war) falsch\b|"
+    r"\brichtig (?:ist|wäre|sind)\b|\bgehört (?:unter|zu|in)\b|\bdraus\b",
+    r"\bfile (?:the|my|our) \w+(?: \w+)? under\b",
+    r"写反|归到|归为|算到|改一下|是[^。！？\s]{1,12}\s*不是",
     r"\b(?:war|waren|ist|sind|kostete)\b[^.?!]{0,15}\bdoch\b[^.?!]{0,15}\d",
     r"改成",
     r"改为",

@@ -58,7 +58,8 @@ DONT_FORGET = cues(
 # Asking to be told or nudged, which asks for a reminder only when the message names when ("give me a shout next
 # monday", "sag mir ne halbe stunde vorm elternabend bescheid", "下午五点叫我去接孩子"); "let me know what's on" asks.
 TELL = cues(
-    r"\btell (?:me|us|him|her|them|the \w+|\w+) (?:to|that|about)\b",
+    r"\btell (?:me|us|him|her|them|the \w+|\w+) (?:to|that|about)\b|\btell \w+\b(?=.{1,30}\b(?:before|ahead)\b)",
+    r"\bpingen\b|\banpingen\b",
     r"\bgive (?:me|us|him|her|\w+) (?:a |an )?(?:shout|heads[- ]?up|nudge|ping|buzz|bell)\b",
     r"\blet (?:me|us) know\b(?!\s+(?:what|when|if|how|whether|where|which|who))",
     r"\b(?:warn|shout at) (?:me|us|him|her)\b",

@@ -108,6 +108,15 @@ UNWANTED = cues(
 )
 
 
+# Only reminders nag or snooze: "stop nagging me about the parcel", "das mit dem blumengießen kannste abstellen",
+# "snooze that for 10 minutes".
+NAGGING = cues(
+    r"\bnag(?:ging)?\b|\bsnooze\b|\bone can stop\b",
+    r"\bnerv(?:en|t|st)?\b|\babstellen\b|\bschlummer",
+    r"别催|别烦我|别再叫我",
+)
+
+
 # Said right after a reminder was sent: done with it.
 DONE_WORDS = cues(
     r"\bdone\b",
@@ -226,6 +235,8 @@ class ReminderChange(Capability):
         if reminded and not keep_in_mind and (FORGET.search(text) or UNWANTED.search(text)):
             return True
         if reading.reminder_just_sent and answers_a_reminder(text) and not reading.grounding.money:
+            return True
+        if NAGGING.search(text) and not keep_in_mind and not reading.question:
             return True
         moved = MOVE.search(text) is not None and REMINDER.search(text) is not None
         if (SNOOZE.search(text) and REMIND.search(text) or moved) and not reading.grounding.repeats:

@@ -21,6 +21,13 @@ UNDO = cues(
     r"撤销",
     r"撤回",
     r"\brückgängig\b",
+    # the last change pointed at: "nope undo that last bit", "revert ur last change", "nimm das zurück"
+    r"\bundo (?:that|it|this)(?: last)?(?: bit| one| change| thing)?\W*$",
+    r"\b(?:reverse|revert)\b (?:that|it|this|ur|your|my|the last)\b",
+    r"\bput it back (?:how|the way) it was\b",
+    r"\bnimm (?:das|es) (?:wieder )?zurück\b|\bzurücknehmen\b|\bwiderruf\w*\b|\bstell (?:das|es) wieder her\b|"
+    r"\bmach das letzte wieder weg\b",
+    r"(?:刚才|刚刚)(?:那个|那条|的)?(?:不算|撤了)|退回去|恢复成原来|恢复原样",
 )
 
 

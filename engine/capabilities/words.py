@@ -22,6 +22,8 @@ QUESTION = cues(
     r"^\W*(?:in|on|at|for|from|to|with|by|about|auf|an|mit|für|von|bei|zu|um|über|nach|aus|seit|bis)\s+"
     r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",
     r"多大|多久|多长|多高|多重|几岁|怎么说|为啥|为什么",
+    r"^\W*(?:steht|stehen|gibt'?s|gibt es|läuft)\b",  # impersonal verb first: "steht freitag abend schon was"
+    r"有\S{0,12}没\W*$",  # "孩子们周四有活动没"
     r"多少",
     r"几[次点号个天]",
     r"什么",

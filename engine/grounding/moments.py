@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 from engine.grounding.clocks import Clock, find_clocks, part_of_day
 from engine.grounding.days import Day, find_days
 from engine.grounding.language import CJK, language_of
-from engine.grounding.spelling import normalised
+from engine.grounding.spelling import normalised, with_digits
 
 with contextlib.redirect_stdout(io.StringIO()):  # jionlp prints a banner on import
     import jionlp
@@ -61,13 +61,13 @@ _UNITS = {
     "day": 1440, "tag": 1440, "tage": 1440, "天": 1440,
 }  # fmt: skip
 _DURATION = re.compile(
-    r"(?P<n>\d+(?:[.,]5)?|an?|one|half an?|eine?|einer halben|半|一|两|三|四|五|十|十五|二十|三十|四十五)\s*"
+    r"(?P<n>\d+(?:[.,]5)?|an?|one|half an?|eine?|einer halben|'?ne|半|一|两|三|四|五|十|十五|二十|三十|四十五)\s*"
     r"(?P<unit>minutes?|mins?|minuten|hours?|hrs?|h\b|stunden?|days?|tage?|分钟|个小时|小时|钟头|天)",
     re.IGNORECASE,
 )
 _WORD_NUMBERS = {
     "a": 1, "an": 1, "one": 1, "ein": 1, "eine": 1, "einer": 1, "half a": 0.5, "half an": 0.5, "einer halben": 0.5,
-    "anderthalb": 1.5, "einem": 1, "ner halben": 0.5, "'ner halben": 0.5, "ner": 1, "'ner": 1,
+    "anderthalb": 1.5, "einem": 1, "ner halben": 0.5, "'ner halben": 0.5, "ner": 1, "'ner": 1, "ne": 1, "'ne": 1,
     "半": 0.5, "一": 1, "两": 2, "三": 3, "四": 4, "五": 5, "十": 10, "十五": 15,
     "二十": 20, "三十": 30, "四十五": 45,
 }  # fmt: skip
@@ -90,7 +90,9 @@ def find_moments(text: str, now: datetime, tz: ZoneInfo) -> list[Found]:
 
 
 def find_minutes(text: str) -> list[int]:
-    """Durations in minutes ("snooze 30 minutes", "半小时", "2 Stunden")."""
+    """Durations in minutes ("snooze 30 minutes", "半小时", "2 Stunden", "zwei stunden vorm flug")."""
+    if not CJK.search(text):
+        text = with_digits(text, language_of(text))
     found = []
     for match in _DURATION.finditer(text):
         raw = match.group("n").lower()

@@ -150,6 +150,26 @@ def decided(text: str) -> str | None:
         ("den eintrag zu netflix kannste wegmachen", "forget"),
         ("nuke all my info 🙏", "forget_me"),
         ("关于我的所有内容都抹掉", "forget_me"),
+        # the last change taken back, said casually
+        ("nope undo that last bit", "undo"),
+        ("nimm das zurück", "undo"),
+        ("手滑了 退回去", "undo"),
+        # only reminders nag or snooze
+        ("stop nagging me about the parcel, already picked it up", "reminder_change"),
+        ("das mit dem blumengießen kannste abstellen", "reminder_change"),
+        ("snooze that for 10 minutes", "reminder_change"),
+        # a budget's limit asked about or set; a day's plans asked verb first
+        ("are we still under the restaurant limit this month", "budget"),
+        ("was is vom freizeitbudget noch da", "budget"),
+        ("steht freitag abend schon was", "calendar"),
+        ("孩子们周四有活动没", "calendar"),
+        # corrections said casually
+        ("der betrag stimmt nicht, richtig ist 118", "update"),
+        ("那个归到餐饮里 不是日用品", "update"),
+        ("file the pizza under restaurants", "update"),
+        # a span before an event in number words
+        ("zwei stunden vorm flug melden", "event_reminder"),
+        ("tell tom an hour before his football match", "event_reminder"),
         # "don't forget …" never forgets, whoever it is from
         ("mia hat geburtstag, vergiss das geschenk von mir nicht", "reminder"),
     ],

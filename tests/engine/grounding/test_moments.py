@@ -62,7 +62,15 @@ def test_in_two_hours_is_real_time_across_a_clock_change() -> None:
 
 @pytest.mark.parametrize(
     ("text", "minutes"),
-    [("snooze 30 minutes", [30]), ("2 Stunden später", [120]), ("半小时后再提醒", [30]), ("give me an hour", [60])],
+    [
+        ("snooze 30 minutes", [30]),
+        ("2 Stunden später", [120]),
+        ("半小时后再提醒", [30]),
+        ("give me an hour", [60]),
+        ("zwei stunden vorm flug melden", [120]),  # number words
+        ("sag lena ne stunde vorm training bescheid", [60]),
+        ("in twenty minutes", [20]),
+    ],
 )
 def test_durations(text: str, minutes: list[int]) -> None:
     assert find_minutes(text) == minutes
