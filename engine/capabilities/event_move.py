@@ -116,8 +116,8 @@ class EventMove(NamedEventChange):
         if not moments:  # moved by a span: "pushed back an hour"
             span = timedelta(minutes=situation.grounding.minutes[0])
             begin = datetime.fromisoformat(str(row["start"])[:16])
-            start = begin - span if _EARLIER.search(situation.text) else begin + span
-            args = {"event_id": picked.event_id, "start": start.isoformat(timespec="minutes")}
+            shifted = begin - span if _EARLIER.search(situation.text) else begin + span
+            args = {"event_id": picked.event_id, "start": shifted.isoformat(timespec="minutes")}
             return [PlannedCall(id="s1", tool="move_event", args=args)]
         moment = moments[0]
         if moment.has_time and time_only(moment.text):  # "moved to 16:30": the same day, a new time
