@@ -5,7 +5,11 @@ the message and whatever the household holds: forgetting the member (`forget_me`
 one row, or "everything"). The plan is kept with the question and runs, unchanged and without the model, when the
 member says yes.
 
-The same rule holds in every step the model writes in: the plan of its analysis (`unasked`, then `ask`), a
+A change or forget of one row the member asked for, when their words fit several alike rows and name none apart
+("forget the groceries expense" with two of them), waits for them to pick the row (`Which`); the kept plan then runs
+against the row picked.
+
+The same rule holds in every step the model writes in: the plan of its analysis (`Gate.before`), a
 re-planned step and a tool call it makes while writing the reply (`Gate`: such a call is held, the model is told
 it was not done, and the reply ends with the question).
 """
@@ -22,6 +26,8 @@ import structlog
 from engine import privacy
 from engine.analysis import PlannedCall
 from engine.capabilities import routing
+from engine.capabilities._memories import quote, which_one
+from engine.capabilities.capability import Ask, Situation
 from engine.capabilities.correction import UPDATE
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say
@@ -43,6 +49,7 @@ _DESTRUCTIVE = frozenset({"forget", "update_memory_fields", "cancel_reminder", "
 ALWAYS_ASK = frozenset({"forget_me"})
 _MAX_ROWS = 3
 _BULK = frozenset({"forget"})  # forgetting more than one row at once always asks
+_ONE_ROW = frozenset({"forget", "update_memory_fields"})  # the tools whose step names the memory it changes
 _EVERYTHING = re.compile(
     r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data)|"
     r"all\b\W*$|alles|sämtliche)\b|全部|所有|一切|统统|都(?:删|忘)",
@@ -60,8 +67,8 @@ _FORGET = {
 }
 # What the model reads in place of a held call's result: it was not done, and the member decides.
 HELD = (
-    "not done: this change waits for the member's yes, which FAA asks for after your reply. Do not say it was "
-    "done, and do not call it again."
+    "not done: this change waits for the member's yes (or for them to pick which entry they mean), which FAA asks "
+    "for after your reply. Do not say it was done, and do not call it again."
 )
 _YES = re.compile(
     r"^\W*(?:yes|yeah|yep|ok|okay|sure|go ahead|do it|please do|confirm|ja|jawohl|klar|mach)\b"
@@ -98,21 +105,72 @@ def must_ask(plan: list[PlannedCall], text: str) -> list[PlannedCall]:
     ]
 
 
+@dataclass(frozen=True)
+class Which:
+    """The rows a message could mean when it fits several alike ones and names none apart; a step that changes or
+    forgets one memory waits for the member to pick one of `rows` (option, the row as quoted → its memory_id)."""
+
+    question: str
+    rows: dict[str, int]
+
+    @classmethod
+    def of(cls, situation: Situation) -> Which | None:
+        """The rows to pick from, as the routed capabilities judge them alike (`which_one`); None when the message
+        names its rows apart, or fits at most one."""
+        named = which_one(situation) if situation.rows else None
+        if not isinstance(named, Ask):
+            return None
+        ids = {quote(row): int(row["memory_id"]) for row in situation.rows}
+        return cls(named.question, {option: ids[option] for option in named.options})
+
+    def pointing(self, plan: list[PlannedCall]) -> list[PlannedCall]:
+        """The steps of `plan` that change or forget one memory: which one is the member's to say."""
+        return [step for step in plan if step.tool in _ONE_ROW and _rows(step) == 1]
+
+    def ask(self, run: Run, plan: list[PlannedCall], text: str) -> tuple[Reply, PendingClarification]:
+        """Ask which row the member means, keeping the plan with the question."""
+        log.info("plan.which.requested", rows=len(self.rows))
+        run.note("plan.which.requested", tools=[step.tool for step in self.pointing(plan)])
+        pending = PendingClarification(
+            inbox_id=run.message.inbox_id,
+            question=self.question,
+            options=list(self.rows),
+            state={"text": text[:2000], "consent": [step.model_dump() for step in plan], "which": self.rows},
+        )
+        return Reply(self.question, "clarifying", options=tuple(self.rows)), pending
+
+
 @dataclass
 class Gate:
-    """The consent rule for the writes the model makes after its analysis — a re-planned step, a tool call while
-    writing the reply — within one message. A step that needs a yes is held (`split`: not run); `ask` then puts
-    the held steps to the member."""
+    """The consent rule for the writes the model makes within one message: its analysis's plan (`before`), and
+    after it a re-planned step or a tool call while writing the reply. A step that needs a yes, or the member's
+    pick of the row it changes (`which`), is held (`split`: not run); `ask` then puts the held steps to the
+    member."""
 
     text: str
     grounding: Grounding
     writes: frozenset[str]
+    which: Which | None = None
     held: list[PlannedCall] = field(default_factory=list)
+    needs_yes: bool = False  # a held step waits for a yes, not only for a pick
+
+    def before(self, run: Run, plan: list[PlannedCall]) -> tuple[Reply, PendingClarification] | None:
+        """The question for the analysis's plan, kept whole, when it needs the member's yes or pick first; None
+        when it may run now."""
+        if risky := unasked(plan, self.text, self.grounding, self.writes):
+            return ask(run, plan, risky, self.text)
+        if self.which is not None and self.which.pointing(plan):
+            return self.which.ask(run, plan, self.text)
+        return None
 
     def split(self, plan: list[PlannedCall]) -> list[PlannedCall]:
-        """The steps of `plan` that may run now; the ones that wait for a yes (and those depending on them) are
-        held."""
-        waiting = {step.id for step in unasked(plan, self.text, self.grounding, self.writes)}
+        """The steps of `plan` that may run now; the ones that wait for a yes or a pick (and those depending on
+        them) are held."""
+        risky = {step.id for step in unasked(plan, self.text, self.grounding, self.writes)}
+        self.needs_yes = self.needs_yes or bool(risky)
+        waiting = set(risky)
+        if self.which is not None:
+            waiting |= {step.id for step in self.which.pointing(plan)}
         grew = True
         while grew:
             before = len(waiting)
@@ -131,8 +189,12 @@ class Gate:
         return [{"id": step.id, "tool": step.tool, "ok": False, "error": HELD} for step in plan]
 
     def ask(self, run: Run, before: str) -> tuple[Reply, PendingClarification]:
-        """The reply `before` (what the model wrote), then the question for the held steps."""
-        reply, pending = ask(run, self.held, self.held, self.text)
+        """The reply `before` (what the model wrote), then the question for the held steps: which row, when that
+        is all they wait for, else the yes (a yes to a step the member did not ask for picks no row)."""
+        if self.which is not None and not self.needs_yes:
+            reply, pending = self.which.ask(run, self.held, self.text)
+        else:
+            reply, pending = ask(run, self.held, self.held, self.text)
         text = f"{before.strip()}\n\n{reply.text}" if before.strip() else reply.text
         return Reply(text, reply.outcome, options=reply.options, media_ids=tuple(run.media_ids)), pending
 
@@ -171,15 +233,19 @@ def ask(run: Run, plan: list[PlannedCall], risky: list[PlannedCall], text: str) 
 
 
 async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | None:
-    """The answer to a consent question: yes runs the kept plan, no drops it; anything else is a new message
-    (`None`) and the kept plan is dropped with it."""
+    """The answer to a consent question: yes (or, to "which one?", a row offered) runs the kept plan, against the
+    row picked; no drops it; anything else is a new message (`None`) and the kept plan is dropped with it."""
     language = language_of(text)
-    if _NO.search(text):
+    plan = [PlannedCall.model_validate(step) for step in pending.state.get("consent", [])]
+    rows: dict[str, int] = pending.state.get("which") or {}
+    picked = _picked(rows, text) if rows else None
+    if picked is None and _NO.search(text):
         run.note("plan.consent.refused")
         return Reply(say("left_alone", language), "answered")
-    if not _YES.search(text):
+    if picked is not None:
+        plan = [_pointed_at(step, picked) for step in plan]
+    elif rows or not _YES.search(text):
         return None
-    plan = [PlannedCall.model_validate(step) for step in pending.state.get("consent", [])]
     run.note("plan.consent.given", steps=len(plan))
     results: list[StepResult] = await run_plan(run, plan)
     degraded = any(not result.ok for result in results)
@@ -191,6 +257,27 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
     if told := privacy.told(audience, run.members, asked, results):
         text = f"{text}\n{told}"
     return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
+
+
+def _picked(rows: dict[str, int], text: str) -> int | None:
+    """The memory_id of the row the answer picks: its option as offered (a button's label), its number in the
+    list, or the one option the answer quotes."""
+    answer = text.strip()
+    options = list(rows)
+    if answer in rows:
+        return rows[answer]
+    if answer.isdigit() and 1 <= int(answer) <= len(options):
+        return rows[options[int(answer) - 1]]
+    quoted = [option for option in options if option in answer]
+    return rows[quoted[0]] if len(quoted) == 1 else None
+
+
+def _pointed_at(step: PlannedCall, memory_id: int) -> PlannedCall:
+    """`step` against the row the member picked, when it changes or forgets one memory."""
+    if step.tool not in _ONE_ROW or _rows(step) != 1:
+        return step
+    key, value = ("memory_ids", [memory_id]) if step.tool == "forget" else ("memory_id", memory_id)
+    return step.model_copy(update={"args": {**step.args, key: value}})
 
 
 def _describe(step: PlannedCall, language: str) -> str:

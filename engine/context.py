@@ -78,7 +78,7 @@ async def read_history(run: Run, conn: Connection, turns: int) -> History:
         if turns
         else []
     )
-    pending = await interactions.pending_clarification(conn, message.user_id)
+    pending = await interactions.pending_clarification(conn, message.user_id, message.chat)
     fired = await firings.recently_fired(conn, message.user_id, since)
     return History(recent, pending, fired)
 

@@ -36,6 +36,7 @@ class InboundMessage:
     stream: bool = False
     reply_to: str | None = None  # where the channel sends the answer (a chat, an address); None: the member
     shared: bool = False  # said where others read along (a group chat): private memories stay out of it
+    chat: str = ""  # the conversation it was said in: a question FAA asks back waits there for its answer
 
     @classmethod
     def from_payload(
@@ -64,6 +65,8 @@ class InboundMessage:
             stream=bool(payload.get("stream", False)),
             reply_to=str(payload["reply_to"]) if payload.get("reply_to") else None,
             shared=bool(payload.get("shared", False)),
+            # A channel whose replies go to one place per conversation names no chat: that place is the chat.
+            chat=f"{channel}:{payload.get('chat') or payload.get('reply_to') or ''}",
         )
 
 

@@ -5,7 +5,8 @@ Around the model: the message's grounding and the rows it may point at are in it
 back to it for one re-planning round; a reply with a number no source holds is written again once, then replaced
 by a plain account of the tools' results, as is one that quotes a hint written for the model. Every write the model
 makes — planned, re-planned, or a tool call while writing the reply — creates rows for the audience the message's
-words ask for (`engine.privacy`) and passes the consent gate (`engine.consent`).
+words ask for (`engine.privacy`) and passes the consent gate (`engine.consent`), which also asks which row a change
+of one memory means when the message fits several alike ones.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import structlog
 from engine import consent, metrics, privacy
 from engine.analysis import AnalysisModel, PlannedCall, analysis_schema, read_answer
 from engine.capabilities._memories import notes_text
+from engine.capabilities.capability import Situation
 from engine.context import History, base_context, serve_requests
 from engine.domain import Reply
 from engine.errors import AnalysisError, LLMError
@@ -103,10 +105,11 @@ async def answer(
     registry = run.deps.registry
     writes = frozenset(name for name in registry.names() if registry.get(name).writes)
     audience = privacy.requested(text, run.members, run.message.user_id)
-    guard = _Writes(consent.Gate(text, grounding, writes), audience, run.members)
+    which = consent.Which.of(Situation(run, text, grounding, history, rows=rows))
+    guard = _Writes(consent.Gate(text, grounding, writes, which), audience, run.members)
     plan = guard.prepared(analysis.tool_plan)
-    if risky := consent.unasked(plan, text, grounding, writes):
-        return consent.ask(run, plan, risky, text)
+    if asked := guard.gate.before(run, plan):
+        return asked
     started = time.monotonic()
     results = await run_plan(run, plan) if plan else []
     if any(not r.ok and r.fixable for r in results):

@@ -58,7 +58,9 @@ async def record(
             ),
         )
         if pending is not None:
-            await interactions.set_pending_clarification(conn, message.household_id, message.user_id, pending)
+            await interactions.set_pending_clarification(
+                conn, message.household_id, message.user_id, pending, message.chat
+            )
         elif clear_pending:
             await interactions.clear_pending_clarification(conn, message.user_id)
         outbox_id = await outbox.add(

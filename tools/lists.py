@@ -17,6 +17,7 @@ from tools.fields import RowId, blank_is_none
 from tools.permissions import check_change
 from tools.storage import lists as stored
 from tools.storage.households import Member
+from tools.storage.visibility import EVERYONE
 
 Kind = Literal["shopping", "todo", "packing", "other"]
 ListName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
@@ -229,9 +230,10 @@ async def add_list_items(ctx: ToolContext, args: AddListItemsArgs) -> AddedItems
     One item per thing, its quantity apart ("2 kg", "6"), and an assignee when someone takes it on. The list is
     created when the household does not have it yet; with no items this only starts a list ("new packing list
     for the trip"). Lists are for things to buy, to do or to pack; every member sees and edits them, unless
-    `visibility: "private"` keeps the new items (and a list this call creates) to the member who says so ("only
-    for me"), or `hidden_from` keeps them from one member ("gift ideas for Sam, don't tell Sam"). Returns the list
-    (created: whether it is new) and the new items with their item_ids.
+    `visibility: "private"` keeps the new items (and a list of its own name this call creates; the shopping, to-do
+    and packing lists are everyone's) to the member who says so ("only for me"), or `hidden_from` keeps them from
+    one member ("gift ideas for Sam, don't tell Sam"). Returns the list (created: whether it is new) and the new
+    items with their item_ids.
     """
     tool = "add_list_items"
     kept = await audience(ctx, tool, args.visibility, args.hidden_from)
@@ -242,7 +244,10 @@ async def add_list_items(ctx: ToolContext, args: AddListItemsArgs) -> AddedItems
         raise ToolRetry(tool, "a private item is the member's own: assign it to nobody or to the member")
     name, kind = canonical_name(args.list_name)
     found = await stored.find_list(ctx.conn, ctx.household_id, name)
-    row = found or await stored.ensure_list(ctx.conn, ctx.household_id, name, kind, ctx.user_id, kept)
+    # The shopping, to-do or packing list is the household's whoever starts it, and only the items are kept: a
+    # private first item must not give the others a second list of the same name.
+    starts = EVERYONE if name == kind != "other" else kept
+    row = found or await stored.ensure_list(ctx.conn, ctx.household_id, name, kind, ctx.user_id, starts)
     new = [stored.NewItem(i.text, i.quantity, who) for i, who in zip(args.items, assignees, strict=True)]
     rows = await stored.add_items(
         ctx.conn, ctx.household_id, int(row["id"]), new, created_by=ctx.user_id, inbox_id=ctx.inbox_id, audience=kept

@@ -5,10 +5,12 @@ for a yes."""
 
 from __future__ import annotations
 
+import re
+
 from engine import consent
 from tests.e2e.scripts import analysis, member_message
 from tests.fakes.openai_server import ChatRequest, Scripted
-from tests.system import System, make_family
+from tests.system import Family, System, make_family
 
 
 def hijacked(ids: list[int]) -> object:
@@ -249,3 +251,115 @@ async def test_a_forget_me_in_a_repaired_analysis_erases_nobody_and_asks(system:
     assert [r.schema_name for r in system.llm.requests] == ["analysis", "analysis"]  # the answer was repaired
     assert not await forgotten(system, family.user_ids["Anna"])
     assert asked["outcome"] == "clarifying" and "forget everything about you" in asked["reply"], asked
+
+
+def groceries_model(step: str, args: dict[str, object], *, native: bool = False, entry: str = "groceries") -> object:
+    """A model that stores "groceries … at …" as an expense (and "groceries note: …" as a note) and, asked to change
+    or forget something, picks the first `entry` it is shown: in its plan, or (`native`) as a tool call while
+    replying."""
+
+    def model(request: ChatRequest) -> Scripted:
+        text = member_message(request)
+        if request.schema_name != "analysis":
+            if native and not any(message["role"] == "tool" for message in request.messages):
+                return Scripted(tool_calls=[(step, {**args, **first_groceries(request)})])
+            return Scripted(content="Done.")
+        if text.startswith("groceries note:"):
+            return analysis("record", plan=[{"tool": "store", "args": {"content": text[15:].strip(), "kind": "note"}}])
+        if text.startswith("groceries"):
+            amount, merchant = text.split()[1], text.split()[-1]
+            store = {"content": text, "kind": "expense", "category": "groceries", "amount": amount}
+            return analysis(
+                "record", plan=[{"tool": "store", "args": {**store, "currency": "EUR", "merchant": merchant}}]
+            )
+        if native:
+            return analysis("update", plan=[], needs_results=True)
+        return analysis("update", plan=[{"tool": step, "args": {**args, **first_groceries(request)}}], reply="Done.")
+
+    def first_groceries(request: ChatRequest) -> dict[str, object]:
+        [first, *_] = re.findall(rf"\[(\d+)\] {entry}", str(request.messages[1]["content"]))
+        return {"memory_ids": [int(first)]} if step == "forget" else {"memory_id": int(first)}
+
+    return model
+
+
+async def groceries(system: System, name: str) -> Family:
+    family = await make_family(system.admin, name, {"Anna": "Europe/Berlin"})
+    system.llm.script(groceries_model("forget", {}))
+    for text in ("groceries 35.50 EUR at Lidl", "groceries 22.70 EUR at Rewe"):
+        await send(system, family, text)
+    return family
+
+
+async def send(system: System, family: Family, text: str) -> dict[str, object]:
+    response = await system.client.post("/v1/messages", json={"text": text}, headers=family.auth("Anna"))
+    return dict(await response.json())
+
+
+async def expenses(system: System, family: Family) -> dict[str, str]:
+    """The household's live expenses: merchant → amount."""
+    rows = await system.admin.fetch(
+        "SELECT ai_understanding ->> 'merchant' AS merchant, amount FROM memories "
+        "WHERE household_id = $1 AND deleted_at IS NULL",
+        family.household_id,
+    )
+    return {row["merchant"]: str(row["amount"]) for row in rows}
+
+
+async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(system: System) -> None:
+    family = await groceries(system, "Planner which")
+    system.llm.script(groceries_model("forget", {}))
+
+    asked = await send(system, family, "forget the groceries expense")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert len(asked["options"]) == 2  # type: ignore[arg-type]
+    assert await expenses(system, family) == {"Lidl": "35.50", "Rewe": "22.70"}
+    system.llm.reset()
+    rewe = next(option for option in asked["options"] if "Rewe" in option)  # type: ignore[attr-defined]
+    done = await send(system, family, rewe)
+    assert done["outcome"] == "answered", done
+    assert system.llm.requests == []  # the kept plan ran, against the row picked
+    assert await expenses(system, family) == {"Lidl": "35.50"}
+
+
+async def test_correcting_one_of_two_alike_rows_asks_which_and_corrects_the_one_picked(system: System) -> None:
+    family = await groceries(system, "Planner which correction")
+    system.llm.script(groceries_model("update_memory_fields", {"amount": "30"}))
+
+    asked = await send(system, family, "change the groceries expense to 30")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert await expenses(system, family) == {"Lidl": "35.50", "Rewe": "22.70"}
+    done = await send(system, family, "2")  # a channel's numbered answer
+    assert done["outcome"] == "answered", done
+    second = str(asked["options"][1])  # type: ignore[index]
+    assert await expenses(system, family) == (
+        {"Lidl": "35.50", "Rewe": "30.00"} if "Rewe" in second else {"Lidl": "30.00", "Rewe": "22.70"}
+    )
+
+
+async def test_a_native_forget_of_one_of_two_alike_rows_while_replying_asks_which(system: System) -> None:
+    family = await groceries(system, "Planner which native")
+    system.llm.script(groceries_model("forget", {}, native=True))
+
+    asked = await send(system, family, "forget the groceries expense")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert str(asked["reply"]).startswith("Done.") and len(asked["options"]) == 2  # type: ignore[arg-type]
+    assert await expenses(system, family) == {"Lidl": "35.50", "Rewe": "22.70"}
+    lidl = next(option for option in asked["options"] if "Lidl" in option)  # type: ignore[attr-defined]
+    assert (await send(system, family, lidl))["outcome"] == "answered"
+    assert await expenses(system, family) == {"Rewe": "22.70"}
+
+
+async def test_a_forget_whose_words_fit_one_row_runs_at_once(system: System) -> None:
+    family = await groceries(system, "Planner named apart")
+    await send(system, family, "groceries note: the wifi password is tulip42")
+    system.llm.script(groceries_model("forget", {}, entry="the wifi"))
+
+    done = await send(system, family, "forget the wifi password")
+
+    assert done["outcome"] == "answered", done
+    assert await expenses(system, family) == {"Lidl": "35.50", "Rewe": "22.70"}
+    assert await live(system, family.household_id) == 2

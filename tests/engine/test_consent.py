@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from engine.analysis import PlannedCall
-from engine.consent import Gate, must_ask, planned
+from engine.consent import Gate, Which, must_ask, planned
 from engine.grounding import ground
 from tools.registry import default_registry
 
@@ -57,6 +57,19 @@ def test_a_gate_lets_a_write_the_member_asked_for_run() -> None:
     recording = gate("Note: the wifi password is tulip42")
     store = step("v1", "store", content="the wifi password is tulip42", kind="note")
     assert recording.split([store]) == [store] and recording.held == []
+
+
+def test_a_gate_that_knows_alike_rows_holds_a_change_of_one_row_until_the_member_picks() -> None:
+    text = "forget the groceries expense"
+    which = Which("Which one do you mean?", {"groceries at Lidl (35.50 EUR)": 4, "groceries at Rewe (22.70 EUR)": 5})
+    picking = Gate(text, ground(text, NOW, "Europe/Berlin", ["Anna"]), WRITES, which)
+    store = step("v1", "store", content="tomatoes", kind="note")
+
+    assert picking.split([store, step("v2", "forget", memory_ids=[4]), step("v3", "forget", memory_ids=[4, 5])]) == [
+        store
+    ]
+    assert [s.tool for s in picking.held] == ["forget", "forget"] and picking.needs_yes  # two rows: a yes
+    assert which.pointing([step("s1", "update_memory_fields", memory_id=4, amount="30")]) != []
 
 
 def test_a_native_call_becomes_a_plan_step_unless_its_arguments_are_no_object() -> None:

@@ -316,6 +316,28 @@ async def test_private_list_items_stay_with_their_author(db: Database, family: F
         )
 
 
+async def test_a_private_first_item_starts_the_households_shopping_list_not_a_private_one(
+    db: Database, family: Family
+) -> None:
+    ring = await run(db, family, "Alex", "add_list_items", {"items": [{"text": "ring"}], "visibility": "private"})
+    milk = await run(db, family, "Sam", "add_list_items", {"items": [{"text": "milk"}]})
+    wishes = await run(
+        db,
+        family,
+        "Mia",
+        "add_list_items",
+        {"list_name": "wishes", "items": [{"text": "pony"}], "visibility": "private"},
+    )
+
+    assert ring["created"] and ring["visibility"] == "household" and ring["items"][0]["visibility"] == "private"
+    assert milk["list_id"] == ring["list_id"] and not milk["created"]
+    assert wishes["visibility"] == "private"  # a list of its own name is kept as its first item is
+    alex = await run(db, family, "Alex", "show_list", {"list_name": "shopping"})
+    sam = await run(db, family, "Sam", "show_list", {"list_name": "shopping"})
+    assert [i["text"] for v in alex["lists"] for i in v["items"]] == ["ring", "milk"]
+    assert [i["text"] for v in sam["lists"] for i in v["items"]] == ["milk"]
+
+
 # Undo --------------------------------------------------------------------------------------------------------------
 
 

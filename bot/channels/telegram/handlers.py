@@ -46,6 +46,7 @@ async def on_message(
     # A group is a shared conversation: its replies never draw on anyone's private memories.
     payload: dict[str, Any] = {
         "chat_type": message.chat.type,
+        "chat": message.chat.id,  # a group's replies each quote their message: the chat is not where they go
         "message_id": message.message_id,
         "shared": message.chat.type != PRIVATE,
     }
@@ -95,7 +96,13 @@ async def on_button(query: CallbackQuery, bot: Bot, deps: Deps, trace_id: str) -
         reply_to=to.encode(),
         trace_id=trace_id,
         join_hint=JOIN_HINT,
-        payload={"chat_type": message.chat.type, "message_id": message.message_id, **answer.payload()},
+        payload={
+            "chat_type": message.chat.type,
+            "chat": message.chat.id,
+            "message_id": message.message_id,
+            "shared": message.chat.type != PRIVATE,  # a button pressed in a group answers there, for all to read
+            **answer.payload(),
+        },
     )
     received = await receive(deps, incoming)
     await _answer(query, None)

@@ -116,3 +116,62 @@ async def test_a_group_chat_reply_is_not_written_from_the_members_private_chat(
     shown = [str(m["content"]) for request in tg_system.llm.requests for m in request.messages]
     assert not any("zeppelin" in text for text in shown)
     assert "zeppelin" not in in_group["text"]
+
+
+def _asking_model(request: ChatRequest) -> Scripted:
+    """A model that asks back about a zeppelin ride, and otherwise answers "Ok."."""
+    if is_analysis(request) and "zeppelin" in member_message(request):
+        return analysis("record", clarification={"question": "When is the zeppelin ride?", "options": ["Dec 12"]})
+    return analysis("query", reply="Ok.")
+
+
+def _pending_shown(system: System) -> bool:
+    """Whether the model was told of a question FAA asked and is waiting on."""
+    return any("Pending question" in str(m["content"]) for r in system.llm.requests for m in r.messages)
+
+
+@pytest.mark.parametrize("asked_in", ["private", "group"])
+async def test_a_question_asked_in_one_chat_is_answered_only_in_that_chat(
+    tg_system: System, fake_telegram: FakeTelegram, asked_in: str
+) -> None:
+    """FAA's question back in Alex's own chat (possibly about something private) is not resumed by what she next
+    says in the group, nor one asked in the group by what she says in her own chat; it waits in its own chat."""
+    family = await family_of_three(tg_system.admin, f"Pending {asked_in}")
+    alex = await link(tg_system, family, "Alex")
+    here, there = (None, updates.GROUP_CHAT) if asked_in == "private" else (updates.GROUP_CHAT, None)
+    tg_system.llm.script(_asking_model)
+    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} Private: book the zeppelin for Sam", chat=here))
+    [question] = await delivered(tg_system, alex)
+    assert "zeppelin" in question["text"]
+    tg_system.llm.reset()
+
+    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} what is on today?", chat=there))
+    await delivered(tg_system, alex, 2)
+    assert not _pending_shown(tg_system)
+    if asked_in == "private":  # what was said in the group is the member's own conversation too
+        assert not any("zeppelin" in str(m["content"]) for r in tg_system.llm.requests for m in r.messages)
+
+    await post(tg_system, updates.button_press(alex, [("Dec 12", "o:0")], "o:0", chat=here))
+    await delivered(tg_system, alex, 3)
+    assert _pending_shown(tg_system)  # still waiting where it was asked, and its button answers it
+
+
+async def test_a_button_pressed_in_a_group_is_answered_for_the_group(
+    tg_system: System, fake_telegram: FakeTelegram
+) -> None:
+    """A pressed button's label is the member's next message, said in the group: its reply is not written from
+    the member's own chat."""
+    family = await family_of_three(tg_system.admin, "Group button")
+    alex = await link(tg_system, family, "Alex")
+    tg_system.llm.script(_remembering_model)
+    await post(tg_system, updates.message(alex, "Private, only for me: a zeppelin ride for Sam on December 12"))
+    await delivered(tg_system, alex)
+    tg_system.llm.reset()
+
+    await post(
+        tg_system, updates.button_press(alex, [("what did I just tell you?", "o:0")], "o:0", chat=updates.GROUP_CHAT)
+    )
+    [_, in_group] = await delivered(tg_system, alex, 2)
+
+    assert not any("zeppelin" in str(m["content"]) for r in tg_system.llm.requests for m in r.messages)
+    assert "zeppelin" not in in_group["text"]
