@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.capabilities.capability import Ask, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.topics import shares_topic
+from engine.capabilities.topics import overlap
 from engine.capabilities.words import EVERYTHING
 from tools.memories import recall
 from tools.storage import memories as stored
@@ -83,7 +83,11 @@ def which_one(situation: Situation) -> Ask | list[dict[str, Any]]:
     names = [member.name for member in situation.run.members] + [
         str(r["person"]) for r in situation.rows if r.get("person")
     ]
-    alike = [row for row in situation.rows if shares_topic(situation.text, about(row), names)]
-    if len(alike) < 2 or EVERYTHING.search(situation.text):
+    shared = {id(row): overlap(situation.text, about(row), names) for row in situation.rows}
+    if EVERYTHING.search(situation.text):
+        return [row for row in situation.rows if shared[id(row)]]
+    best = max(shared.values(), default=0)  # the rows the words fit best: "note own-shared", not "note other-shared"
+    alike = [row for row in situation.rows if best and shared[id(row)] == best]
+    if len(alike) < 2:
         return alike
     return Ask(say("ask_which", situation.language), tuple(quote(row) for row in alike[:5]))

@@ -23,8 +23,13 @@ _CJK_STOP = frozenset(
 
 def shares_topic(question: str, note: str, names: Iterable[str] = ()) -> bool:
     """The note and the question have a word of substance in common (names and words of asking do not count)."""
+    return overlap(question, note, names) > 0
+
+
+def overlap(question: str, note: str, names: Iterable[str] = ()) -> int:
+    """How many words of substance the note and the question have in common."""
     skip = {name.lower() for name in names} | {word.lower() for word in re.findall(r"\b[A-Z][a-z]+\b", question)[1:]}
-    return bool(_terms(question, skip) & _terms(note, skip))
+    return len(_terms(question, skip) & _terms(note, skip))
 
 
 def _terms(text: str, skip: set[str]) -> set[str]:
