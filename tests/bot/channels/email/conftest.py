@@ -12,7 +12,7 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 
@@ -60,6 +60,17 @@ class SmtpPeer:
                     return list(self.messages)
             await asyncio.sleep(0.02)
         raise AssertionError(f"expected {count} messages at the SMTP peer, got {len(self.messages)}")
+
+    async def wait_until(self, found: Callable[[Received], bool], timeout_s: float = 30.0) -> Received:
+        """The first message `found` holds true of, once it is there (fails after `timeout_s`: it never came)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self.lock:
+                match = next((m for m in self.messages if found(m)), None)
+            if match is not None:
+                return match
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"no such message at the SMTP peer among {len(self.messages)}")
 
     def to(self, address: str) -> list[Received]:
         with self.lock:
