@@ -242,6 +242,15 @@ async def test_the_toggle_makes_a_row_private_and_only_its_author_has_one(
     assert forged.status == 403
 
 
+def _places(event_id: int, reminder_id: int, item_id: int) -> tuple[tuple[str, str], ...]:
+    """Where an event, a reminder and a list item are shown: (page, the row's selector on it)."""
+    return (
+        ("/calendar", f"[data-event='{event_id}']"),
+        ("/reminders", f"[data-reminder='{reminder_id}']"),
+        ("/lists", f"li[data-item='{item_id}']"),
+    )
+
+
 async def test_the_toggle_on_events_reminders_lists_and_items_keeps_them_from_a_member(
     system: System, new_context: NewContext
 ) -> None:
@@ -279,11 +288,7 @@ async def test_the_toggle_on_events_reminders_lists_and_items_keeps_them_from_a_
 
     sam = await signed_in(system, new_context, family, "Sam")
     mia = await signed_in(system, new_context, family, "Mia")
-    for path, selector in (
-        ("/calendar", f"[data-event='{event['event_id']}']"),
-        ("/reminders", f"[data-reminder='{reminder['reminder_id']}']"),
-        ("/lists", f"li[data-item='{cake_id}']"),
-    ):
+    for path, selector in _places(event["event_id"], reminder["reminder_id"], cake_id):
         await sam.goto(base_url(system) + path)
         await expect(sam.locator(selector)).to_have_count(0)
         await mia.goto(base_url(system) + path)
@@ -444,11 +449,7 @@ async def test_an_event_a_reminder_and_a_list_item_say_who_changed_them(
     ):
         assert (await sam.request.post(base_url(system) + path, data=body, headers=csrf)).status == 200, path
     alex = await signed_in(system, new_context, family, "Alex")
-    for path, selector in (
-        ("/calendar", f"[data-event='{event['event_id']}']"),
-        ("/reminders", f"[data-reminder='{reminder['reminder_id']}']"),
-        ("/lists", f"li[data-item='{item['item_id']}']"),
-    ):
+    for path, selector in _places(event["event_id"], reminder["reminder_id"], item["item_id"]):
         await alex.goto(base_url(system) + path)
         await expect(alex.locator(f"{selector} .edited")).to_have_text("edited by Sam")
 
