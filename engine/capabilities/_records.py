@@ -17,7 +17,7 @@ from engine.capabilities.words import (
     DOSE,
     LIKING,
 )
-from engine.grounding import Grounding, Money
+from engine.grounding import Grounding, Moment, Money
 
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 
@@ -75,12 +75,20 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
         for m in grounding.moments
         if (m.at >= today if m.has_time else m.at.date() > today.date())
         and (kind == "plan" or not _PART_OF_TODAY.fullmatch(m.text.strip()))
+        and not _whole_span(m, grounding)
     ]
     if not coming:
         return None
     moment = coming[0]
     start = moment.at.isoformat(timespec="minutes") if moment.has_time else moment.at.date().isoformat()
     return {**args, "start": start}
+
+
+def _whole_span(moment: Moment, grounding: Grounding) -> bool:
+    """A moment that is a week or longer without a day or time ("he'll bring it back next week", "下周奶奶来"): no
+    day of it is the event's, so none is put in the calendar; a weekend or a named day still is."""
+    span = grounding.span
+    return not moment.has_time and span is not None and span.text == moment.text and (span.last - span.first).days >= 6
 
 
 def _whose(situation: Situation, person: str | None) -> str:

@@ -44,12 +44,17 @@ SMALL_TALK = cues(
 # Words that only acknowledge, thank or greet: a message made of these (and emoji) asks for nothing.
 PLEASANTRIES = cues(
     r"\b(?:ha(?:ha)+|lol|ok(?:ay)?|cool|great|nice(?: one)?|perfect|super|awesome|brilliant|lovely|thanks?|thank you|"
-    r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for now|all good|no worries|got it|bye|see you|"
+    r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for now|all good|no worries|got it|bye|"
+    r"see (?:you|ya)(?: (?:later|tomorrow|tmrw|soon))?|"
     r"(?:good )?(?:morning|night|evening)|hi|hello|hey|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
     r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|guten morgen|morgen|moin|hallo|tschüss|"
     r"bis später|du bist super|ihr lieben|ihr|all|everyone|guys|folks|leute|zusammen|love you|hab dich lieb|merci|"
     r"prima|top|spitze|supi|gerne|geht klar|sounds good|will do|np|sweet|ta)\b",
-    r"谢谢|谢了|多谢|晚安|早安|早上好|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜|哈+|呵呵|嘿嘿|知道了|明白了?|没问题|行|"
+    # farewells: "night night, talk tomorrow", "schlaf gut, bis morgen", "明天见"
+    r"\b(?:(?:talk|speak|see|catch) (?:to )?(?:you|ya|u) ?|(?:talk|speak) )(?:tomorrow|tmrw|later|soon)\b|"
+    r"\b(?:night night|nighty night|sleep (?:well|tight)|sweet dreams|gn|bis (?:morgen|dann|bald|später)|"
+    r"schlaf (?:gut|schön)|träum (?:was )?süß|gute nacht)\b",
+    r"明天见|回头见|再见|谢谢|谢了|多谢|晚安|早安|早上好|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜|哈+|呵呵|嘿嘿|知道了|明白了?|没问题|行|"
     r"太好了|[啦呀哦噢吧呢]",  # and the particles around them: "太好了 谢谢啦" ("好了" alone says a thing is done)
 )
 

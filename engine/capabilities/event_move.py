@@ -20,6 +20,7 @@ from engine.capabilities.words import (
     cues,
 )
 from engine.executor import StepResult
+from engine.grounding import Grounding
 
 MOVED = cues(
     r"\bis now (?:at|on)\b|\binstead\b|\bjetzt (?:erst |schon )?(?:um|am)\b|\bstatt\b|\bumgelegt\b|改成|改在",
@@ -42,6 +43,15 @@ _SHIFTED = cues(
     r"(?:往后|往前|推迟|提前|延后|挪)\S{0,4}(?:小时|分钟)",
 )
 _EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor)\b|提前|往前")
+
+
+def shift(text: str, grounding: Grounding) -> timedelta | None:
+    """How far the words move a thing by a span ("pushed back an hour", "half an hour earlier", "提前半小时"):
+    later unless they say earlier; None when they name no span moved."""
+    if not (grounding.minutes and _SHIFTED.search(text)):
+        return None
+    span = timedelta(minutes=grounding.minutes[0])
+    return -span if _EARLIER.search(text) else span
 
 
 INSTRUCTIONS = """\
@@ -103,7 +113,7 @@ class EventMove(NamedEventChange):
     def claims(self, reading: Reading) -> bool:
         if reading.question:
             return False
-        shifted = reading.grounding.minutes and _SHIFTED.search(reading.text)
+        shifted = shift(reading.text, reading.grounding) is not None
         return bool(shifted or (MOVED.search(reading.text) and reading.grounding.moments))
 
     otherwise = "update"  # a correction of a stored note
@@ -113,10 +123,9 @@ class EventMove(NamedEventChange):
         assert isinstance(picked, EventPick)
         row = next(row for row in situation.rows if row["event_id"] == picked.event_id)
         moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
-        if not moments:  # moved by a span: "pushed back an hour"
-            span = timedelta(minutes=situation.grounding.minutes[0])
-            begin = datetime.fromisoformat(str(row["start"])[:16])
-            shifted = begin - span if _EARLIER.search(situation.text) else begin + span
+        delta = shift(situation.text, situation.grounding)
+        if delta is not None:  # moved by a span: "pushed back an hour" ("20 minutes later" is no new moment)
+            shifted = datetime.fromisoformat(str(row["start"])[:16]) + delta
             args = {"event_id": picked.event_id, "start": shifted.isoformat(timespec="minutes")}
             return [PlannedCall(id="s1", tool="move_event", args=args)]
         moment = moments[0]

@@ -68,9 +68,10 @@ TELL = cues(
     r"\bbescheid\b",
     r"\b(?:an)?stups\w*|\bschubs\b",
     r"(?<!mich )(?<!sich )(?<!uns )\b(?:bitte )?melden\b",
-    r"\b(?:dran|daran) denken\b",
+    r"\b(?:dran|daran) denken\b|\b(?:muss|müssen|soll|sollte|sollten)\s+(?:ich|wir)\b.{0,40}\ban\b.{1,40}\bdenken\b",
+    r"\b(?:need|have|got|must) to remember\b|\bmust remember\b",
     r"\b(?:den|der|dem) \w+ sagen\b|\bsagen,? (?:sie|er|dass)\b",
-    r"(?<!再)叫我|(?<!再)喊我|说一声|告诉我|通知我",  # "再叫我" is said of a reminder just sent
+    r"(?<!再)叫我|(?<!再)喊我|说一声|告诉我|通知我|(?<![还不没])记得",  # "再叫我" is said of a reminder just sent
 )
 
 

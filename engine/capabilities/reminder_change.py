@@ -13,7 +13,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._events import time_only
 from engine.capabilities._reminders import recipient, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.event_move import MOVED
+from engine.capabilities.event_move import MOVED, shift
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
@@ -75,7 +75,8 @@ MOVE = cues(
     r"\bverschieb",
     r"\bverleg",
     r"\bänder",
-    r"\bstattdessen\b|\blieber\b|\berst\b",
+    r"\bstattdessen\b|\b(?:an)?statt\b|\blieber\b|\berst\b",
+    r"\bnot (?:at )?\d",  # "at 8 not 7"
     r"改到",
     r"改成",
     r"挪到",
@@ -97,7 +98,7 @@ NEVER_MIND = cues(r"\bnvm\b|\bnever ?mind\b", r"\bvergiss es\b|\bhat sich erledi
 # Said of a reminder: it is no longer wanted.
 UNWANTED = cues(
     r"\b(?:dont|don't|do not|no longer) need\b",
-    r"\bnot needed\b",
+    r"\bnot needed\b|\bno need\b|\bnicht (?:mehr )?nötig\b",
     r"\banymore\b",
     r"\bany more\b",
     r"\bnicht mehr\b",
@@ -238,7 +239,7 @@ class ReminderChange(Capability):
             return True
         if NAGGING.search(text) and not keep_in_mind and not reading.question:
             return True
-        moved = MOVE.search(text) is not None and REMINDER.search(text) is not None
+        moved = (MOVE.search(text) or shift(text, reading.grounding)) is not None and REMINDER.search(text) is not None
         if (SNOOZE.search(text) and REMIND.search(text) or moved) and not reading.grounding.repeats:
             return True
         return pointed_at(reading)
@@ -319,7 +320,10 @@ def change_action(text: str, grounding: Grounding | None = None) -> Literal["can
     friday") it moves there at its own time of day."""
     if CANCEL.search(text):
         return "cancel"
-    if MOVE.search(text) and (REMINDER.search(text) or POINTED.search(text) or not reminder_words(text)):
+    named = REMINDER.search(text) is not None
+    if named and grounding is not None and shift(text, grounding) is not None:
+        return "move"  # "the dentist reminder half an hour earlier": from its own time
+    if MOVE.search(text) and (named or POINTED.search(text) or not reminder_words(text)):
         return "move"  # "…reminder to friday", "the plumber one 11 instead", "oma anrufen bitte erst übermorgen"
     if SNOOZE.search(text):
         to_a_day = grounding is not None and not grounding.minutes and any(not m.has_time for m in grounding.moments)
@@ -357,6 +361,9 @@ def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask
     time on ("swimming moved to half 5 from now on")."""
     moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
     current = datetime.fromisoformat(str(row["next_at"])).replace(tzinfo=None) if row.get("next_at") else None
+    delta = shift(situation.text, situation.grounding)
+    if current is not None and delta is not None:  # "half an hour earlier": from the reminder's own time
+        return _at(row, current + delta, situation)
     hour = _BARE_HOUR.search(situation.text)
     if not moments and current is not None and hour is not None:  # "the plumber one 11 instead": 11:00 that day
         at = min(

@@ -14,6 +14,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Rer
 from engine.capabilities.words import QUESTION, cues, own
 from engine.checklists import render
 from engine.executor import StepResult
+from engine.grounding.language import CJK
 from tools.lists import canonical_name
 
 # Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
@@ -25,11 +26,11 @@ SHARED_LIST = cues(
     r"\bclear (?:the |all )?(?:bought|done|ticked|checked)",
     r"^\W*(?:i |we )?(?:just )?(?:bought|got) the [^\W\d]+(?: [^\W\d]+){0,2}\W*$",
     r"\btakes? (?:on |over )?the [^\d]{1,30} (?:task|chore)\b",
-    r"einkaufsliste",
+    r"einkaufsliste|einkaufszettel",
     r"packliste",
     r"to-?do-?liste",
     r"aufgabenliste",
-    r"\b(?:auf|von) (?:die|der|unsere|meine|meiner|unserer) (?:\w+)?liste\b",
+    r"\b(?:auf|von) (?:die|der|den|unsere|meine|meiner|unserer|unseren|meinen) (?:\w+)?(?:liste|zettel)\b",
     r"\bneue \w*\s?liste\b",
     r"\bübernimmt\b.{0,30}\baufgabe\b",
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
@@ -64,7 +65,12 @@ _RUNNING_OUT = tuple(
         r"^\W*[^\W\d_]+ braucht (?:noch |mehr |neue[nsr]? )(?P<item>[^\d?]{1,40})",
         r"没有(?P<item>\S{1,6}?)了",
         r"(?P<item>[^\s\d]{1,6}?)(?:快没了|快用完了|没了|用完了)",
+        r"(?:家里|冰箱里?|家)(?:已经|都)?没(?:有)?(?P<item>[^\s\d，。]{1,6}?)了",
         r"(?:要买|该买|得买)(?P<item>[^\s\d，。]{1,8})",
+        # things still to buy: "need to buy batteries", "müssen noch batterien besorgen"
+        r"\b(?:(?:need|needs|have|got) to|gotta) buy (?:more |some |new )?(?P<item>[^\d?.!]{1,40})",
+        r"\b(?:muss|müssen|sollten|sollen)\b (?:(?:ich|wir) )?(?:noch |mal |wieder )*(?P<item>[^\d?.!]{1,40}?) "
+        r"(?:besorgen|kaufen|nachkaufen)\b",
     )
 )
 _APART = re.compile(r"\s*(?:,|&|\+|\band\b|\bund\b|\bn\b|和|跟|、|还有)\s*", re.IGNORECASE)
@@ -83,6 +89,7 @@ _ADDING = tuple(
         r"\b(?:add|put|pop|stick|write)\s+(?P<item>[^?!.]{1,60}?)\s+(?:on|to|onto|in)\s+(?:the |my |our )?"
         r"(?:\w+ )?list\b",
         r"\b(?:setz|schreib|pack|tu)\w*\s+(?P<item>[^?!.]{1,60}?)\s+auf (?:die|unsere|meine)\s+\w*liste\b",
+        r"\bauf (?:die|den|unsere[n]?|meine[n]?) \w*(?:liste|zettel)\b\W*(?:bitte |noch |mal )*(?P<item>[^?!.]{1,60})$",
         r"(?:清单|单子)(?:上|里)?(?:再)?(?:加|添)(?:个|点|些|上|一下)?(?P<item>[^\s，。？！]{1,12})",
         r"把(?P<item>[^\s，。]{1,12}?)(?:加|添|放|记)(?:到|进|在|上)(?:购物)?(?:清单|单子)",
         r"(?:加|添)(?:个|点|些|上)?(?P<item>[^\s，。]{1,10}?)(?:到|进)(?:购物)?(?:清单|单子)",
@@ -112,6 +119,14 @@ def _things(forms: tuple[re.Pattern[str], ...], text: str) -> list[str] | None:
 
 # A member taking a chore on: "ben can you do the bins this week", "tom will do the hoovering", "Ben übernimmt den
 # Müll", "这周小明负责倒垃圾" — claimed when the message names a member of the household.
+# Asked to bring things home: "pick up nappies n wipes next time ur at the shop", "bring noch brot mit wenn du beim
+# edeka bist", "顺路带两袋尿不湿".
+ERRAND = cues(
+    r"\b(?:pick up|grab|get|bring)\b.{1,50}\b(?:(?:at|from) the (?:shops?|store|supermarket)|on (?:the|your|ur) way"
+    r"|next time (?:you'?re|ur|u r|you are)|when (?:you'?re|ur|u r|you are) (?:at|in))\b",
+    r"\bbring\w*\b.{1,50}\bmit\b",
+    r"顺路带|顺便带|回来(?:的时候)?带",
+)
 TAKING_ON = cues(
     r"\b(?:can|could|would) you (?:do|take|handle|sort)\b|\bwill do\b|\b(?:is|'s) doing\b|\b(?:'s|is) on\b.{0,20}"
     r"\b(?:duty|this week)\b|\b(?:'s|is) (?:your |his |her )?turn\b",
@@ -314,8 +329,17 @@ class SharedList(Capability):
         if reading.grounding.money:
             return False
         text = reading.text
-        listed = SHARED_LIST.search(text) is not None or running_out(text) is not None
-        return listed or bool(reading.grounding.people and TAKING_ON.search(text))
+        listed = SHARED_LIST.search(text) or ERRAND.search(text) or running_out(text) is not None
+        return bool(listed or (reading.grounding.people and TAKING_ON.search(text)))
+
+    def eligible(self, reading: Reading) -> bool:
+        """Without a cue, a question may show a list ("what do we still need from the shops") and a terse statement
+        may name things bought or chores ("butter und eier hab ich", "tom saugt diese woche"); a sentence telling how
+        things are ("die reisepässe liegen im blauen ordner", "zoo trip was great, kids loved the penguins") is a
+        note, never list items."""
+        text = reading.text
+        size = len(re.findall(r"[^\W\d_]+", CJK.sub("", text))) + len(CJK.findall(text)) / 2
+        return reading.question or size <= 5
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         action = list_action(situation.text)

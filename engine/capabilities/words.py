@@ -14,7 +14,7 @@ _I = re.IGNORECASE
 
 
 QUESTION = cues(
-    r"[?？]\s*$",
+    r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
     r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",

@@ -257,17 +257,26 @@ def categories(kind: Kind) -> tuple[str, ...]:
     return EXPENSE_CATEGORIES if kind == "expense" else INCOME_CATEGORIES
 
 
+# Going out for something: in "grocery trip" or "bakery run" the first word is what the money went on.
+_ERRAND = re.compile(r"(?:trip|run|haul|shop|einkauf)s?\b", re.IGNORECASE)
+
+
 @lru_cache(maxsize=256)  # the grounding asks for the same message's category more than once
 def category_of(text: str, kind: Kind = "expense") -> str | None:
     """The category the words of `text` name for money of `kind`: the longest synonym found, the earliest of equal
-    ones; None when no synonym is in the text."""
+    ones, where of two side by side the second counts (it is what was bought: "school shoes", "car insurance");
+    None when no synonym is in the text."""
     table = _TABLES[kind]
+    found = [match for pattern in table.patterns for match in pattern.finditer(text)]
+    starts = {match.start() for match in found}
     best: tuple[int, int, str] | None = None  # (-length, position, category)
-    for pattern in table.patterns:
-        for match in pattern.finditer(text):
-            candidate = (-len(match.group(0)), match.start(), table.category[match.group("w").lower()])
-            if best is None or candidate < best:
-                best = candidate
+    for match in found:
+        after = re.match(r"[ -]+", text[match.end() :])
+        if after and match.end() + after.end() in starts and not _ERRAND.match(text, match.end() + after.end()):
+            continue  # the first of two synonyms side by side qualifies the second: "school shoes" are shoes
+        candidate = (-len(match.group(0)), match.start(), table.category[match.group("w").lower()])
+        if best is None or candidate < best:
+            best = candidate
     return None if best is None else best[2]
 
 

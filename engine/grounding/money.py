@@ -90,8 +90,16 @@ _CN_JIAO = re.compile(r"(?<=[块元])([一二两三四五六七八九])(?:毛|�
 _UNIT = re.compile(
     r"\s?(?:(?:%|°|cm|mm|km|kg|g|m|ml|l|h|min|mins|minutes?|hours?|days?|weeks?|months?|years?|pills?|tablets?|"
     r"times?|x|st|nd|rd|th|am|pm|o'clock|uhr|jahre?|tage?|stunden?|minuten|wochen|monate|monaten|degrees?|grad|"
-    r"fever|fieber|temp)(?![a-zäöüß])|"
+    r"fever|fieber|temp|steps|schritte|seiten|pages)(?![a-zäöüß])|"
     r"岁|次|个|天|小时|分钟|周|月|年|号|点|斤|公斤|厘米|米|度|片|粒|层|楼|室|号房)",
+    re.IGNORECASE,
+)
+# A physical measure: a message that measures something ("2.4 bar front and 2.2 back", "3.2 kg, 52.5 tall") and
+# speaks of no paying holds no money in its bare numbers ("20 bar bezahlt" is cash: it speaks of paying).
+_MEASURE = re.compile(
+    r"\s?(?:bar|psi|kwh|kw|ps|mph|kmh|km/h|watt|volt|gb|mb|tb|inch|inches|zoll|ft|feet|lbs?|oz|qm|m²|sqm|"
+    r"liters?|litres?|cm|mm|km|kg|ml|°c?|grad|degrees?|kcal|calories)(?![a-zäöüß])|"
+    r"\s?(?:斤|公斤|厘米|米|度|公里|升)",
     re.IGNORECASE,
 )
 # A whole number followed by a word counts things ("3 Gläser", "2 coffees") unless the word is one that follows a sum.
@@ -105,7 +113,8 @@ _MONEY_WORDS = re.compile(
     r"\b(?:spent|spend|paid|pay|cost|costs|bought|buy|price|bill|charged|salary|earned|income|refund|received|"
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
     r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet|dropped|blew|blown|"
-    r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert)\b|\bgot\s+[\d.,]+\s+back\b|"
+    r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert|sent|gave|gifted|transferred|"
+    r"geschickt|geschenkt|überwiesen|zugesteckt)\b|\bgot\s+[\d.,]+\s+back\b|红包|压岁钱|转了|转账|"
     r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
     re.IGNORECASE,
 )
@@ -162,13 +171,16 @@ def find_money(text: str) -> list[Money]:
         normal = _SPOKEN_CENTS.sub(r"\1.\2", with_digits(normal, language_of(normal)))
     paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
     paying = paying or category_of(normal, "income") is not None  # "年终奖发了 八千", "kindergeld ist da 250"
+    measuring = not paying and any(_MEASURE.match(normal, match.end()) for match in _AMOUNT.finditer(normal))
     bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
     each: list[Money] = []  # prices per piece
     totals = False
     for match in _AMOUNT.finditer(normal):
         word = match.group("pre") or match.group("post")
-        if word is None and not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match)):
+        if word is None and (
+            measuring or not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match))
+        ):
             continue
         amount = _decimal(match.group("number"))
         if amount is None:

@@ -170,6 +170,23 @@ def decided(text: str) -> str | None:
         ("tell tom an hour before his football match", "event_reminder"),
         # "don't forget …" never forgets, whoever it is from
         ("mia hat geburtstag, vergiss das geschenk von mir nicht", "reminder"),
+        # a reminder named and changed: by a span, "statt", no longer needed
+        ("make the dentist reminder half an hour earlier", "reminder_change"),
+        ("die müll-erinnerung bitte auf 8 uhr statt 7", "reminder_change"),
+        ("got the parcel already so no need for that reminder", "reminder_change"),
+        # remembering at a time is being reminded
+        ("donnerstag früh um 7 muss ich an das turnzeug für mia denken", "reminder"),
+        ("周五记得交作业", "reminder"),
+        # things to buy or bring home, said in passing
+        ("müssen noch batterien besorgen", "shared_list"),
+        ("auf den einkaufszettel bitte butter, käse und eier", "shared_list"),
+        ("bring noch brot und bananen mit wenn du beim edeka bist", "shared_list"),
+        ("家里没鸡蛋了", "shared_list"),
+        # money someone gave, without a currency
+        ("grandma sent 100 for mias birthday", "expense"),
+        # farewells write nothing
+        ("night night, talk tomorrow", "chat"),
+        ("schlaf gut, bis morgen 😘", "chat"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -239,6 +256,24 @@ def test_thanks_and_praise_with_nothing_to_keep_may_be_small_talk(text: str, sma
     assert CAPABILITIES["chat"].eligible(routing.reading(text, grounding)) is small_talk
 
 
+@pytest.mark.parametrize(
+    ("text", "may_be_a_list"),
+    [
+        ("die reisepässe liegen im blauen ordner im schlafzimmerschrank", False),
+        ("zoo trip today was great, kids loved the penguins 🐧", False),
+        ("lent the drill to our neighbour tom, he'll bring it back next week", False),
+        ("女儿最近特别喜欢吃草莓", False),
+        ("butter und eier hab ich 👍", True),  # a terse tick or chore may be
+        ("tom saugt diese woche", True),
+        ("what do we still need from the shops", True),  # a question may show a list
+    ],
+)
+def test_a_sentence_telling_how_things_are_is_never_list_items_by_likeness(text: str, may_be_a_list: bool) -> None:
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    assert decided(text) is None
+    assert CAPABILITIES["shared_list"].eligible(routing.reading(text, grounding)) is may_be_a_list
+
+
 def test_a_question_is_never_scored_as_a_note_nor_a_statement_as_a_lookup() -> None:
     question = routing.reading("groceries this month - whats the damage", ground("x", NOW, "Europe/Berlin", []))
     assert question.question
@@ -256,6 +291,7 @@ def test_a_question_is_never_scored_as_a_note_nor_a_statement_as_a_lookup() -> N
         "医生上回怎么说的 关于小宝的耳朵",
         "steht freitag abend schon was",  # an impersonal verb first
         "孩子们周四有活动没",
+        "ben's allergic to some medicine right? which one",  # the question mark before a short tail
     ],
 )
 def test_a_question_word_after_its_preposition_asks(text: str) -> None:
@@ -274,6 +310,8 @@ def test_money_for_nothing_named_asks_what_for() -> None:
         ("吃药的提醒改到晚上九点吧", "move"),
         ("cancel the bins reminder", "cancel"),
         ("snooze that", "snooze"),
+        ("make the dentist reminder half an hour earlier", "move"),
+        ("吃药的提醒提前半小时", "move"),
     ],
 )
 def test_what_a_reminder_change_does(text: str, action: str) -> None:
@@ -395,6 +433,9 @@ def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in
         ("孩子这两天一直咳嗽 晚上更厉害", "health", False),  # when it is worse, not when something happens
         ("晚上去看电影", "plan", True),
         ("dentist for ben on friday at 3pm", "health", True),  # a day and a time: the appointment
+        ("lent the drill to tom, he'll bring it back next week", "plan", False),  # no day of the week is its
+        ("下周奶奶来", "plan", False),
+        ("we go to the lake this weekend", "plan", True),
     ],
 )
 def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:

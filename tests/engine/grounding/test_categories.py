@@ -39,6 +39,8 @@ from engine.grounding.categories import (
         ("friseur zwanzig euro, pony schneiden bei mia", "beauty"),
         ("剪头发 50块", "beauty"),
         ("kids haircuts 18 each", "beauty"),  # an English plural of a synonym
+        ("new school shoes for ben, 49.99", "clothing"),  # of two side by side, the second is what was bought
+        ("avg grocery trip this month?", "groceries"),  # a trip or a run for something is that thing
     ],
 )
 def test_expense_categories(text: str, category: str) -> None:

@@ -67,10 +67,25 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "Mia hat 38.5 Fieber",  # "hat" is no clothing here, and a fever is no price
         "friseur 20",  # a whole number beside something bought is not yet a price; not the "eur" of "friseur"
         "Lea has a fever of 38.5 today, gave her paracetamol",  # measured, not paid
+        "tyre pressure for the golf is 2.4 bar front and 2.2 back",  # a measure, and the number beside it
+        "baby weighs 3.2 kg, 52.5 cm",
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
     assert find_money(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [
+        ("hab 20 bar bezahlt für pizza", "20"),  # "bar" is cash when the message speaks of paying
+        ("bought 2 kg apples for 3.50", "3.50"),
+        ("grandma sent 100 for mias birthday", "100"),  # given by someone: money without a currency
+        ("oma hat 50 für mia geschickt", "50"),
+    ],
+)
+def test_money_beside_a_measure_or_given(text: str, amount: str) -> None:
+    assert [str(money.amount) for money in find_money(text)] == [amount]
 
 
 def test_currencies_named_without_amounts() -> None:
