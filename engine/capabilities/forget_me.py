@@ -25,8 +25,10 @@ FORGET_ME = cues(
 # Said casually, a removal and the member as its whole scope ("nuke all my info 🙏", "sämtliche infos zu meiner
 # person sollen weg", "关于我的所有内容都抹掉"); it always waits for a yes.
 _REMOVAL = cues(
-    r"\b(?:delete|erase|remove|forget|wipe|nuke|clear|purge|removed|gone)\b|\b(?:don'?t|do not|stop) (?:keep|stor|sav)",
-    r"\b(?:lösch\w*|vergiss|weg|entfern\w*|nicht mehr\b.{0,20}\b(?:speicher\w*|wissen|weißt))",
+    r"\b(?:delete|erase|remove|forget|wipe|nuke|clear|purge|removed|gone)\b|\b(?:don'?t|do not|stop) (?:keep|stor|sav)|"
+    r"\b(?:don'?t|dont|do not) want (?:you )?(?:to )?(?:keep|stor|sav|know)",
+    r"\b(?:lösch\w*|vergiss|weg|entfern\w*)|\b(?:nichts? mehr|will nicht|möchte nicht|mag nicht)\b.{0,40}"
+    r"\b(?:speicher\w*|gespeichert|wissen|weißt|kennst)\b",
     r"删|清空|清除|抹掉|别留|不要再保存|不想再让你保存|不要再存",
 )
 _ME = cues(

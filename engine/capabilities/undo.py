@@ -27,7 +27,10 @@ UNDO = cues(
     r"\bput it back (?:how|the way) it was\b",
     r"\bnimm (?:das|es) (?:wieder )?zurück\b|\bzurücknehmen\b|\bwiderruf\w*\b|\bstell (?:das|es) wieder her\b|"
     r"\bmach das letzte wieder weg\b",
-    r"(?:刚才|刚刚)(?:那个|那条|的)?(?:不算|撤了)|退回去|恢复成原来|恢复原样",
+    r"(?:刚才|刚刚)(?:那个|那条|的)?(?:不算|撤了)|退回去|恢复成原来|恢复原样|(?:刚才|刚刚)\S{0,6}撤",
+    # said by mistake: "ugh didnt mean that, go back", "halt stopp, das wollte ich nicht"
+    r"\b(?:didn'?t|didnt|did not) mean (?:that|it|this)\b|\bgo back\W*$",
+    r"\bdas wollte ich (?:so )?nicht\b|\bso war das nicht gemeint\b|\bwar ein versehen\b",
 )
 
 

@@ -187,6 +187,14 @@ def decided(text: str) -> str | None:
         # farewells write nothing
         ("night night, talk tomorrow", "chat"),
         ("schlaf gut, bis morgen 😘", "chat"),
+        # said by mistake: take it back
+        ("ugh didnt mean that, go back", "undo"),
+        ("halt stopp, das wollte ich nicht", "undo"),
+        ("刚才的操作撤了吧", "undo"),
+        # nothing more kept about the member (always after a yes)
+        ("ich will nicht dass hier noch irgendwas über mich gespeichert ist", "forget_me"),
+        ("ich möchte nicht mehr dass du was über mich weißt", "forget_me"),
+        ("i dont want you storing anything about me", "forget_me"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
