@@ -14,10 +14,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import (
-    cues,
-    own,
-)
+from engine.capabilities.words import REQUEST, cues, own
 from engine.executor import StepResult
 from engine.grounding.spelling import normalised
 
@@ -87,7 +84,8 @@ def asks_to_be_told(reading: Reading, *, ahead: bool = False) -> bool:
         return True
     grounding = reading.grounding
     timed = ahead or grounding.moments or grounding.repeats or grounding.minutes
-    return bool(timed) and not reading.question and TELL.search(reading.text) is not None
+    asked = reading.question and not REQUEST.search(reading.text)  # "can u warn me …" asks for it to be done
+    return bool(timed) and not asked and TELL.search(reading.text) is not None
 
 
 class ReminderAnswer(BaseModel):

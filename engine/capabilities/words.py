@@ -37,6 +37,12 @@ QUESTION = cues(
     r"有没有",
     r"怎么样",
 )
+# A request asked as a question ("can u warn me a day ahead of …", "kannst du mich morgen um 8 erinnern"): it asks
+# for something to be done, not to be told something.
+REQUEST = cues(
+    r"^\W*(?:(?:can|could|would|will) (?:you|u|ya)|(?:kannst|könntest|würdest) du|(?:können|könnten) sie)\b",
+    r"^\W*(?:你)?(?:能不能|可以|能|帮我)",
+)
 
 
 # References without content: "the thing", "that", "it" — a message made only of these and function words says

@@ -168,6 +168,7 @@ def decided(text: str) -> str | None:
         # a span before an event in number words
         ("zwei stunden vorm flug melden", "event_reminder"),
         ("tell tom an hour before his football match", "event_reminder"),
+        ("can u warn me a day ahead of grandma's birthday party", "event_reminder"),  # a request asked as a question
         # "don't forget …" never forgets, whoever it is from
         ("mia hat geburtstag, vergiss das geschenk von mir nicht", "reminder"),
         # a reminder named and changed: by a span, "statt", no longer needed
@@ -227,6 +228,7 @@ def test_no_cue_decides_and_nothing_is_a_note_by_default(text: str) -> None:
         "tell me what we need from the shops",
         "他们叫我小王",  # no time named: nobody asked to be told anything
         "gib mir bescheid wenn du was weißt",
+        "could you tell me when the dentist is tomorrow",  # asks to be told now: a lookup
     ],
 )
 def test_being_told_without_a_time_asks_for_no_reminder(text: str) -> None:
