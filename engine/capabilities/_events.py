@@ -12,9 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.capabilities.capability import Ask, Capability, Picked, Reroute, Said, Situation
 from engine.capabilities.phrases import when_text
-from engine.capabilities.words import (
-    FILLER,
-)
+from engine.capabilities.words import FILLER, cues
 
 _UPCOMING_DAYS = 60
 
@@ -132,6 +130,12 @@ class NamedEventChange(Capability):
 def time_only(said: str) -> bool:
     """A moment the member gave as a time of day alone, with no day."""
     return _CLOCK_ONLY.fullmatch(said.strip()) is not None
+
+
+# Asking when one thing is ("wann ist nochmal der elternabend?", "when's ben's next checkup").
+WHEN = cues(
+    r"^\W*(?:when|what time|what day)\b", r"\bwann\b|\bum wie ?viel uhr\b|\ban welchem tag\b", r"什么时候|几点|哪天"
+)
 
 
 async def upcoming(situation: Situation) -> list[dict[str, Any]]:

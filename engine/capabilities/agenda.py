@@ -6,15 +6,10 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from engine.analysis import PlannedCall
-from engine.capabilities._events import (
-    days_asked,
-    event_line,
-    upcoming,
-)
+from engine.capabilities._events import WHEN, days_asked, event_line
 from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import reminder_words
-from engine.capabilities.topics import shares_topic
 from engine.capabilities.words import (
     cues,
 )
@@ -43,10 +38,10 @@ DAY_TAKEN = cues(
 )
 
 
-# Asking when one thing is.
-WHEN = cues(
-    r"^\W*(?:when|what time|what day)\b", r"\bwann\b|\bum wie ?viel uhr\b|\ban welchem tag\b", r"什么时候|几点|哪天"
-)
+def _days_asked(reading: Reading) -> bool:
+    """Asked what is on: in the calendar, or on a day or time named ("anything on tmrw?")."""
+    when = bool(reading.grounding.moments or reading.grounding.span)
+    return AGENDA.search(reading.text) is not None or (when and DAY_TAKEN.search(reading.text) is not None)
 
 
 class Agenda(Capability):
@@ -101,8 +96,7 @@ class Agenda(Capability):
     def claims(self, reading: Reading) -> bool:
         if reminder_words(reading.text):
             return False
-        when = bool(reading.grounding.moments or reading.grounding.span)
-        return AGENDA.search(reading.text) is not None or (when and DAY_TAKEN.search(reading.text) is not None)
+        return _days_asked(reading)
 
     def hint(self, reading: Reading) -> float:
         return 0.2 if reading.grounding.span or reading.grounding.moments else 0.0
@@ -110,17 +104,11 @@ class Agenda(Capability):
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         grounding = situation.grounding
         reading = Reading(situation.text, grounding, question=True, reminder_just_sent=False)
-        if self.claims(reading) or grounding.period or grounding.moments or grounding.span:
+        if _days_asked(reading) or grounding.period or grounding.moments or grounding.span:
             return None
-        if not WHEN.search(situation.text):
-            return None
-        # Chosen by likeness, "when is …" asks of one thing ("wann ist nochmal der elternabend?"): the coming event
-        # about it, else the notes.
-        about = [row for row in await upcoming(situation) if shares_topic(situation.text, str(row.get("title", "")))]
-        if not about:
-            return Reroute("lookup")
-        language = situation.language
-        return Said("\n".join([say("events", language), *(f"- {event_line(row, language)}" for row in about[:5])]))
+        if WHEN.search(situation.text):
+            return Reroute("lookup")  # "when is …" asks of one thing: its coming event, else the notes
+        return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
         return None

@@ -8,8 +8,9 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
+from engine.capabilities._events import WHEN, event_line, upcoming
 from engine.capabilities._memories import about, notes_text, quote, search_rows
-from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
+from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.topics import shares_topic
 from engine.executor import StepResult
@@ -90,7 +91,15 @@ class Lookup(Capability):
     def hint(self, reading: Reading) -> float:
         return 0.25  # a question no cue claims most often asks about something stored
 
-    async def prepare(self, situation: Situation) -> Ask | None:
+    async def prepare(self, situation: Situation) -> Ask | Said | None:
+        if WHEN.search(situation.text):  # asked when one thing is: its coming event, else the notes
+            names = [member.name for member in situation.run.members]
+            rows = await upcoming(situation)
+            events = [row for row in rows if shares_topic(situation.text, str(row.get("title", "")), names)]
+            if events:
+                language = situation.language
+                lines = [f"- {event_line(row, language)}" for row in events[:5]]
+                return Said("\n".join([say("events", language), *lines]))
         situation.rows = await search_rows(situation, situation.text, limit=6)
         situation.choices["ids"] = [row["memory_id"] for row in situation.rows]
         return None

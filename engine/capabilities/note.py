@@ -12,7 +12,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, checked_kind, clip, occurred, planned_event, slug
 from engine.capabilities.capability import Ask, Capability, Reading, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import BODY, CONTACT_DETAILS, DOSE, RECORD_VERB, cues
+from engine.capabilities.words import BODY, CONTACT_DETAILS, DOSE, RECORD_ASKED, RECORD_VERB, cues
 from engine.executor import StepResult
 
 # Asked to put something in the calendar: a plan to note, which becomes an event — not a look at what is on.
@@ -111,8 +111,8 @@ class Note(Capability):
         text = reading.text
         if CALENDAR_ADD.search(text) and reading.grounding.moments:  # "can you put the play on the calendar …"
             return True
-        return not reading.question and bool(
-            RECORD_VERB.search(text) or DOSE.search(text) or CONTACT_DETAILS.search(text)
+        return RECORD_ASKED.search(text) is not None or (
+            not reading.question and bool(RECORD_VERB.search(text) or DOSE.search(text) or CONTACT_DETAILS.search(text))
         )
 
     def hint(self, reading: Reading) -> float:

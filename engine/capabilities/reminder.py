@@ -226,10 +226,26 @@ _ASKING = re.compile(
 )
 
 
+# What to remember, framed by the words of asking in German ("muss ich an das turnzeug für mia denken", "sag mir,
+# dass ich die spülmaschine ausräume"): the thing itself is the frame's object.
+_FRAMED = re.compile(
+    r"\b(?:muss|müssen|soll|sollte|sollten)\s+(?:ich|wir)\s+(?:noch |unbedingt |bitte |dran )*an\s+"
+    r"(?P<thing>.{2,80}?)\s+denken\b|"
+    r"\bdass (?:ich|wir|er|sie|du) (?P<clause>.{2,80}?)\s*(?:soll|sollen|muss|müssen)?\W*$",
+    re.IGNORECASE,
+)
+
+
 def own_words(situation: Situation, said: str) -> str:
-    """What to remind of in the member's own words: the model's text when every word of it is the message's, else
-    the message less the words of asking and of time."""
-    if own(said, normalised(situation.text, situation.language)):
+    """What to remind of in the member's own words: the model's text when every word of it is the message's (and,
+    when the message frames the thing, the frame's: "an das turnzeug für mia denken" is not "Mia denken"), else the
+    message less the words of asking and of time."""
+    text = normalised(situation.text, situation.language)
+    framed = _FRAMED.search(text)
+    if framed:
+        thing = (framed.group("thing") or framed.group("clause")).strip(" ,.!?")
+        return said if own(said, thing) and own(thing, said) else thing[:120]  # the whole thing, no more
+    if own(said, text):
         return said
     rest = normalised(situation.text, situation.language)
     said_when = [m.text for m in situation.grounding.moments] + [r.text for r in situation.grounding.repeats]

@@ -138,6 +138,13 @@ RECORD_VERB = cues(
     r"^\W*(?:note|write down|remember|save|store|log|add|record|put down|keep in mind|merk dir|notier|speicher)\b",
     r"^\W*(?:记下|记住|记一下|帮我记|存一下)",
 )
+# Asked, as a question, to keep something ("can you remember that the bins go out on tuesdays", "kannst du dir
+# merken, dass …", "能不能记一下"): a note to keep, not a question to look up.
+RECORD_ASKED = cues(
+    r"^\W*(?:(?:can|could|would|will) (?:you|u|ya)|(?:kannst|könntest|würdest) du)\s+(?:please |pls |bitte )?"
+    r"(?:note|write down|remember|save|store|log|keep in mind|(?:dir )?merken|(?:dir )?notieren|speichern)\b",
+    r"^\W*(?:你)?(?:能不能|可以|能)(?:帮我)?(?:记下|记住|记一下)",
+)
 
 
 # A dose of a medicine: whatever else the message says, it is a health note.

@@ -188,6 +188,9 @@ def decided(text: str) -> str | None:
         # farewells write nothing
         ("night night, talk tomorrow", "chat"),
         ("schlaf gut, bis morgen 😘", "chat"),
+        # asked as a question to keep something: a note
+        ("can you remember that the bins go out on tuesdays", "fact"),
+        ("kannst du dir merken, dass mia montags turnen hat", "fact"),
         # said by mistake: take it back
         ("ugh didnt mean that, go back", "undo"),
         ("halt stopp, das wollte ich nicht", "undo"),
@@ -359,6 +362,13 @@ def test_forgetting_more_than_one_row_waits_for_a_yes_however_few_the_household_
         ("remnid me evry other tuesday at 6:30pm to put the paper bin out", "Altpapier", "put the paper bin out"),
         ("Remind Ben tomorrow at 8 am to call the dentist", "Call the dentist", "Call the dentist"),
         ("明天早上八点提醒我给牙医打电话", "给牙医打电话", "给牙医打电话"),
+        # the thing a German frame of asking holds, whole: not the model's fragment of it
+        ("donnerstag früh um 7 muss ich an das turnzeug für mia denken", "Mia denken", "das turnzeug für mia"),
+        (
+            "ähm erinner mich bitte heute abend um neun dass ich die spülmaschine ausräume",
+            "Ausräumen",
+            "die spülmaschine ausräume",
+        ),
     ],
 )
 def test_a_reminder_keeps_the_members_words(text: str, model_wrote: str, stored: str) -> None:
@@ -459,29 +469,45 @@ def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: st
 
 
 @pytest.mark.parametrize(
-    ("text", "events", "outcome"),
+    ("text", "outcome"),
     [
-        ("wann ist nochmal der elternabend?", [], "lookup"),  # no such event: the notes may know
-        ("wann ist nochmal der elternabend?", [{"title": "Elternabend", "start": "2026-12-03T19:30"}], "said"),
-        ("what's coming up", [], None),  # no one thing asked of: the coming week
+        ("wann ist nochmal der elternabend?", "lookup"),  # one thing asked of: looked up (its event, else notes)
+        ("what's coming up", None),  # no one thing asked of: the coming week
     ],
 )
-async def test_asked_when_one_thing_is_the_calendar_answers_with_its_event_or_hands_on_to_the_notes(
-    text: str, events: list[dict[str, str]], outcome: str | None, monkeypatch: pytest.MonkeyPatch
+async def test_asked_when_one_thing_the_calendar_hands_it_to_the_lookup(text: str, outcome: str | None) -> None:
+    from engine.capabilities.capability import Reroute
+
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    situation = SimpleNamespace(text=text, grounding=grounding, language=grounding.language)
+    result = await CAPABILITIES["calendar"].prepare(situation)  # type: ignore[arg-type]
+    assert result == (Reroute("lookup") if outcome else None)
+
+
+@pytest.mark.parametrize(
+    ("events", "said"),
+    [([], False), ([{"title": "Elternabend", "start": "2026-12-03T19:30"}], True)],
+)
+async def test_asked_when_one_thing_is_the_lookup_answers_with_its_coming_event_else_the_notes(
+    events: list[dict[str, str]], said: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from engine.capabilities import agenda
-    from engine.capabilities.capability import Reroute, Said
+    from engine.capabilities import lookup
+    from engine.capabilities.capability import Said
 
     async def upcoming(situation: object) -> list[dict[str, str]]:
         return events
 
-    monkeypatch.setattr(agenda, "upcoming", upcoming)
+    async def search_rows(situation: object, text: str, limit: int) -> list[dict[str, object]]:
+        return []
+
+    monkeypatch.setattr(lookup, "upcoming", upcoming)
+    monkeypatch.setattr(lookup, "search_rows", search_rows)
+    text = "wann ist nochmal der elternabend?"
     grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
-    situation = SimpleNamespace(text=text, grounding=grounding, language=grounding.language)
-    result = await CAPABILITIES["calendar"].prepare(situation)  # type: ignore[arg-type]
-    if outcome == "lookup":
-        assert result == Reroute("lookup")
-    elif outcome == "said":
+    run = SimpleNamespace(members=[SimpleNamespace(name=name) for name in MEMBERS])
+    situation = SimpleNamespace(text=text, grounding=grounding, language=grounding.language, run=run, choices={})
+    result = await CAPABILITIES["lookup"].prepare(situation)  # type: ignore[arg-type]
+    if said:
         assert isinstance(result, Said) and "Elternabend" in result.text
     else:
-        assert result is None
+        assert result is None  # the notes are searched
