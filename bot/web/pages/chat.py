@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -51,6 +52,15 @@ def stamp(t: Catalog, instant: datetime, now: datetime, zone: str) -> str:
     return f"{local.date().isoformat()} {clock}"
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A message of the history with when it was sent and when FAA answered it, on the member's clock."""
+
+    exchange: outbox.Exchange
+    sent: str
+    answered: str
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -63,8 +73,15 @@ async def chat_page(request: web.Request) -> web.Response:
     async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
         history = await outbox.conversation(conn, viewer.household_id, viewer.user_id, limit=HISTORY_TURNS)
     t, now = texts(request), request.app[DEPS].clock.now()
-    stamps = [stamp(t, turn.received_at, now, viewer.timezone) for turn in history]
-    return html(request, "chat.html", history=list(zip(history, stamps, strict=True)), steps=step_texts(t))
+    turns = [
+        Turn(
+            turn,
+            stamp(t, turn.received_at, now, viewer.timezone),
+            stamp(t, turn.replied_at, now, viewer.timezone) if turn.replied_at else "",
+        )
+        for turn in history
+    ]
+    return html(request, "chat.html", history=turns, steps=step_texts(t))
 
 
 async def _accept(request: web.Request, text: str, client_id: str, *, stream: bool) -> tuple[InboxRow, bool]:
@@ -127,7 +144,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
                     reply = await _reply(deps, viewer, row.id)
             await send("stream_end", {"message_id": row.id, **(reply or {})})
         except TimeoutError:
-            await send("error", {"message": "still working; the answer will be in the chat history"})
+            await send("error", {"message": texts(request)("chat.later")})
     await response.write_eof()
     return response
 

@@ -28,7 +28,13 @@ function clock() {
   const time = document.createElement("time");
   time.className = "when";
   time.dateTime = now.toISOString();
-  time.textContent = now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  // On the member's clock, as the history's times are (not the browser's zone, which may differ).
+  const options = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
+  try {
+    time.textContent = now.toLocaleTimeString([], { ...options, timeZone: labels.timezone });
+  } catch {
+    time.textContent = now.toLocaleTimeString([], options);
+  }
   return time;
 }
 

@@ -4,6 +4,8 @@ options as buttons."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from playwright.async_api import BrowserContext, expect
 
@@ -11,6 +13,8 @@ from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.e2e.scripts import analysis, is_analysis
 from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, make_family
+
+BERLIN = ZoneInfo("Europe/Berlin")
 
 
 async def test_a_question_is_answered_as_a_stream_with_its_tool_steps_and_chart(
@@ -63,10 +67,17 @@ async def test_a_clarifying_question_offers_its_options_as_buttons(
 
     await page.fill("#message", "add 20")
     await page.keyboard.press("Enter")
-    await page.locator("button.option", has_text="Rewe").click()
+    option = page.locator("button.option", has_text="Rewe")
+    await option.wait_for()
+    before = datetime.now(BERLIN).strftime("%H:%M")
+    await option.click()
 
     await expect(page.locator(".msg.faa .text").last).to_have_text("Noted: Rewe.")
     await expect(page.locator(".msg.me .text").last).to_have_text("Rewe")
+    # Times are on the member's clock (Berlin), whatever zone the browser is in (UTC here).
+    shown = await page.locator(".msg.me .when").last.text_content()
+    after = datetime.now(BERLIN).strftime("%H:%M")
+    assert shown in (before, after)  # the minute may have turned meanwhile
     # The newest answer is in view, above the sticky message box, not under it.
     answer = await page.locator(".msg.faa").last.bounding_box()
     composer = await page.locator("#chat-form").bounding_box()

@@ -39,7 +39,8 @@ async def test_the_chat_history_is_compact_with_timestamps_and_plain_language_st
     # No template whitespace inside a bubble's text: a one-line reply is one line.
     assert '<div class="text">spent 12 at the bakery</div>' in page
     assert '<div class="text">Saved: 12.00 EUR, groceries.</div>' in page
-    assert re.search(r'<time class="when" datetime="[^"]+">\d\d:\d\d</time>', page)
+    # The message and its reply each say when, on the member's clock.
+    assert len(re.findall(r'<time class="when" datetime="[^"]+">\d\d:\d\d</time>', page)) == 2
     assert re.findall(r'<button type="submit" class="option">(\w+)</button>', page) == ["Yes", "No"]
     steps = json.loads(unescape(re.search(r'data-steps="([^"]+)"', page)[1]))  # type: ignore[index]
     assert steps["store_expense"] == "Saving your expense…" and steps["render_chart"] == "Drawing the chart…"
