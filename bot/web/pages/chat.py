@@ -17,9 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from bot.channels import intake
 from bot.channels.live import follow_events
 from bot.channels.web import CHANNEL
+from bot.web.pages import uploads
 from bot.web.pages.i18n import Catalog
 from bot.web.pages.render import VIEWER, html, redirect, texts
 from bot.web.pages.security import DEPS
+from bot.web.pages.tooling import invalid, json_error
 from engine.deps import Deps
 from tools.storage import media, outbox
 from tools.storage.inbox import InboxRow
@@ -84,18 +86,47 @@ async def chat_page(request: web.Request) -> web.Response:
     return html(request, "chat.html", history=turns, steps=step_texts(t))
 
 
-async def _accept(request: web.Request, text: str, client_id: str, *, stream: bool) -> tuple[InboxRow, bool]:
-    viewer: SessionMember = request[VIEWER]
-    return await intake.accept(
-        request.app[DEPS],
-        viewer.principal,
-        channel=CHANNEL,
-        external_id=f"{viewer.user_id}:{client_id}",
-        text=text,
-        trace_id=uuid.uuid4().hex,
-        payload={"stream": True} if stream else None,
-        enqueue=False,
-    )
+async def _accept(
+    request: web.Request, text: str, client_id: str, *, stream: bool, files: tuple[uploads.Upload, ...] = ()
+) -> tuple[InboxRow, bool]:
+    deps, viewer = request.app[DEPS], request[VIEWER]
+    async with uploads.stored(deps, viewer.principal, files) as kept:
+        payload: dict[str, Any] = {"stream": True} if stream else {}
+        if kept.attachments:
+            payload["attachments"] = kept.payload()
+        row, created = await intake.accept(
+            deps,
+            viewer.principal,
+            channel=CHANNEL,
+            external_id=f"{viewer.user_id}:{client_id}",
+            text=text,
+            trace_id=uuid.uuid4().hex,
+            payload=payload,
+            enqueue=False,
+        )
+        if created:
+            kept.inbox_id = row.id
+    return row, created
+
+
+async def _message(request: web.Request) -> tuple[ChatMessage, tuple[uploads.Upload, ...]]:
+    """The message of a POST to the stream: JSON `{text, client_message_id}`, or multipart/form-data with those
+    fields and the files that come with it (then the text may be empty)."""
+    if request.content_type != "multipart/form-data":
+        try:
+            return ChatMessage.model_validate_json(await request.read()), ()
+        except ValidationError:
+            raise web.HTTPBadRequest(reason="Send JSON like {text, client_message_id}") from None
+    t = texts(request)
+    form = await uploads.read_form(request, request.app[DEPS].settings.channel, t)
+    if not form.text and not form.files:
+        raise uploads.Refused(400, t("chat.empty"))
+    try:
+        # A message of files alone has no text: the engine reads what the files say.
+        message = ChatMessage(text=form.text or "-", client_message_id=form.client_message_id)
+    except ValidationError as exc:
+        raise uploads.Refused(400, invalid(exc)) from None
+    return message.model_copy(update={"text": form.text}), form.files
 
 
 async def _reply(deps: Deps, viewer: SessionMember, inbox_id: int) -> dict[str, Any] | None:
@@ -114,14 +145,16 @@ async def _reply(deps: Deps, viewer: SessionMember, inbox_id: int) -> dict[str, 
 
 async def stream(request: web.Request) -> web.StreamResponse:
     """POST /app/chat/stream: the message's events as server-sent events, as POST /v1/messages/stream sends them;
-    `stream_end` also carries the stored reply with its options and chart links."""
+    `stream_end` also carries the stored reply with its options and chart links. The message is JSON, or
+    multipart/form-data when photos, voice notes or files come with it (`bot.web.pages.uploads`); one refused comes
+    back as a JSON error before anything is stored."""
     deps = request.app[DEPS]
     viewer = request[VIEWER]
     try:
-        body = ChatMessage.model_validate_json(await request.read())
-    except ValidationError:
-        raise web.HTTPBadRequest(reason="Send JSON like {text, client_message_id}") from None
-    row, created = await _accept(request, body.text, body.client_message_id, stream=True)
+        body, files = await _message(request)
+    except uploads.Refused as exc:
+        return json_error(exc.status, "refused", exc.reason)
+    row, created = await _accept(request, body.text, body.client_message_id, stream=True, files=files)
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
 
@@ -168,7 +201,8 @@ async def send_form(request: web.Request) -> web.Response:
 
 
 async def media_file(request: web.Request) -> web.Response:
-    """GET /app/media/{id}: an image of the member's household (a reply's chart), read under its RLS."""
+    """GET /app/media/{id}: a reply's chart, or a photo, voice note or file the member sent, read under the
+    household's RLS and only from the member's own messages."""
     viewer = request[VIEWER]
     try:
         media_id = int(request.match_info["media_id"])
@@ -177,11 +211,10 @@ async def media_file(request: web.Request) -> web.Response:
     if not 0 < media_id < 2**63:
         raise web.HTTPNotFound()
     async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
-        item = await media.load(conn, media_id)
+        item = await media.load_for_member(conn, media_id, viewer.user_id)
     if item is None:
         raise web.HTTPNotFound()
-    return web.Response(
-        body=item.data,
-        content_type=item.mime,
-        headers={"Cache-Control": "private, max-age=86400", "Content-Security-Policy": "sandbox"},
-    )
+    headers = {"Cache-Control": "private, max-age=86400", "Content-Security-Policy": "sandbox"}
+    if item.mime.split("/", 1)[0] not in ("image", "audio"):
+        headers["Content-Disposition"] = "attachment"  # a file is downloaded, never shown as a page of this site
+    return web.Response(body=item.data, content_type=item.mime, headers=headers)
