@@ -36,6 +36,10 @@ async def test_the_setup_link_creates_the_household_whose_adult_invites_the_othe
     await expect(owner.locator("#invite svg")).to_be_visible()  # the QR code, drawn on the server
     await expect(owner.locator("#invite-code")).to_have_text(re.compile(r"^[A-Z2-9]{5}-[A-Z2-9]{5}$"))
     link = (await owner.locator("#invite-link").text_content() or "").strip()
+    await owner.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url(system))
+    await owner.locator("#copy-link").click()  # a button copies the link, to paste into a message to Jun
+    await expect(owner.locator("#invite-status")).to_have_text(re.compile("^已复制"))
+    assert await owner.evaluate("navigator.clipboard.readText()") == link
     row = await system.admin.fetchrow("SELECT h.id, h.timezone FROM households h WHERE h.name = 'The Lins'")
     assert row["timezone"] == "Asia/Shanghai"
     roles = await system.admin.fetch("SELECT name, role FROM users WHERE household_id = $1 ORDER BY id", row["id"])
