@@ -320,6 +320,14 @@ document.addEventListener("submit", (event) => {
   send(text, files);
 });
 
+// A reminder or digest delivered while the chat is open is FAA's newest message here (app.js receives it).
+document.addEventListener("faa:notification", (event) => {
+  event.preventDefault();
+  const bubble = item("faa note", event.detail.text);
+  bubble.dataset.notification = event.detail.id;
+  bubble.append(clock());
+});
+
 input.addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey) {
     event.preventDefault();
