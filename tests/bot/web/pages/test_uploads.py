@@ -13,7 +13,7 @@ from typing import Any
 import asyncpg
 import pytest
 from aiohttp import FormData
-from playwright.async_api import BrowserContext, Page, expect
+from playwright.async_api import BrowserContext, FilePayload, Page, expect
 
 from bot.ops.speech_server import BadRequest, make_server
 from engine.settings import Settings, SpeechSettings
@@ -66,7 +66,8 @@ async def test_a_photographed_receipt_is_read_and_saved_and_the_history_shows_th
     system.llm.script(model)
     page = await chat(system, new_context, family)
 
-    await page.set_input_files("#attach", files=[{"name": "receipt.jpg", "mimeType": "image/jpeg", "buffer": RECEIPT}])
+    receipt: FilePayload = {"name": "receipt.jpg", "mimeType": "image/jpeg", "buffer": RECEIPT}
+    await page.set_input_files("#attach", files=[receipt])
     await expect(page.locator("#chosen .name")).to_have_text(["receipt.jpg"])
     await page.click("#send")  # the photo alone is a message: no text needed
 
