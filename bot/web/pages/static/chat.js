@@ -237,6 +237,13 @@ function handle(bubble, type, data, state) {
   }
 }
 
+// While the files that came with a message are read (OCR, speech-to-text), before FAA's first step.
+function reading(files) {
+  if (files.some((file) => file.type.startsWith("audio/"))) return steps.hear_voice;
+  if (files.some((file) => file.type.startsWith("image/"))) return steps.read_photo;
+  return files.length > 0 ? steps.read_file : labels.working;
+}
+
 // A message the server refused before taking it (a file of a kind or size it does not keep): nothing was stored,
 // so the member gets back what they wrote and chose, with the reason.
 class Refused extends Error {}
@@ -258,7 +265,7 @@ function request(text, files) {
 async function send(text, files = []) {
   following = true;
   const mine = item("me", text, files);
-  const bubble = item("faa working", labels.working);
+  const bubble = item("faa working", reading(files));
   const state = { deltas: 0, steps: document.createElement("ul") };
   state.steps.className = "steps";
   bubble.prepend(state.steps);

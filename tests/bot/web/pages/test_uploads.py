@@ -87,14 +87,19 @@ async def test_a_photographed_receipt_is_read_and_saved_and_the_history_shows_th
     await expect(page.locator(".msg.faa .text").last).to_have_text("Saved 4.80 EUR.")
 
 
+HEARING = threading.Event()  # set by a test once it has seen the page say it is listening
+
+
 @pytest.fixture
 def speech_url() -> Iterator[tuple[str, list[bytes]]]:
     """FAA's speech server on a loopback port, hearing the sentence in any WebM recording (Chromium's fake
-    microphone plays a beep) and refusing other bytes as Whisper's decoder would."""
+    microphone plays a beep) and refusing other bytes as Whisper's decoder would; it answers once the test lets it."""
     heard: list[bytes] = []
+    HEARING.clear()
 
     def transcribe(audio: bytes, language: str | None) -> str:
         heard.append(audio)
+        HEARING.wait(30)
         if not audio.startswith(WEBM):
             raise BadRequest("the audio could not be decoded (InvalidDataError)")
         return SAID
@@ -102,6 +107,7 @@ def speech_url() -> Iterator[tuple[str, list[bytes]]]:
     server = make_server(transcribe, free_port(), model="whisper-base")
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1", heard
+    HEARING.set()  # a test that failed before letting it answer does not hold the server
     server.shutdown()
     server.server_close()
 
@@ -139,6 +145,8 @@ async def test_a_voice_note_recorded_in_the_page_is_heard_and_saved(
     await page.click("#send")
 
     answer = page.locator(".msg.faa").last
+    await expect(answer.locator(".text")).to_have_text("Listening to your voice note…")  # while it is transcribed
+    HEARING.set()
     await expect(answer.locator(".text")).to_have_text("Saved 50 EUR for groceries.", timeout=60_000)
     assert await expenses(voice_system, family) == [("50.00", "EUR")]
     [audio] = speech_url[1]
