@@ -21,9 +21,9 @@ from bot.web.pages import uploads
 from bot.web.pages.i18n import Catalog
 from bot.web.pages.render import VIEWER, html, redirect, texts
 from bot.web.pages.security import DEPS
-from bot.web.pages.tooling import invalid, json_error
+from bot.web.pages.tooling import invalid, json_error, row_id
 from engine.deps import Deps
-from tools.storage import media, outbox
+from tools.storage import inbox, media, outbox
 from tools.storage.inbox import InboxRow
 from tools.storage.web_sessions import SessionMember
 
@@ -182,6 +182,25 @@ async def stream(request: web.Request) -> web.StreamResponse:
             await send("error", {"message": texts(request)("chat.later")})
     await response.write_eof()
     return response
+
+
+async def reply(request: web.Request) -> web.Response:
+    """GET /app/chat/replies/{inbox_id}: the reply to one of the member's messages that was still being answered
+    when the chat was opened (`{reply, outcome, options, media}`, as `stream_end` carries it), waited for up to
+    WEB_REPLY_WAIT_S; 204 when it is not there yet (the page asks again)."""
+    deps, viewer = request.app[DEPS], request[VIEWER]
+    inbox_id = row_id(request, "inbox_id")
+    async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
+        message = await inbox.get(conn, inbox_id)
+    if message is None or message.user_id != viewer.user_id:
+        raise web.HTTPNotFound()
+    try:
+        async with asyncio.timeout(deps.settings.web.reply_wait_s):
+            while (answer := await _reply(deps, viewer, inbox_id)) is None:
+                await asyncio.sleep(0.5)
+    except TimeoutError:
+        return web.Response(status=204)
+    return web.json_response({"message_id": inbox_id, **answer})
 
 
 async def send_form(request: web.Request) -> web.Response:

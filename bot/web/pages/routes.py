@@ -36,6 +36,7 @@ ROUTES = [
     web.get("/", chat.chat_page, name="page:chat"),
     web.post("/chat", chat.send_form, name="page:chat-send"),
     web.post("/app/chat/stream", chat.stream, name="page:chat-stream"),
+    web.get("/app/chat/replies/{inbox_id}", chat.reply, name="page:chat-reply"),
     web.get("/app/media/{media_id}", chat.media_file, name="page:media"),
     web.get("/app/events", notifications.events, name="page:events"),
     web.get("/memories", memories.memories_page, name="page:memories"),

@@ -327,6 +327,28 @@ document.addEventListener("submit", (event) => {
   send(text, files);
 });
 
+// An answer still being written when the chat was opened (the member reloaded, or came back to the page): it
+// arrives here when it is ready.
+async function awaitReply(bubble) {
+  for (let attempt = 0; attempt < 40; attempt += 1) {
+    let response;
+    try {
+      response = await fetch(`/app/chat/replies/${bubble.dataset.pending}`, { headers: { Accept: "application/json" } });
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      continue;
+    }
+    if (response.status === 200) {
+      handle(bubble, "stream_end", await response.json(), { deltas: 0, steps: document.createElement("ul") });
+      bubble.classList.remove("pending");
+      delete bubble.dataset.pending;
+      return;
+    }
+    if (response.status !== 204) return;
+  }
+}
+for (const bubble of log.querySelectorAll("[data-pending]")) awaitReply(bubble);
+
 // A reminder or digest delivered while the chat is open is FAA's newest message here (app.js receives it).
 document.addEventListener("faa:notification", (event) => {
   event.preventDefault();
