@@ -1,16 +1,18 @@
-"""Screenshots of the web app's main pages for the README: a demo household on throwaway PostgreSQL, the local
-Redis (database 14), the scripted model from tests/fakes and Debian's Chromium at a phone's size.
+"""Screenshots of every page of the web app: a demo household on throwaway PostgreSQL, the local Redis (database
+14), the scripted model from tests/fakes and Debian's Chromium — each page on a phone (390×844) and a desktop
+(1280×800), light and dark.
 
-    .venv/bin/python docs/screenshots.py        # writes docs/screenshots/{chat,memories,reminders,money,household}.png
+    .venv/bin/python docs/screenshots.py        # writes docs/screenshots/<page>-<phone|desktop>-<light|dark>.png
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -82,6 +84,47 @@ async def _seed(web: harness.Web, admin: asyncpg.Connection) -> tuple[str, str]:
     return opened[1], str(family.household_id)
 
 
+PAGES = ["chat", "memories", "reminders", "calendar", "lists", "money", "data", "household"]
+DEVICES = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
+
+
+async def _seed_in_the_app(browser: Any, base_url: str, token: str) -> None:
+    """What the family did in the app: a question in the chat, a shopping list, events in the calendar."""
+    context = await browser.new_context(viewport=DEVICES["phone"])
+    await context.add_cookies([{"name": "faa_session", "value": token, "url": base_url}])
+    page = await context.new_page()
+    await page.goto(base_url + "/")
+    csrf = {"X-CSRF-Token": await page.locator("meta[name=csrf-token]").get_attribute("content") or ""}
+    for text in ("milk", "bread", "apples", "dish soap"):
+        await page.request.post(
+            base_url + "/app/lists/items", data={"list_name": "shopping", "items": [{"text": text}]}, headers=csrf
+        )
+    today = date.today()
+    for days, title in ((1, "Swimming lessons 16:00"), (3, "Parents' evening 19:00"), (8, "Dentist, Mia 09:30")):
+        day, clock = today + timedelta(days=days), title.rsplit(" ", 1)[1]
+        event = {"title": title.rsplit(" ", 1)[0], "start": f"{day.isoformat()}T{clock}", "whose": "household"}
+        await page.request.post(base_url + "/app/events", data=event, headers=csrf)
+    await page.fill("#message", "How much did we spend this month?")
+    await page.click("#send")
+    await page.wait_for_selector(".msg.faa[data-outcome]")
+    await context.close()
+
+
+async def _shoot(browser: Any, base_url: str, token: str, device: str, viewport: dict[str, int], scheme: str) -> None:
+    context = await browser.new_context(viewport=viewport, color_scheme=scheme)
+    await context.add_cookies([{"name": "faa_session", "value": token, "url": base_url}])
+    page = await context.new_page()
+    for name in PAGES:
+        await page.goto(base_url + ("/" if name == "chat" else f"/{name}"))
+        if name == "household":  # with an invite: its sign-in link as a QR code
+            await page.locator("[data-member=Alex] .invite-button").click()
+            await page.wait_for_selector("#invite svg")
+            await page.wait_for_load_state()
+        await page.screenshot(path=OUT / f"{name}-{device}-{scheme}.png")
+        harness.progress(f"{name}-{device}-{scheme}.png")
+    await context.close()
+
+
 async def main() -> dict[str, object]:
     from playwright.async_api import async_playwright
 
@@ -102,20 +145,10 @@ async def main() -> dict[str, object]:
                     await admin.close()
                 async with async_playwright() as playwright:
                     browser = await playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
-                    context = await browser.new_context(viewport={"width": 390, "height": 760}, device_scale_factor=2)
-                    await context.add_cookies([{"name": "faa_session", "value": token, "url": web.base_url}])
-                    page = await context.new_page()
-                    await page.goto(web.base_url + "/")
-                    await page.fill("#message", "How much did we spend this month?")
-                    await page.click("#send")
-                    await page.wait_for_selector(".msg.faa[data-outcome]")
-                    await page.screenshot(path=OUT / "chat.png")
-                    for name in ("memories", "reminders", "money", "household"):
-                        await page.goto(f"{web.base_url}/{name}")
-                        if name == "household":  # with an invite: its sign-in link as a QR code
-                            await page.locator("[data-member=Alex] .invite-button").click()
-                        await page.screenshot(path=OUT / f"{name}.png")
-                        harness.progress(f"{name}.png")
+                    await _seed_in_the_app(browser, web.base_url, token)
+                    for device, viewport in DEVICES.items():
+                        for scheme in ("light", "dark"):
+                            await _shoot(browser, web.base_url, token, device, viewport, scheme)
                     await browser.close()
     return {"screenshots": sorted(p.name for p in OUT.glob("*.png"))}
 

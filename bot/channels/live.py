@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict
 from typing import Any
 
@@ -168,3 +168,68 @@ async def follow_events(redis: Redis, inbox_id: int) -> AsyncIterator[AsyncItera
         yield events()
     finally:
         await pubsub.aclose()
+
+
+class NotificationHub:
+    """One Redis subscription per web process for every member's notifications (reminders, digests delivered on the
+    web channel), handed to the pages each member has open (`GET /app/events`): no connection per open page."""
+
+    _QUEUE_SIZE = 100  # a page that stopped reading loses the oldest beyond this; the feed still lists them
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+        self._pages: dict[int, set[asyncio.Queue[dict[str, Any]]]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._listen())
+        await self._ready.wait()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    @contextlib.contextmanager
+    def follow(self, user_id: int) -> Iterator[asyncio.Queue[dict[str, Any]]]:
+        """The member's notifications from now on, for one open page."""
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(self._QUEUE_SIZE)
+        self._pages.setdefault(user_id, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            pages = self._pages.get(user_id, set())
+            pages.discard(queue)
+            if not pages:
+                self._pages.pop(user_id, None)
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                await self._listen_once()
+            except RedisConnectionError:
+                log.warning("notification.hub.disconnected")  # pages get what they missed when they reconnect
+                await asyncio.sleep(1.0)
+
+    async def _listen_once(self) -> None:
+        pubsub = self._redis.pubsub()
+        try:
+            await pubsub.psubscribe(channel_name(self._redis, "notify", "*"))
+            self._ready.set()
+            async for item in pubsub.listen():
+                if item.get("type") != "pmessage":
+                    continue
+                try:
+                    user_id = int(item["channel"].decode().rsplit(":", 1)[1])
+                    note = json.loads(item["data"])
+                except (ValueError, IndexError, UnicodeDecodeError):
+                    log.warning("notification.hub.bad_message")
+                    continue
+                for queue in self._pages.get(user_id, ()):
+                    if queue.full():
+                        queue.get_nowait()
+                    queue.put_nowait(note)
+        finally:
+            await pubsub.aclose()

@@ -55,6 +55,20 @@ async def load(conn: Connection, media_id: int) -> MediaFile | None:
     return None if row is None else MediaFile(row["id"], row["kind"], row["mime"], bytes(row["data"]))
 
 
+async def load_for_member(conn: Connection, media_id: int, user_id: int) -> MediaFile | None:
+    """The file, if the member may open it in their chat: it came with or was made for a message of theirs, or
+    with no message at all (a digest's chart). Another member's photo or voice note is not theirs to open, though
+    it is of the same household."""
+    row = await conn.fetchrow(
+        """SELECT m.id, m.kind, m.mime, m.data FROM media m LEFT JOIN inbox i ON i.id = m.source_inbox_id
+           WHERE m.id = $1 AND (m.expires_at IS NULL OR m.expires_at > now())
+             AND (m.source_inbox_id IS NULL OR i.user_id = $2)""",
+        media_id,
+        user_id,
+    )
+    return None if row is None else MediaFile(row["id"], row["kind"], row["mime"], bytes(row["data"]))
+
+
 async def link_to_inbox(conn: Connection, media_ids: list[int], inbox_id: int) -> None:
     """Mark stored bytes as belonging to the inbox message they came with."""
     await conn.execute("UPDATE media SET source_inbox_id = $2 WHERE id = ANY($1::bigint[])", media_ids, inbox_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -164,13 +164,16 @@ class Exchange:
     received_at: datetime
     reply: str | None
     payload: dict[str, Any]
+    replied_at: datetime | None = None
+    attachments: list[dict[str, Any]] = field(default_factory=list)  # what came with the message (engine Attachment)
 
 
 async def conversation(conn: Connection, household_id: int, user_id: int, *, limit: int = 30) -> list[Exchange]:
     """The member's latest messages on every channel with their replies, oldest first."""
     rows = await conn.fetch(
         """SELECT i.id AS inbox_id, i.channel, i.text, i.received_at, o.text AS reply,
-                  coalesce(o.payload, '{}'::jsonb) AS payload
+                  coalesce(o.payload, '{}'::jsonb) AS payload, o.created_at AS replied_at,
+                  coalesce(i.payload->'attachments', '[]'::jsonb) AS attachments
            FROM inbox i LEFT JOIN outbox o ON o.inbox_id = i.id
            WHERE i.household_id = $1 AND i.user_id = $2
            ORDER BY i.received_at DESC, i.id DESC LIMIT $3""",

@@ -10,6 +10,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Literal
 
 from tools.storage.database import Connection
 from tools.storage.households import Principal, check_name, check_timezone, hash_token
@@ -59,6 +60,13 @@ async def create_setup_code(conn: Connection, ttl: timedelta = SETUP_TTL) -> str
     await conn.execute("DELETE FROM setup_codes WHERE used_at IS NULL")
     await conn.execute("INSERT INTO setup_codes (code_hash, expires_at) VALUES ($1, now() + $2)", _hash(code), ttl)
     return code
+
+
+async def setup_code_state(conn: Connection, code: str) -> Literal["open", "used", "gone"]:
+    """Whether a setup code can still make the household: "open", "used" (it made one) or "gone" (expired,
+    replaced by a newer code, or unknown)."""
+    state = await conn.fetchval("SELECT faa_setup_code_state($1)", _hash(code))
+    return "open" if state == "open" else "used" if state == "used" else "gone"
 
 
 async def setup_household(

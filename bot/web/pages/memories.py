@@ -8,13 +8,16 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
 from bot.web.pages.render import html, redirect
 from bot.web.pages.tooling import invalid, json_body, json_tool, member_tools, refusal, row_id
-from tools.errors import ToolRetry
+from tools.context import ToolContext
+from tools.errors import EmbeddingError, ToolRetry
 from tools.memories import (
+    Memory,
     MemoryIdsArgs,
     SearchArgs,
     UpdateMemoryFieldsArgs,
@@ -25,6 +28,8 @@ from tools.memories import (
 )
 
 PAGE_SIZE = 50
+NEAR_SIZE = 5
+log = structlog.get_logger()
 
 
 def _ids(text: str) -> list[int]:
@@ -44,18 +49,33 @@ async def memories_page(request: web.Request, *, error: str | None = None, statu
         }
     async with member_tools(request) as ctx:
         found = await search(ctx, SearchArgs.model_validate(args))
+        near = await _near(ctx, query, {m.memory_id for m in found.memories}) if query else []
         others = [m.name for m in ctx.members if m.id != ctx.user_id]
     return html(
         request,
         "memories.html",
         status=status,
         memories=found.memories,
+        near=near,
         query=query,
         undo=",".join(str(i) for i in _ids(request.query.get("forgotten", ""))),
         restored=bool(request.query.get("restored")),
         others=others,
         error=error,
     )
+
+
+async def _near(ctx: ToolContext, query: str, shown: set[int]) -> list[Memory]:
+    """The memories nearest to the words by meaning (the embedder the chat's search uses) that the words did not
+    find already: "dentist" finds "Mia's check-up at Dr. Berg". Shown under their own heading, as nearest, not as
+    matches. Without the embedder the page still shows what the words found."""
+    try:
+        wanted = {"query": query, "order": "relevance", "limit": min(NEAR_SIZE + len(shown), 50)}
+        meant = await search(ctx, SearchArgs.model_validate(wanted))
+    except EmbeddingError as exc:
+        log.warning("web.memories.near_unavailable", transient=exc.transient)
+        return []
+    return [memory for memory in meant.memories if memory.memory_id not in shown][:NEAR_SIZE]
 
 
 async def _refused(request: web.Request, exc: ToolRetry) -> web.Response:

@@ -31,6 +31,10 @@ def _field(form: dict[str, str] | object, name: str, default: str = "") -> str:
 async def setup_page(request: web.Request) -> web.Response:
     if VIEWER in request:
         raise web.HTTPSeeOther("/")
+    async with request.app[DEPS].db.unscoped() as conn:
+        state = await web_sessions.setup_code_state(conn, request.match_info["code"][:200])
+    if state != "open":  # said before the form is filled in, and how to get in instead
+        return html(request, "setup.html", status=410, state=state)
     form = {"household": "", "name": "", "timezone": "UTC", "locale": texts(request).lang}
     return _setup_form(request, form)
 
@@ -39,7 +43,14 @@ def _setup_form(
     request: web.Request, form: dict[str, str], error: str | None = None, status: int = 200
 ) -> web.Response:
     return html(
-        request, "setup.html", status=status, form=form, error=error, timezones=timezones(), languages=LANGUAGES
+        request,
+        "setup.html",
+        status=status,
+        state="open",
+        form=form,
+        error=error,
+        timezones=timezones(),
+        languages=LANGUAGES,
     )
 
 
@@ -65,8 +76,10 @@ async def setup_submit(request: web.Request) -> web.Response:
             )
     except HouseholdError as exc:
         return _setup_form(request, form, str(exc), status=400)
-    if opened is None:
-        return html(request, "error.html", status=410, status_code=410, reason=texts(request)("setup.used"))
+    if opened is None:  # spent meanwhile (another tab, another person) or expired
+        async with request.app[DEPS].db.unscoped() as conn:
+            state = await web_sessions.setup_code_state(conn, request.match_info["code"][:200])
+        return html(request, "setup.html", status=410, state=state)
     response = redirect("/household?welcome=1")
     set_session(response, request, opened[1])
     return response

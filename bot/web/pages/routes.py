@@ -15,6 +15,7 @@ from bot.web.pages import (
     lists,
     memories,
     money,
+    notifications,
     onboarding,
     portability,
     reminders,
@@ -35,7 +36,9 @@ ROUTES = [
     web.get("/", chat.chat_page, name="page:chat"),
     web.post("/chat", chat.send_form, name="page:chat-send"),
     web.post("/app/chat/stream", chat.stream, name="page:chat-stream"),
+    web.get("/app/chat/replies/{inbox_id}", chat.reply, name="page:chat-reply"),
     web.get("/app/media/{media_id}", chat.media_file, name="page:media"),
+    web.get("/app/events", notifications.events, name="page:events"),
     web.get("/memories", memories.memories_page, name="page:memories"),
     web.post("/memories/restore", memories.restore_memories, name="page:memories-restore"),
     web.post("/memories/{memory_id}/edit", memories.edit_memory, name="page:memory-edit"),
@@ -102,4 +105,5 @@ def mount(app: web.Application, deps: Deps) -> None:
     app[DEPS] = deps
     app[JINJA] = environment()
     app.add_routes(ROUTES)
+    app.cleanup_ctx.append(notifications.hub_context(deps))
     app.on_response_prepare.append(security_headers)

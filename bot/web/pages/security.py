@@ -31,7 +31,9 @@ SESSION_TOKEN = web.RequestKey("session_token", str)
 _NEW_CSRF = web.RequestKey("new_csrf", str)
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    # blob: for the chat's previews of a photo or voice note before it is sent (the browser's own object URLs).
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; "
+    "connect-src 'self'; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {

@@ -10,3 +10,69 @@ document.addEventListener("submit", (event) => {
     event.stopImmediatePropagation();
   }
 }, true);
+
+// Live notifications while a page is open (GET /app/events): a reminder or digest shows at once — in the chat as
+// FAA's message, elsewhere as a notice — and as a system notification when the member turned those on and the page
+// is not in view. EventSource reconnects by itself and sends the last id back, so nothing delivered meanwhile is
+// missed; one seen already (in another page of this tab's session) is not shown twice.
+const live = document.getElementById("live");
+if (live && "EventSource" in window) {
+  const seen = new Set(JSON.parse(sessionStorage.getItem("faa-seen") || "[]"));
+  const source = new EventSource("/app/events");
+  // Open: the server follows this member's notifications from now on (scripts and tests may wait for it).
+  source.addEventListener("open", () => (document.documentElement.dataset.live = "open"));
+  source.addEventListener("error", () => delete document.documentElement.dataset.live);
+  source.addEventListener("notification", (event) => {
+    const note = JSON.parse(event.data);
+    if (seen.has(note.id)) return;
+    seen.add(note.id);
+    sessionStorage.setItem("faa-seen", JSON.stringify([...seen].slice(-200)));
+    const shown = new CustomEvent("faa:notification", { detail: note, cancelable: true });
+    if (document.dispatchEvent(shown)) notice(note);
+    if ("Notification" in window && Notification.permission === "granted" && document.visibilityState !== "visible") {
+      const system = new Notification("FAA", { body: note.text, tag: `faa-${note.id}` });
+      system.addEventListener("click", () => window.focus());
+    }
+  });
+
+  function notice(note) {
+    let region = document.getElementById("notices");
+    if (!region) {
+      region = document.createElement("div");
+      region.id = "notices";
+      region.className = "notices";
+      region.setAttribute("role", "status");
+      region.setAttribute("aria-live", "polite");
+      document.body.append(region);
+    }
+    const box = document.createElement("div");
+    box.className = "notice live-notice";
+    box.dataset.id = note.id;
+    const text = document.createElement("span");
+    text.textContent = note.text;
+    const open = document.createElement("a");
+    open.href = "/reminders";
+    open.textContent = live.dataset.open;
+    const close = document.createElement("button");
+    close.type = "button";
+    close.className = "link";
+    close.textContent = live.dataset.close;
+    close.addEventListener("click", () => box.remove());
+    box.append(text, open, close);
+    region.append(box);
+  }
+}
+
+// The reminders page's switch for system notifications on this device.
+const notify = document.getElementById("notify");
+if (notify && "Notification" in window) {
+  const button = document.getElementById("notify-on");
+  const state = document.getElementById("notify-state");
+  const show = () => {
+    button.hidden = Notification.permission !== "default";
+    state.textContent = { granted: notify.dataset.on, denied: notify.dataset.blocked }[Notification.permission] || "";
+  };
+  notify.hidden = false;
+  show();
+  button.addEventListener("click", () => Notification.requestPermission().then(show));
+}

@@ -1,6 +1,8 @@
 // The chat page: send a message and show FAA's answer as it streams (the SSE events of POST /app/chat/stream),
 // with what FAA is doing in plain words ("Saving your expense…"), charts inline and a clarifying question's options
 // as buttons. The newest message and its buttons stay in view above the sticky message box (scroll anchoring).
+// Photos, receipts, voice notes (chosen or recorded here) and files go with a message as multipart/form-data; the
+// server reads them as it reads a Telegram photo or an emailed receipt.
 const csrf = document.querySelector('meta[name="csrf-token"]').content;
 const log = document.getElementById("log");
 const composer = document.getElementById("chat-form");
@@ -28,20 +30,148 @@ function clock() {
   const time = document.createElement("time");
   time.className = "when";
   time.dateTime = now.toISOString();
-  time.textContent = now.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", hourCycle: "h23" });
+  // On the member's clock, as the history's times are (not the browser's zone, which may differ).
+  const options = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
+  try {
+    time.textContent = now.toLocaleTimeString([], { ...options, timeZone: labels.timezone });
+  } catch {
+    time.textContent = now.toLocaleTimeString([], options);
+  }
   return time;
 }
 
-function item(who, text) {
+function preview(file) {
+  const url = URL.createObjectURL(file);
+  if (file.type.startsWith("image/")) {
+    const img = document.createElement("img");
+    img.className = "photo";
+    img.src = url;
+    img.alt = file.name || labels.photo;
+    return img;
+  }
+  if (file.type.startsWith("audio/")) {
+    const audio = document.createElement("audio");
+    audio.className = "voice";
+    audio.controls = true;
+    audio.src = url;
+    audio.setAttribute("aria-label", labels.voice);
+    return audio;
+  }
+  const name = document.createElement("span");
+  name.className = "file";
+  name.textContent = file.name;
+  return name;
+}
+
+function item(who, text, files = []) {
   const li = document.createElement("li");
   li.className = `msg ${who}`;
+  for (const file of files) li.append(preview(file));
   const body = document.createElement("div");
   body.className = "text";
   body.textContent = text;
-  li.append(body);
+  if (text || files.length === 0) li.append(body);
   if (who === "me") li.append(clock());
   log.append(li);
   return li;
+}
+
+// The files that go with the next message, shown above the message box, each with a button to take it out.
+const attach = document.getElementById("attach");
+const chosenList = document.getElementById("chosen");
+const record = document.getElementById("record");
+let chosen = [];
+const note = document.createElement("p");
+note.className = "error";
+note.setAttribute("role", "alert");
+note.hidden = true;
+composer.prepend(note);
+
+function say(text) {
+  note.textContent = text || "";
+  note.hidden = !text;
+}
+
+function showChosen() {
+  chosenList.replaceChildren();
+  chosen.forEach((file, index) => {
+    const li = document.createElement("li");
+    if (file.type.startsWith("image/")) {
+      const thumb = preview(file);
+      thumb.alt = "";
+      li.append(thumb);
+    }
+    const name = document.createElement("span");
+    name.className = "name";
+    name.textContent = file.name;
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.textContent = "×";
+    remove.setAttribute("aria-label", labels.remove.replace("{name}", file.name));
+    remove.addEventListener("click", () => {
+      chosen.splice(index, 1);
+      showChosen();
+      input.focus();
+    });
+    li.append(name, remove);
+    chosenList.append(li);
+  });
+  chosenList.hidden = chosen.length === 0;
+  input.required = chosen.length === 0; // files alone are a message
+}
+
+document.getElementById("attach-label").hidden = false;
+attach.addEventListener("change", () => {
+  chosen.push(...attach.files);
+  attach.value = "";
+  say("");
+  showChosen();
+});
+
+// A voice note recorded here: the microphone while the button is pressed, then a file like a chosen one.
+let recorder = null;
+function recording(on) {
+  record.setAttribute("aria-pressed", String(on));
+  record.title = on ? record.dataset.stop : record.dataset.record;
+  record.querySelector(".visually-hidden").textContent = record.title;
+  input.placeholder = on ? labels.recording : input.dataset.placeholder;
+}
+async function startRecording() {
+  let stream;
+  try {
+    stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+  } catch (error) {
+    say(labels.noMicrophone.replace("{reason}", error.message || error.name));
+    return;
+  }
+  const type = ["audio/webm;codecs=opus", "audio/ogg;codecs=opus", "audio/mp4"].find((t) =>
+    MediaRecorder.isTypeSupported(t),
+  );
+  const chunks = [];
+  recorder = new MediaRecorder(stream, type ? { mimeType: type } : undefined);
+  recorder.addEventListener("dataavailable", (event) => {
+    if (event.data.size > 0) chunks.push(event.data);
+  });
+  recorder.addEventListener("stop", () => {
+    for (const track of stream.getTracks()) track.stop();
+    const mime = (recorder.mimeType || type || "audio/webm").split(";")[0];
+    const suffix = { "audio/ogg": "ogg", "audio/mp4": "m4a" }[mime] || "webm";
+    if (chunks.length > 0) {
+      const at = new Date().toISOString().slice(0, 19).replace(/[-:T]/g, "");
+      chosen.push(new File(chunks, `voice-note-${at}.${suffix}`, { type: mime }));
+      showChosen();
+    }
+    recorder = null;
+    recording(false);
+  });
+  recorder.start();
+  say("");
+  recording(true);
+}
+if (window.MediaRecorder && navigator.mediaDevices?.getUserMedia) {
+  input.dataset.placeholder = input.placeholder;
+  record.hidden = false;
+  record.addEventListener("click", () => (recorder ? recorder.stop() : startRecording()));
 }
 
 function stepText(name, args) {
@@ -107,19 +237,44 @@ function handle(bubble, type, data, state) {
   }
 }
 
-async function send(text) {
+// While the files that came with a message are read (OCR, speech-to-text), before FAA's first step.
+function reading(files) {
+  if (files.some((file) => file.type.startsWith("audio/"))) return steps.hear_voice;
+  if (files.some((file) => file.type.startsWith("image/"))) return steps.read_photo;
+  return files.length > 0 ? steps.read_file : labels.working;
+}
+
+// A message the server refused before taking it (a file of a kind or size it does not keep): nothing was stored,
+// so the member gets back what they wrote and chose, with the reason.
+class Refused extends Error {}
+
+function request(text, files) {
+  const headers = { "X-CSRF-Token": csrf };
+  const id = messageId();
+  if (files.length === 0) {
+    headers["Content-Type"] = "application/json";
+    return { headers, body: JSON.stringify({ text, client_message_id: id }) };
+  }
+  const body = new FormData();
+  body.append("text", text);
+  body.append("client_message_id", id);
+  for (const file of files) body.append("file", file, file.name);
+  return { headers, body };
+}
+
+async function send(text, files = []) {
   following = true;
-  item("me", text);
-  const bubble = item("faa working", labels.working);
+  const mine = item("me", text, files);
+  const bubble = item("faa working", reading(files));
   const state = { deltas: 0, steps: document.createElement("ul") };
   state.steps.className = "steps";
   bubble.prepend(state.steps);
   try {
-    const response = await fetch("/app/chat/stream", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-      body: JSON.stringify({ text, client_message_id: messageId() }),
-    });
+    const response = await fetch("/app/chat/stream", { method: "POST", ...request(text, files) });
+    if (response.status >= 400 && response.status < 500) {
+      const answer = await response.json().catch(() => ({}));
+      throw new Refused(answer.error?.message || labels.failed);
+    }
     if (!response.ok) throw new Error(String(response.status));
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
@@ -138,6 +293,15 @@ async function send(text) {
       }
     }
   } catch (error) {
+    if (error instanceof Refused) {
+      mine.remove();
+      bubble.remove();
+      if (!input.value) input.value = text;
+      chosen = [...files, ...chosen];
+      showChosen();
+      say(error.message);
+      return;
+    }
     bubble.querySelector(".text").textContent = labels.failed;
   }
   bubble.classList.remove("working");
@@ -149,10 +313,48 @@ document.addEventListener("submit", (event) => {
   if (!form.classList.contains("say")) return;
   event.preventDefault();
   const text = form.elements.text.value.trim();
-  if (!text) return;
-  if (form === composer) input.value = "";
-  else form.closest(".options")?.remove();
-  send(text);
+  if (form !== composer) {
+    form.closest(".options")?.remove();
+    send(text);
+    return;
+  }
+  if (!text && chosen.length === 0) return;
+  const files = chosen;
+  chosen = [];
+  showChosen();
+  input.value = "";
+  say("");
+  send(text, files);
+});
+
+// An answer still being written when the chat was opened (the member reloaded, or came back to the page): it
+// arrives here when it is ready.
+async function awaitReply(bubble) {
+  for (let attempt = 0; attempt < 40; attempt += 1) {
+    let response;
+    try {
+      response = await fetch(`/app/chat/replies/${bubble.dataset.pending}`, { headers: { Accept: "application/json" } });
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 5000));
+      continue;
+    }
+    if (response.status === 200) {
+      handle(bubble, "stream_end", await response.json(), { deltas: 0, steps: document.createElement("ul") });
+      bubble.classList.remove("pending");
+      delete bubble.dataset.pending;
+      return;
+    }
+    if (response.status !== 204) return;
+  }
+}
+for (const bubble of log.querySelectorAll("[data-pending]")) awaitReply(bubble);
+
+// A reminder or digest delivered while the chat is open is FAA's newest message here (app.js receives it).
+document.addEventListener("faa:notification", (event) => {
+  event.preventDefault();
+  const bubble = item("faa note", event.detail.text);
+  bubble.dataset.notification = event.detail.id;
+  bubble.append(clock());
 });
 
 input.addEventListener("keydown", (event) => {

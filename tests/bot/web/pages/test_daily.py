@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from html import unescape
 from html.parser import HTMLParser
 
@@ -17,7 +18,7 @@ from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.bot.web.pages.test_calendar import session
 from tests.bot.web.pages.test_pages import _expense
 from tests.system import System, accept_unqueued, make_family
-from tools.storage import outbox
+from tools.storage import memories, outbox
 
 
 async def test_the_chat_history_is_compact_with_timestamps_and_plain_language_steps(system: System) -> None:
@@ -39,7 +40,8 @@ async def test_the_chat_history_is_compact_with_timestamps_and_plain_language_st
     # No template whitespace inside a bubble's text: a one-line reply is one line.
     assert '<div class="text">spent 12 at the bakery</div>' in page
     assert '<div class="text">Saved: 12.00 EUR, groceries.</div>' in page
-    assert re.search(r'<time class="when" datetime="[^"]+">\d\d:\d\d</time>', page)
+    # The message and its reply each say when, on the member's clock.
+    assert len(re.findall(r'<time class="when" datetime="[^"]+">\d\d:\d\d</time>', page)) == 2
     assert re.findall(r'<button type="submit" class="option">(\w+)</button>', page) == ["Yes", "No"]
     steps = json.loads(unescape(re.search(r'data-steps="([^"]+)"', page)[1]))  # type: ignore[index]
     assert steps["store_expense"] == "Saving your expense…" and steps["render_chart"] == "Drawing the chart…"
@@ -181,9 +183,28 @@ async def test_money_lists_the_months_expenses_to_correct_and_memories_search_sa
     assert elsewhere.headers["Location"] == f"/memories#memory-{bakery}"
 
     by_category = await (await system.client.get("/memories?q=transport", headers=anna)).text()
-    assert re.findall(r'<div class="content">([^<]+)</div>', by_category) == ["Fuel"]
+    assert _contents(by_category, "memories") == ["Fuel"]
     nothing = await (await system.client.get("/memories?q=zebra", headers=anna)).text()
     assert "Nothing matches “zebra”" in nothing and "Tell FAA something" not in nothing
+
+    # By meaning too: words the card does not contain, near it by the embedder, under their own heading.
+    [vector] = await system.deps.embedder.embed(["Mia's check-up at Dr. Berg on Tuesday"], "passage")
+    async with system.deps.db.household(family.household_id, family.user_ids["Anna"]) as conn:
+        await memories.insert(
+            conn, household_id=family.household_id, author_id=family.user_ids["Anna"],
+            content="Mia's check-up at Dr. Berg on Tuesday", understanding={"kind": "appointment"}, embedding=vector,
+            amount=None, currency=None, occurred_at=datetime.now(UTC), visibility="household", source_inbox_id=None,
+        )  # fmt: skip
+    meant = await (await system.client.get("/memories?q=when+is+the+Berg+appointment", headers=anna)).text()
+    assert "Nothing matches “when is the Berg appointment”" in meant and _contents(meant, "memories") == []
+    assert "Closest in meaning to “when is the Berg appointment”" in meant
+    assert _contents(meant, "near")[0] == "Mia&#39;s check-up at Dr. Berg on Tuesday"
+
+
+def _contents(page: str, list_id: str) -> list[str]:
+    """The memories shown in one list of the memories page: the words' matches or those near in meaning."""
+    found = re.search(rf'<ul class="list" id="{list_id}"[^>]*>(.*?)</ul>', page, re.S)
+    return re.findall(r'<div class="content">([^<]+)</div>', found[1]) if found else []
 
 
 class _Controls(HTMLParser):

@@ -19,6 +19,8 @@ async def test_the_setup_link_creates_the_household_whose_adult_invites_the_othe
     code = await web_sessions.create_setup_code(system.admin)
     owner = await (await new_context()).new_page()
     await owner.goto(f"{base_url(system)}/setup/{code}")
+    early = await (await new_context()).new_page()  # the same link, opened in another browser before it is used
+    await early.goto(f"{base_url(system)}/setup/{code}")
     await owner.fill("input[name=household]", "The Lins")
     await owner.fill("input[name=name]", "Mei")
     await owner.select_option("select[name=timezone]", "Asia/Shanghai")
@@ -34,6 +36,10 @@ async def test_the_setup_link_creates_the_household_whose_adult_invites_the_othe
     await expect(owner.locator("#invite svg")).to_be_visible()  # the QR code, drawn on the server
     await expect(owner.locator("#invite-code")).to_have_text(re.compile(r"^[A-Z2-9]{5}-[A-Z2-9]{5}$"))
     link = (await owner.locator("#invite-link").text_content() or "").strip()
+    await owner.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=base_url(system))
+    await owner.locator("#copy-link").click()  # a button copies the link, to paste into a message to Jun
+    await expect(owner.locator("#invite-status")).to_have_text(re.compile("^已复制"))
+    assert await owner.evaluate("navigator.clipboard.readText()") == link
     row = await system.admin.fetchrow("SELECT h.id, h.timezone FROM households h WHERE h.name = 'The Lins'")
     assert row["timezone"] == "Asia/Shanghai"
     roles = await system.admin.fetch("SELECT name, role FROM users WHERE household_id = $1 ORDER BY id", row["id"])
@@ -51,12 +57,23 @@ async def test_the_setup_link_creates_the_household_whose_adult_invites_the_othe
     await again.goto(link)
     await again.click("#join")
     await expect(again.locator(".error")).to_be_visible()
-    reused = await (await new_context()).new_page()  # and so did the setup link
-    await reused.goto(f"{base_url(system)}/setup/{code}")
-    await reused.fill("input[name=household]", "Again")
-    await reused.fill("input[name=name]", "Eve")
-    await reused.click("#create-household")
+    # And so did the setup link: opened again, it says so before any form, and where to sign in instead.
+    reused = await (await new_context()).new_page()
+    opened = await reused.goto(f"{base_url(system)}/setup/{code}")
+    assert opened is not None and opened.status == 410
+    await expect(reused.locator("h1")).to_have_text("Your household is set up")
+    await expect(reused.locator("input[name=household]")).to_have_count(0)
+    await expect(reused.locator("main")).not_to_contain_text("faa up")
+    await reused.get_by_role("link", name="Go to sign-in").click()
+    await expect(reused.locator("h1")).to_have_text("Sign in")
+    await early.fill("input[name=household]", "Again")  # the form opened before: sent after, it makes nothing
+    await early.fill("input[name=name]", "Eve")
+    await early.click("#create-household")
+    await expect(early.locator("h1")).to_have_text("Your household is set up")
     assert await system.admin.fetchval("SELECT count(*) FROM households WHERE name = 'Again'") == 0
+    unknown = await (await new_context()).new_page()
+    await unknown.goto(f"{base_url(system)}/setup/not-a-code")
+    await expect(unknown.locator("h1")).to_have_text("This setup link no longer works")
 
 
 async def test_pages_need_a_session_and_signing_out_ends_it(

@@ -1,0 +1,87 @@
+"""Live notifications while a page of the web app is open: `GET /app/events` streams the member's reminders and
+digests as server-sent events the moment they are delivered on the web channel (every page's script shows them, and
+as a system notification with the Notification API when the member turned those on and the page is not in view).
+
+An event's id is when the notification was delivered: a browser that reconnects (EventSource does so by itself)
+sends it back as Last-Event-ID and first gets what it missed meanwhile, from the outbox."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+
+from bot.channels.live import NotificationHub, notification
+from bot.channels.web import CHANNEL
+from bot.web.pages.render import VIEWER
+from bot.web.pages.security import DEPS
+from engine.deps import Deps
+from tools.storage import outbox
+
+HUB = web.AppKey("notification_hub", NotificationHub)
+KEEP_ALIVE_S = 25.0  # a comment line this often keeps proxies and phones from closing an idle stream
+MISSED = 20  # notifications sent again to a page that reconnects, at most
+
+
+def hub_context(deps: Deps) -> Any:
+    """The web process's hub, for `app.cleanup_ctx`: started with the app, stopped with it."""
+
+    async def context(app: web.Application) -> AsyncIterator[None]:
+        assert deps.redis is not None, "the web process is built with Redis"
+        hub = NotificationHub(deps.redis)
+        await hub.start()
+        app[HUB] = hub
+        yield
+        await hub.stop()
+
+    return context
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """GET /app/events: `event: notification` with `{id, text, kind, …, created_at}` for each notification, from
+    the moment the page connects (and those missed since Last-Event-ID)."""
+    deps, viewer = request.app[DEPS], request[VIEWER]
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    with request.app[HUB].follow(viewer.user_id) as queue:
+        await response.prepare(request)
+        await response.write(b"retry: 5000\n\n")
+        since = _since(request.headers.get("Last-Event-ID", ""))
+        if since is not None:
+            async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
+                missed = await outbox.notifications(conn, viewer.user_id, since=since, limit=MISSED)
+            for row in reversed(missed):  # oldest first, as they came
+                if row.channel == CHANNEL:
+                    await _send(response, notification(row))
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(KEEP_ALIVE_S):
+                        note = await queue.get()
+                except TimeoutError:
+                    await response.write(b": still here\n\n")
+                    continue
+                await _send(response, note)
+        except ConnectionResetError:
+            pass  # the page was closed or went away: it reconnects with its Last-Event-ID if it comes back
+    return response
+
+
+async def _send(response: web.StreamResponse, note: dict[str, Any]) -> None:
+    data = json.dumps(note, ensure_ascii=False)
+    event = f"id: {note.get('created_at', '')}\nevent: notification\ndata: {data}\n\n"
+    await response.write(event.encode(errors="backslashreplace"))
+
+
+def _since(last_event_id: str) -> datetime | None:
+    """The delivery time a reconnecting browser saw last; None for none or anything that is not one."""
+    try:
+        since = datetime.fromisoformat(last_event_id[:64])
+    except ValueError:
+        return None
+    return since if since.tzinfo is not None else None
