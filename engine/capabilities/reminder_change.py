@@ -138,7 +138,8 @@ DONE_WORDS = cues(
 DONE = cues(
     r"^\W*(?:done|did it|i did it|finished|all done|completed?|taken|erledigt|fertig|gemacht|"
     r"好了|完成了?|做完了|搞定了?|已经?做了|吃过了|交了)\W*$",
-    r"\bmark (?:it|that|the \w+) (?:as )?done",
+    r"\bmark (?:it|that|this|the [^.!?]{1,40}?) (?:as )?(?:done|complete|completed|finished)\b",
+    r"\b(?:als )?erledigt (?:markieren|abhaken)\b|\babhaken\b",
 )
 
 
@@ -236,6 +237,8 @@ class ReminderChange(Capability):
         if reminded and not keep_in_mind and (FORGET.search(text) or UNWANTED.search(text)):
             return True
         if reading.reminder_just_sent and answers_a_reminder(text) and not reading.grounding.money:
+            return True
+        if REMINDER.search(text) and DONE.search(text) and not reading.question:  # "mark the bins reminder as done"
             return True
         if NAGGING.search(text) and not keep_in_mind and not reading.question:
             return True

@@ -175,6 +175,7 @@ def decided(text: str) -> str | None:
         ("make the dentist reminder half an hour earlier", "reminder_change"),
         ("die müll-erinnerung bitte auf 8 uhr statt 7", "reminder_change"),
         ("got the parcel already so no need for that reminder", "reminder_change"),
+        ("mark the bins reminder as done", "reminder_change"),
         # remembering at a time is being reminded
         ("donnerstag früh um 7 muss ich an das turnzeug für mia denken", "reminder"),
         ("周五记得交作业", "reminder"),
@@ -325,6 +326,8 @@ def test_money_for_nothing_named_asks_what_for() -> None:
         ("snooze that", "snooze"),
         ("make the dentist reminder half an hour earlier", "move"),
         ("吃药的提醒提前半小时", "move"),
+        ("mark the bins reminder as done", "done"),
+        ("die müll-erinnerung kannst du abhaken", "done"),
     ],
 )
 def test_what_a_reminder_change_does(text: str, action: str) -> None:
