@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
+from engine.capabilities.forget import FORGET
 from engine.capabilities.words import (
     QUESTION,
     cues,
@@ -30,6 +31,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "en": "{category}: {spent} of {amount} {currency} spent this month, {left} left ({percent} %).",
         "de": "{category}: {spent} von {amount} {currency} diesen Monat ausgegeben, {left} übrig ({percent} %).",
         "zh": "{category}：本月已花 {spent}，预算 {amount} {currency}，还剩 {left}（{percent}%）。",
+    },
+    "remove_in_app": {
+        "en": "Budgets are removed by an adult on the Money page of the web app; I haven't changed anything.",
+        "de": "Budgets entfernt ein Erwachsener auf der Seite „Money“ der Web-App; ich habe nichts geändert.",
+        "zh": "预算由成年成员在网页应用的“账目”页面删除；我没有做任何更改。",
     },
     "no_budgets": {
         "en": "There are no budgets yet. Say e.g. “set a 400 euro grocery budget”.",
@@ -139,7 +145,7 @@ class Budget(Capability):
             "水果预算还剩多少钱",
         ),
     }
-    refines = ("sum", "expense", "lookup", "fact", "shared_list")
+    refines = ("sum", "expense", "lookup", "fact", "shared_list", "forget")
     tools = ("budget_status", "set_budget")
     needs_cue = True
 
@@ -154,6 +160,8 @@ class Budget(Capability):
         async with run.transaction() as conn:
             status = await registry.run(run.tool_context(conn), "budget_status", registry.validate("budget_status", {}))
         situation.rows = list(status.get("budgets", []))
+        if FORGET.search(situation.text) and not situation.grounding.money:  # "remove the budget for clothes"
+            return Said(_say("remove_in_app", situation.language))  # never a forget of the notes it names
         if _sets(situation):
             money = situation.grounding.money[0]
             currency = money.currency

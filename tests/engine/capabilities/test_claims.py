@@ -176,6 +176,9 @@ def decided(text: str) -> str | None:
         ("die müll-erinnerung bitte auf 8 uhr statt 7", "reminder_change"),
         ("got the parcel already so no need for that reminder", "reminder_change"),
         ("mark the bins reminder as done", "reminder_change"),
+        # a budget removed is the budget's, never a forget of the notes it names
+        ("remove the budget for clothes", "budget"),
+        ("把衣服的预算删了", "budget"),
         # remembering at a time is being reminded
         ("donnerstag früh um 7 muss ich an das turnzeug für mia denken", "reminder"),
         ("周五记得交作业", "reminder"),
@@ -514,3 +517,28 @@ async def test_asked_when_one_thing_is_the_lookup_answers_with_its_coming_event_
         assert isinstance(result, Said) and "Elternabend" in result.text
     else:
         assert result is None  # the notes are searched
+
+
+async def test_a_budget_asked_removed_is_sent_to_the_money_page_and_nothing_changes() -> None:
+    from contextlib import asynccontextmanager
+
+    from engine.capabilities.capability import Said
+
+    class Registry:
+        def validate(self, tool: str, args: dict[str, object]) -> dict[str, object]:
+            return args
+
+        async def run(self, ctx: object, tool: str, args: object) -> dict[str, object]:
+            assert tool == "budget_status"  # read only: nothing is set, removed or forgotten
+            return {"budgets": [{"category": "clothing", "amount": "150", "currency": "EUR"}]}
+
+    @asynccontextmanager
+    async def transaction():  # type: ignore[no-untyped-def]
+        yield None
+
+    text = "remove the budget for clothes"
+    run = SimpleNamespace(deps=SimpleNamespace(registry=Registry()), transaction=transaction, tool_context=lambda c: c)
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    situation = SimpleNamespace(text=text, grounding=grounding, language="en", run=run, rows=[], choices={})
+    result = await CAPABILITIES["budget"].prepare(situation)  # type: ignore[arg-type]
+    assert isinstance(result, Said) and "Money page" in result.text
