@@ -116,9 +116,9 @@ async def test_a_message_whose_own_job_still_waits_is_run_by_that_job_alone(
     family = await make_family(admin_conn, "Once", {"Anna": "Europe/Berlin"})
     async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
         system.llm.script(lambda request: analysis("chat", reply="Once."))
-        first = await accept_unqueued(system.deps, family, "Anna", "once-1", "one")
+        first = await accept_unqueued(system.deps, family, "Anna", f"once-{family.household_id}-1", "one")
         await admin_conn.execute("UPDATE inbox SET status = 'processing' WHERE id = $1", first.id)
-        second = await accept_unqueued(system.deps, family, "Anna", "once-2", "two")
+        second = await accept_unqueued(system.deps, family, "Anna", f"once-{family.household_id}-2", "two")
         assert await enqueue_message(system.redis, second.id, family.household_id)  # its job waits in the queue
         await admin_conn.execute("UPDATE inbox SET status = 'done' WHERE id = $1", first.id)
 

@@ -200,7 +200,16 @@ async def admit(conn: Connection, inbox_id: int, household_id: int, *, per_membe
 async def next_turns(conn: Connection, household_id: int, *, per_member: int, per_household: int) -> list[int]:
     """Admit the household's waiting messages that fit its free slots, oldest first (each member's oldest waiting
     message is its next); their ids. Called when one of its messages is accepted and when one finished (the intake
-    and the worker enqueue the jobs of those admitted: only an admitted message has a job), and by the sweep."""
+    and the worker enqueue the jobs of those admitted: only an admitted message has a job), and by the sweep.
+
+    A household with every slot taken admits nothing, and is told so without its admission lock, so a flood's
+    messages are accepted side by side rather than one after another. No turn is lost that way: each message
+    counted as running here finishes later and then gives the turns, seeing every message committed before."""
+    running = await conn.fetchval(
+        "SELECT count(*) FROM inbox WHERE household_id = $1 AND status = 'processing'", household_id
+    )
+    if running >= per_household:
+        return []
     await _lock_household(conn, household_id)
     rows = await conn.fetch(_TURNS, household_id, per_member, per_household)
     return sorted(int(r["id"]) for r in rows)
