@@ -27,6 +27,9 @@ from worker import delivery, reminders
 
 log = structlog.get_logger()
 
+# A message waits a while before the sweep gives its household its turns: a message that finishes, or the intake of
+# the next one, gives them first; the sweep is for a turn nobody gave (a job that died in between, Redis down).
+_WAITING_GRACE_S = 15.0
 _TYPING_EVERY_S = 4.5
 _SWEEP_PAGE = 200
 # The tools that store or change an expense, and so may set off a budget alert.
@@ -179,7 +182,7 @@ async def requeue_stale(deps: Deps) -> int:
     after = 0
     while True:
         async with deps.db.unscoped() as conn:
-            households = await inbox.waiting_households(conn, after, _SWEEP_PAGE)
+            households = await inbox.waiting_households(conn, _WAITING_GRACE_S, after, _SWEEP_PAGE)
         for household_id in households:
             requeued += len(await next_turns(deps, household_id))
         if len(households) < _SWEEP_PAGE:

@@ -164,3 +164,21 @@ async def test_a_flood_waits_in_the_inbox_so_another_households_job_is_next_what
         "UPDATE inbox SET status = 'failed', error = 'test over' WHERE household_id = any($1) AND status <> 'done'",
         [flooding.household_id, other.household_id],
     )
+
+
+async def test_the_sweep_gives_a_turn_nobody_gave_once_its_message_has_waited(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    """A message just accepted is the intake's to admit (or the finishing message's): the sweep leaves it. One that
+    has waited past the grace had its turn lost, and the sweep gives it."""
+    family = await make_family(admin_conn, "Grace", {"Anna": "Europe/Berlin"})
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
+        row = await accept_unqueued(system.deps, family, "Anna", f"grace-{family.household_id}", "hi")
+        await sweep({"deps": system.deps})
+        assert await _status(admin_conn, row.id) == ["queued"]
+        assert not await system.redis.exists(f"arq:job:inbox:{row.id}")
+        await admin_conn.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
+        await sweep({"deps": system.deps})
+        assert await _status(admin_conn, row.id) == ["processing"]
+        assert await system.redis.exists(f"arq:job:inbox:{row.id}")
+    await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)

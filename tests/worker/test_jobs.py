@@ -285,6 +285,9 @@ async def test_after_redis_restarted_empty_the_sweep_returns_every_lost_message(
         family = await make_family(system.admin, f"Waiting{n}", {"Ben": "Europe/Berlin"})
         waiting.append(await accept_unqueued(system.deps, family, "Ben", f"waiting-{n}", "hello?"))
     waiting_ids = [row.id for row in waiting]
+    await system.admin.execute(
+        "UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = any($1)", waiting_ids
+    )
 
     assert (await sweep({"deps": system.deps}))["inbox"] >= len(admitted_ids) + len(waiting_ids)
 

@@ -241,9 +241,12 @@ async def renew(conn: Connection, inbox_id: int) -> None:
     await conn.execute("UPDATE inbox SET updated_at = now() WHERE id = $1 AND status = 'processing'", inbox_id)
 
 
-async def waiting_households(conn: Connection, after: int = 0, limit: int = 100) -> list[int]:
-    """The households with a message waiting for its turn, by id after `after` (across households)."""
-    rows = await conn.fetch("SELECT household_id FROM faa_waiting_households($1, $2)", after, limit)
+async def waiting_households(conn: Connection, older_than_s: float, after: int = 0, limit: int = 100) -> list[int]:
+    """The households with a message waiting for its turn for `older_than_s` or more, by id after `after` (across
+    households)."""
+    rows = await conn.fetch(
+        "SELECT household_id FROM faa_waiting_households($1, make_interval(secs => $2), $3)", after, older_than_s, limit
+    )
     return [int(r["household_id"]) for r in rows]
 
 
