@@ -1,5 +1,5 @@
 """Answering inbox messages: the engine's run of one message (with the channel's typing action and stream events),
-and the sweep that re-enqueues messages a lost job left behind."""
+the turn it hands on when it finishes, and the sweep that re-enqueues messages a lost job left behind."""
 
 from __future__ import annotations
 
@@ -10,15 +10,16 @@ from collections.abc import AsyncIterator
 
 import structlog
 from arq import Retry
-from arq.constants import in_progress_key_prefix, job_key_prefix, result_key_prefix
+from redis.exceptions import RedisError
 
+from bot.channels.intake import next_turns
 from bot.channels.live import RedisEventSink
 from engine.deps import Deps
 from engine.errors import FAAError, StorageError
 from engine.llm_types import EventSink
 from engine.pipeline import Engine
 from engine.record import Finished
-from tools.infra.queue import HANDLE_INBOUND, enqueue_message, inbox_job_id
+from tools.infra.queue import HANDLE_INBOUND, inbox_job_id, waits_in_queue
 from tools.reminders import RESCHEDULING_TOOLS
 from tools.storage import budgets, inbox
 from tools.storage.inbox import InboxRow
@@ -26,9 +27,9 @@ from worker import delivery, reminders
 
 log = structlog.get_logger()
 
-# A queued message whose job is still in Redis is left alone (arq dedupes by job id); after this long the
-# sweeper checks that it is.
-_QUEUED_GRACE_S = 15.0
+# A message waits a while before the sweep gives its household its turns: a message that finishes, or the intake of
+# the next one, gives them first; the sweep is for a turn nobody gave (a job that died in between, Redis down).
+_WAITING_GRACE_S = 15.0
 _TYPING_EVERY_S = 4.5
 _SWEEP_PAGE = 200
 # The tools that store or change an expense, and so may set off a budget alert.
@@ -44,8 +45,8 @@ async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, j
         finished = await _run_engine(deps, engine, inbox_id, household_id, job_try)
     try:
         await next_turns(deps, household_id)  # its slot is free (a retried run raised above and still holds it)
-    except StorageError as exc:  # the sweep hands the slot on instead
-        log.warning("message.turns.not_given", error=exc.reason[:200])
+    except (StorageError, RedisError, OSError) as exc:  # the sweep hands the slot on instead
+        log.warning("message.turns.not_given", error=type(exc).__name__)
     # Reminders are rows first, jobs second: now that the message committed, enqueue what it scheduled
     # (again after a retried run: the job ids dedupe). A message that touched no reminder costs no query.
     if finished is None or finished.tools & RESCHEDULING_TOOLS:
@@ -76,23 +77,6 @@ async def _admitted(deps: Deps, inbox_id: int, household_id: int, job_try: int) 
             raise
         log.warning("message.admission.retrying", error=exc.reason[:200], defer_s=delivery.backoff(job_try))
         raise Retry(defer=delivery.backoff(job_try)) from exc
-
-
-async def next_turns(deps: Deps, household_id: int) -> int:
-    """Admit the household's oldest waiting messages that fit its free slots and enqueue their jobs; how many.
-    A job id of their own, unless the message's own job is still queued (one run, not two): a job that ended
-    "waiting" keeps its id (arq keeps the result). Should this process die in between, or that job end "waiting" a
-    moment before, an admitted message without a job is a lease away from the sweep."""
-    ws = deps.settings.worker
-    async with deps.db.household(household_id) as conn:
-        admitted = await inbox.next_turns(
-            conn, household_id, per_member=ws.member_in_flight, per_household=ws.household_in_flight
-        )
-    for inbox_id in admitted:
-        if await deps.redis.exists(job_key_prefix + inbox_job_id(inbox_id)):
-            continue  # its own job has yet to run (or is running): it finds the message admitted and answers it
-        await deps.redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:turn")
-    return len(admitted)
 
 
 async def _run_engine(deps: Deps, engine: Engine, inbox_id: int, household_id: int, job_try: int) -> Finished | None:
@@ -179,40 +163,36 @@ async def _typing(deps: Deps, row: InboxRow) -> AsyncIterator[None]:
 
 
 async def _take_over(deps: Deps, inbox_id: int, household_id: int) -> int:
-    """A job of its own for a message whose job died with its worker (touched: the next take-over is a lease away).
+    """A job of its own for an admitted message whose lease ran out and whose job is not waiting in arq's queue
+    (it died with its worker, or was lost with Redis); touched either way, so the next take-over is a lease away.
     The id is new each time, since a job id held by a dead worker stays unusable until arq's job timeout."""
     async with deps.db.household(household_id) as conn:
         await inbox.touch(conn, inbox_id)
+    if await waits_in_queue(deps.redis, inbox_id):
+        return 0  # admitted while the queue was long, or deferred to a retry: its job runs it
     job_id = f"{inbox_job_id(inbox_id)}:sweep{time.time_ns() // 1_000_000}"
     return int(await deps.redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=job_id) is not None)
 
 
 async def requeue_stale(deps: Deps) -> int:
-    """Re-enqueue queued messages nobody picked up and processing messages whose lease ran out; how many. Each
-    one re-enqueued is touched, so while pages bring lost ones the sweep pages on (after Redis restarted empty:
-    through them all); a page of queued messages whose jobs still wait ends it."""
+    """Give their turns to the households with messages waiting (a turn a finishing job could not hand on, a message
+    accepted while Redis was down), and a job to admitted messages whose lease ran out; how many jobs it enqueued.
+    A waiting message has no job, so none is looked up in Redis; a household that is at its fill costs one query."""
     requeued = 0
+    after = 0
     while True:
-        before = requeued
-        waiting: set[int] = set()
         async with deps.db.unscoped() as conn:
-            unqueued = await inbox.stale(conn, "queued", _QUEUED_GRACE_S, _SWEEP_PAGE)
-            abandoned = await inbox.stale(conn, "processing", deps.settings.worker.lease_s, _SWEEP_PAGE)
-        for inbox_id, household_id in unqueued:
-            # The canonical job id: arq refuses it while the job still waits in the queue, so only lost ones return.
-            if await enqueue_message(deps.redis, inbox_id, household_id):
-                requeued += 1
-                async with deps.db.household(household_id) as conn:
-                    await inbox.touch(conn, inbox_id)
-            elif await deps.redis.exists(in_progress_key_prefix + inbox_job_id(inbox_id)):
-                # A worker started the job and died before it claimed the message (a claim is its first step); arq
-                # keeps the job to itself until its job timeout + 10 s.
-                requeued += await _take_over(deps, inbox_id, household_id)
-            elif await deps.redis.exists(result_key_prefix + inbox_job_id(inbox_id)):
-                waiting.add(household_id)  # its job ended "waiting" for a turn; a turn that got lost is given here
-        for household_id in waiting:
-            requeued += await next_turns(deps, household_id)
+            households = await inbox.waiting_households(conn, _WAITING_GRACE_S, after, _SWEEP_PAGE)
+        for household_id in households:
+            requeued += len(await next_turns(deps, household_id))
+        if len(households) < _SWEEP_PAGE:
+            break
+        after = households[-1]
+    while True:  # each one taken over is touched: while pages bring lost ones the sweep pages on
+        before = requeued
+        async with deps.db.unscoped() as conn:
+            abandoned = await inbox.expired_leases(conn, deps.settings.worker.lease_s, _SWEEP_PAGE)
         for inbox_id, household_id in abandoned:
             requeued += await _take_over(deps, inbox_id, household_id)
-        if requeued == before or (len(unqueued) < _SWEEP_PAGE and len(abandoned) < _SWEEP_PAGE):
+        if requeued == before or len(abandoned) < _SWEEP_PAGE:
             return requeued

@@ -66,7 +66,7 @@ async def test_a_flooding_household_holds_its_slots_only_and_hands_them_on_in_or
         # Each finished message handed its slot to the household's oldest waiting message, with a job of its own.
         assert await _status(system.admin, anna_2.id, carl_1.id) == ["processing", "processing"]
         for row in (anna_2, carl_1):
-            assert await system.redis.exists(f"arq:job:inbox:{row.id}:turn")
+            assert await system.redis.exists(f"arq:job:inbox:{row.id}")
             assert await handle_inbound(ctx, row.id, home) != "waiting"
         assert await _status(system.admin, anna_1.id, alex_1.id, anna_2.id, carl_1.id) == ["done"] * 4
         assert await system.admin.fetchval(
@@ -108,23 +108,77 @@ async def _status(admin: asyncpg.Connection, *ids: int) -> list[str]:
 async def test_a_message_whose_own_job_still_waits_is_run_by_that_job_alone(
     settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
 ) -> None:
-    """Its turn came before its job was taken: no second job, so it is answered by one run."""
+    """Its turn came before its job was taken (a job enqueued for it before it was admitted): no second job, so it
+    is answered by one run."""
     from bot.channels import intake
-    from worker import messages
+    from tools.infra.queue import enqueue_message
 
     family = await make_family(admin_conn, "Once", {"Anna": "Europe/Berlin"})
     async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
         system.llm.script(lambda request: analysis("chat", reply="Once."))
-        first = await accept_unqueued(system.deps, family, "Anna", "once-1", "one")
+        first = await accept_unqueued(system.deps, family, "Anna", f"once-{family.household_id}-1", "one")
         await admin_conn.execute("UPDATE inbox SET status = 'processing' WHERE id = $1", first.id)
-        second, _ = await intake.accept(
-            system.deps, family.principal("Anna"), channel="web", external_id="once-2", text="two", trace_id="t-o"
-        )  # its job waits in the queue
+        second = await accept_unqueued(system.deps, family, "Anna", f"once-{family.household_id}-2", "two")
+        assert await enqueue_message(system.redis, second.id, family.household_id)  # its job waits in the queue
         await admin_conn.execute("UPDATE inbox SET status = 'done' WHERE id = $1", first.id)
 
-        assert await messages.next_turns(system.deps, family.household_id) == 1
+        assert await intake.next_turns(system.deps, family.household_id) == [second.id]
         assert await _status(admin_conn, second.id) == ["processing"]
         assert not await system.redis.exists(f"arq:job:inbox:{second.id}:turn")
         ctx = {"deps": system.deps, "engine": Engine(system.deps), "job_try": 1}
         assert await handle_inbound(ctx, second.id, family.household_id) == "answered"
         assert await _status(admin_conn, second.id) == ["done"]
+
+
+async def test_a_flood_waits_in_the_inbox_so_another_households_job_is_next_whatever_its_size(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    """One household sends 40 messages, then another household one. Only the flood's admitted messages (its slots)
+    have jobs; the rest wait in the inbox without one. So arq's queue, taken in its order, reaches the other
+    household's job right after the flood's admitted ones — not after the flood's 40 jobs."""
+    from bot.channels import intake
+
+    fair = settings.model_copy(
+        update={"worker": settings.worker.model_copy(update={"member_in_flight": 1, "household_in_flight": 3})}
+    )
+    members = ("Anna", "Ben", "Clara", "Dora", "Emil")
+    flooding = await make_family(admin_conn, "Flood", dict.fromkeys(members, "Europe/Berlin"))
+    other = await make_family(admin_conn, "Other", {"Olga": "Europe/Berlin"})
+    async with running_system(fair, fake_llm, admin_conn, worker=False) as system:
+        flood = [
+            (await intake.accept(
+                system.deps, flooding.principal(members[n % 5]), channel="web", external_id=f"flood-{n}",
+                text=f"flood {n}", trace_id=f"t-flood-{n}",
+            ))[0]
+            for n in range(40)
+        ]  # fmt: skip
+        olga, _ = await intake.accept(
+            system.deps, other.principal("Olga"), channel="web", external_id="other-1", text="hi", trace_id="t-o"
+        )
+
+        queue = [job.decode() for job in await system.redis.zrange("arq:queue", 0, -1)]  # arq takes them in this order
+        assert queue == [f"inbox:{row.id}" for row in flood[:3]] + [f"inbox:{olga.id}"]
+        assert await _status(system.admin, *(row.id for row in flood)) == ["processing"] * 3 + ["queued"] * 37
+        assert await _status(system.admin, olga.id) == ["processing"]
+    await admin_conn.execute(
+        "UPDATE inbox SET status = 'failed', error = 'test over' WHERE household_id = any($1) AND status <> 'done'",
+        [flooding.household_id, other.household_id],
+    )
+
+
+async def test_the_sweep_gives_a_turn_nobody_gave_once_its_message_has_waited(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    """A message just accepted is the intake's to admit (or the finishing message's): the sweep leaves it. One that
+    has waited past the grace had its turn lost, and the sweep gives it."""
+    family = await make_family(admin_conn, "Grace", {"Anna": "Europe/Berlin"})
+    async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
+        row = await accept_unqueued(system.deps, family, "Anna", f"grace-{family.household_id}", "hi")
+        await sweep({"deps": system.deps})
+        assert await _status(admin_conn, row.id) == ["queued"]
+        assert not await system.redis.exists(f"arq:job:inbox:{row.id}")
+        await admin_conn.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
+        await sweep({"deps": system.deps})
+        assert await _status(admin_conn, row.id) == ["processing"]
+        assert await system.redis.exists(f"arq:job:inbox:{row.id}")
+    await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)

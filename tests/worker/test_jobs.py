@@ -26,22 +26,29 @@ from worker import delivery, messages
 from worker.jobs import deliver_outbound, handle_inbound, sweep
 
 
-async def test_sweeper_leaves_a_queued_job_alone(settings: Settings, fake_llm: FakeOpenAI, admin_conn) -> None:
+async def test_sweeper_leaves_an_admitted_message_whose_job_waits_alone(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn
+) -> None:
+    """An admitted message's job still waits in the queue after its lease ran out (a long queue): the sweep leaves
+    it; once the job is lost, the sweep gives the message a job of its own."""
     family = await make_family(admin_conn, "Queued", {"Anna": "Europe/Berlin"})
     principal = Principal(family.user_ids["Anna"], family.household_id)
     async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
         row, _ = await intake.accept(
             system.deps, principal, channel="web", external_id="q-1", text="hello?", trace_id="t-q"
-        )  # in the queue; no worker picks it up
-        await admin_conn.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
+        )  # admitted, its job in the queue; no worker picks it up
+        assert await admin_conn.fetchval("SELECT status FROM inbox WHERE id = $1", row.id) == "processing"
+        await _age(system, row.id)
         job_key = f"arq:job:inbox:{row.id}"
         queued_job = await system.redis.get(job_key)
         await sweep({"deps": system.deps})
         assert await system.redis.get(job_key) == queued_job  # the job in the queue was not replaced
         assert f"inbox:{row.id}".encode() in await system.redis.zrange("arq:queue", 0, -1)
+        assert not await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
         await system.redis.flushdb()  # now the job is lost
+        await _age(system, row.id)
         await sweep({"deps": system.deps})
-        assert await system.redis.exists(job_key)
+        assert await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
     # Leave nothing queued for later tests' sweepers.
     await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)
 
@@ -260,30 +267,45 @@ async def _renewed_since(system: System, inbox_id: int, taken: datetime) -> bool
 async def test_after_redis_restarted_empty_the_sweep_returns_every_lost_message(
     system: System, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """More lost messages than one page of the sweep: one sweep enqueues them all."""
+    """More lost messages than one page of the sweep: admitted messages whose jobs were lost, and households with
+    messages waiting for their turn. One sweep enqueues them all."""
     monkeypatch.setattr(messages, "_SWEEP_PAGE", 4)
-    family = await make_family(system.admin, "Flushed", {"Anna": "Europe/Berlin"})
     system.llm.script(lambda request: analysis("chat", reply="Back."))
-    rows = [await accept_unqueued(system.deps, family, "Anna", f"flushed-{n}", "hello?") for n in range(10)]
-    ids = [row.id for row in rows]
-    await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = any($1)", ids)
+    admitted = []
+    for n in range(10):  # admitted when Redis went away: their jobs were lost with it
+        family = await make_family(system.admin, f"Flushed{n}", {"Anna": "Europe/Berlin"})
+        admitted.append(await accept_unqueued(system.deps, family, "Anna", f"flushed-{n}", "hello?"))
+    admitted_ids = [row.id for row in admitted]
+    await system.admin.execute(
+        "UPDATE inbox SET status = 'processing', updated_at = now() - interval '1 hour' WHERE id = any($1)",
+        admitted_ids,
+    )
+    waiting = []
+    for n in range(6):  # accepted while Redis was down: waiting, no household gave them their turn
+        family = await make_family(system.admin, f"Waiting{n}", {"Ben": "Europe/Berlin"})
+        waiting.append(await accept_unqueued(system.deps, family, "Ben", f"waiting-{n}", "hello?"))
+    waiting_ids = [row.id for row in waiting]
+    await system.admin.execute(
+        "UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = any($1)", waiting_ids
+    )
 
-    assert (await sweep({"deps": system.deps}))["inbox"] >= len(ids)
+    assert (await sweep({"deps": system.deps}))["inbox"] >= len(admitted_ids) + len(waiting_ids)
 
-    for inbox_id in ids:  # a job, or a job that ran and ended "waiting" for its turn (one of Anna's at a time)
-        assert await system.redis.exists(
-            f"arq:job:inbox:{inbox_id}", f"arq:result:inbox:{inbox_id}"
-        ) or await system.admin.fetchval("SELECT status = 'done' FROM inbox WHERE id = $1", inbox_id)
+    for inbox_id in admitted_ids:  # a job of its own, or already answered by the system's worker
+        assert await system.redis.keys(f"arq:job:inbox:{inbox_id}:sweep*") or await system.admin.fetchval(
+            "SELECT status = 'done' FROM inbox WHERE id = $1", inbox_id
+        )
+    ids = admitted_ids + waiting_ids
     await eventually(
         lambda: system.admin.fetchval("SELECT bool_and(status = 'done') FROM inbox WHERE id = any($1)", ids), 120
     )
 
 
-async def test_a_queued_message_whose_job_a_dead_worker_started_is_taken_over(
+async def test_an_admitted_message_whose_job_a_dead_worker_started_is_taken_over(
     settings: Settings, fake_llm: FakeOpenAI, admin_conn
 ) -> None:
     """A worker took the job and was killed before it claimed the message: arq keeps that job to the dead worker
-    until its timeout, so the sweep gives the message a job of its own."""
+    until its timeout, so once the lease ran out the sweep gives the message a job of its own."""
     family = await make_family(admin_conn, "Taken", {"Anna": "Europe/Berlin"})
     async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
         row, _ = await intake.accept(
@@ -291,8 +313,9 @@ async def test_a_queued_message_whose_job_a_dead_worker_started_is_taken_over(
         )
         await _age(system, row.id)
         await sweep({"deps": system.deps})
-        assert not await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")  # queued, waiting: left alone
+        assert not await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")  # its job waits: left alone
         await system.redis.set(f"arq:in-progress:inbox:{row.id}", b"1")  # started by a worker, which died
+        await _age(system, row.id)
         await sweep({"deps": system.deps})
         assert await system.redis.keys(f"arq:job:inbox:{row.id}:sweep*")
     await admin_conn.execute("UPDATE inbox SET status = 'failed', error = 'test over' WHERE id = $1", row.id)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+from arq.constants import in_progress_key_prefix, job_key_prefix
+
 HANDLE_INBOUND = "handle_inbound"  # answer one inbox message
 DELIVER_OUTBOUND = "deliver_outbound"  # deliver one outbox row on its channel
 FIRE_REMINDER = "fire_reminder"  # fire one occurrence of a reminder
@@ -40,6 +42,28 @@ async def enqueue_message(redis: Any, inbox_id: int, household_id: int) -> bool:
     """
     job = await redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=inbox_job_id(inbox_id))
     return job is not None
+
+
+async def enqueue_admitted(redis: Any, inbox_id: int, household_id: int) -> bool:
+    """Enqueue the job of a message just admitted (only an admitted message has a job, so arq's queue holds at most
+    a household's slots of its messages, whatever its backlog): under the message's own id, or under its turn's id
+    when a job of it ran before and ended "waiting" (arq keeps that result); `False` when its own job still waits
+    in the queue (that job runs it)."""
+    if await enqueue_message(redis, inbox_id, household_id):
+        return True
+    if await redis.exists(job_key_prefix + inbox_job_id(inbox_id)):
+        return False
+    job = await redis.enqueue_job(HANDLE_INBOUND, inbox_id, household_id, _job_id=f"{inbox_job_id(inbox_id)}:turn")
+    return job is not None
+
+
+async def waits_in_queue(redis: Any, inbox_id: int) -> bool:
+    """Whether a job of the message (its own or its turn's) waits in arq's queue, not yet started or deferred to a
+    retry: it is not lost, and runs the message when a worker takes it."""
+    for job_id in (inbox_job_id(inbox_id), f"{inbox_job_id(inbox_id)}:turn"):
+        if await redis.exists(job_key_prefix + job_id) and not await redis.exists(in_progress_key_prefix + job_id):
+            return True
+    return False
 
 
 # Reminders, deliveries and digests go ahead of every message waiting to be answered: arq takes the jobs whose

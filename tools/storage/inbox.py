@@ -145,6 +145,40 @@ async def claim(conn: Connection, inbox_id: int) -> InboxRow | None:
     return None if row is None else InboxRow(**dict(row))
 
 
+# Every part of an admission is an index probe (migration 0021): the member's older waiting message (`inbox_waiting`)
+# and the running messages (`inbox_running`, at most the household's slots), so a household's turn costs the same
+# with 5,000 of its messages waiting as with none.
+_ADMIT = """UPDATE inbox i SET status = 'processing', updated_at = now()
+    WHERE i.id = $1 AND i.status = 'queued'
+      AND NOT EXISTS (SELECT 1 FROM inbox o
+                      WHERE o.household_id = i.household_id AND o.user_id = i.user_id AND o.status = 'queued'
+                        AND o.id < i.id)
+      AND (SELECT count(*) FROM inbox o
+           WHERE o.household_id = i.household_id AND o.user_id = i.user_id AND o.status = 'processing') < $2
+      AND (SELECT count(*) FROM inbox o WHERE o.household_id = i.household_id AND o.status = 'processing') < $3
+    RETURNING i.id"""
+
+# Each member's oldest waiting message is one probe per member (the household's members, a handful), not a walk
+# over the household's waiting messages; none is looked up when the household has no free slot.
+_TURNS = """WITH running AS (
+        SELECT user_id, count(*) AS n FROM inbox
+        WHERE household_id = $1 AND status = 'processing' GROUP BY user_id),
+    free AS (
+        SELECT greatest($3 - coalesce(sum(n), 0), 0) AS slots FROM running),
+    chosen AS (
+        SELECT head.id FROM users u
+        CROSS JOIN LATERAL (
+            SELECT w.id FROM inbox w
+            WHERE w.household_id = $1 AND w.user_id = u.id AND w.status = 'queued'
+            ORDER BY w.id LIMIT 1) head
+        LEFT JOIN running r ON r.user_id = u.id
+        WHERE u.household_id = $1 AND coalesce(r.n, 0) < $2 AND (SELECT slots FROM free) > 0
+        ORDER BY head.id
+        LIMIT (SELECT slots FROM free))
+    UPDATE inbox i SET status = 'processing', updated_at = now()
+    FROM chosen WHERE i.id = chosen.id AND i.status = 'queued'
+    RETURNING i.id"""
+
 # Taken (per household, for the transaction) by every admission, so two jobs of one household never both take
 # its last free slot; other households' admissions do not wait.
 _ADMISSION_LOCK = 0x46414131  # "FAA1"
@@ -159,47 +193,25 @@ async def admit(conn: Connection, inbox_id: int, household_id: int, *, per_membe
     status = await conn.fetchval("SELECT status FROM inbox WHERE id = $1", inbox_id)
     if status != "queued":
         return True
-    admitted = await conn.fetchval(
-        """UPDATE inbox i SET status = 'processing', updated_at = now()
-           WHERE i.id = $1 AND i.status = 'queued'
-             AND NOT EXISTS (SELECT 1 FROM inbox o
-                             WHERE o.household_id = i.household_id AND o.user_id = i.user_id AND o.id < i.id
-                               AND o.status = 'queued')
-             AND (SELECT count(*) FROM inbox o
-                  WHERE o.household_id = i.household_id AND o.user_id = i.user_id AND o.status = 'processing') < $2
-             AND (SELECT count(*) FROM inbox o
-                  WHERE o.household_id = i.household_id AND o.status = 'processing') < $3
-           RETURNING i.id""",
-        inbox_id,
-        per_member,
-        per_household,
-    )
+    admitted = await conn.fetchval(_ADMIT, inbox_id, per_member, per_household)
     return admitted is not None
 
 
 async def next_turns(conn: Connection, household_id: int, *, per_member: int, per_household: int) -> list[int]:
     """Admit the household's waiting messages that fit its free slots, oldest first (each member's oldest waiting
-    message is its next); their ids. Called when one of its messages finished, and by the sweep."""
-    await _lock_household(conn, household_id)
-    rows = await conn.fetch(
-        """WITH running AS (
-               SELECT user_id, count(*) AS n FROM inbox
-               WHERE household_id = $1 AND status = 'processing' GROUP BY user_id),
-           heads AS (
-               SELECT DISTINCT ON (user_id) id, user_id FROM inbox
-               WHERE household_id = $1 AND status = 'queued' ORDER BY user_id, id),
-           chosen AS (
-               SELECT h.id FROM heads h LEFT JOIN running r USING (user_id)
-               WHERE coalesce(r.n, 0) < $2
-               ORDER BY h.id
-               LIMIT greatest($3 - (SELECT coalesce(sum(n), 0) FROM running), 0))
-           UPDATE inbox i SET status = 'processing', updated_at = now()
-           FROM chosen WHERE i.id = chosen.id AND i.status = 'queued'
-           RETURNING i.id""",
-        household_id,
-        per_member,
-        per_household,
+    message is its next); their ids. Called when one of its messages is accepted and when one finished (the intake
+    and the worker enqueue the jobs of those admitted: only an admitted message has a job), and by the sweep.
+
+    A household with every slot taken admits nothing, and is told so without its admission lock, so a flood's
+    messages are accepted side by side rather than one after another. No turn is lost that way: each message
+    counted as running here finishes later and then gives the turns, seeing every message committed before."""
+    running = await conn.fetchval(
+        "SELECT count(*) FROM inbox WHERE household_id = $1 AND status = 'processing'", household_id
     )
+    if running >= per_household:
+        return []
+    await _lock_household(conn, household_id)
+    rows = await conn.fetch(_TURNS, household_id, per_member, per_household)
     return sorted(int(r["id"]) for r in rows)
 
 
@@ -229,9 +241,19 @@ async def renew(conn: Connection, inbox_id: int) -> None:
     await conn.execute("UPDATE inbox SET updated_at = now() WHERE id = $1 AND status = 'processing'", inbox_id)
 
 
-async def stale(conn: Connection, status: str, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:
-    """(inbox id, household id) of messages in `status` untouched for a while, across households."""
+async def waiting_households(conn: Connection, older_than_s: float, after: int = 0, limit: int = 100) -> list[int]:
+    """The households with a message waiting for its turn for `older_than_s` or more, by id after `after` (across
+    households)."""
     rows = await conn.fetch(
-        "SELECT id, household_id FROM faa_stale_inbox($1, make_interval(secs => $2), $3)", status, older_than_s, limit
+        "SELECT household_id FROM faa_waiting_households($1, make_interval(secs => $2), $3)", after, older_than_s, limit
+    )
+    return [int(r["household_id"]) for r in rows]
+
+
+async def expired_leases(conn: Connection, older_than_s: float, limit: int = 100) -> list[tuple[int, int]]:
+    """(inbox id, household id) of admitted messages untouched for `older_than_s`, across households: their job
+    died with its worker or was lost with Redis, or still waits in arq's queue."""
+    rows = await conn.fetch(
+        "SELECT id, household_id FROM faa_expired_leases(make_interval(secs => $1), $2)", older_than_s, limit
     )
     return [(int(r["id"]), int(r["household_id"])) for r in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import asyncpg
@@ -154,4 +155,78 @@ async def test_a_pooled_connections_first_intake_is_one_statement(
         assert len(queries) == 1 and "faa_accept_inbox" in queries[0], queries
     finally:
         await db.close()
+    await settle(admin_conn, family.household_id)
+
+
+def _inbox_rows_read(plan: dict[str, Any]) -> int:
+    """Rows of `inbox` that the plan's scans produced or filtered away, over all their loops."""
+    own = 0
+    if plan.get("Relation Name") == "inbox" and "Scan" in plan["Node Type"]:
+        loops = plan.get("Actual Loops", 0)
+        own = round((plan.get("Actual Rows", 0) + plan.get("Rows Removed by Filter", 0)) * loops)
+    return own + sum(_inbox_rows_read(child) for child in plan.get("Plans", []))
+
+
+async def _rows_read(admin_conn: asyncpg.Connection, sql: str, *args: Any) -> int:
+    """EXPLAIN ANALYZE runs the statement: rolled back, it changes nothing."""
+    transaction = admin_conn.transaction()
+    await transaction.start()
+    try:
+        plan = await admin_conn.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", *args)
+    finally:
+        await transaction.rollback()
+    return _inbox_rows_read(json.loads(plan)[0]["Plan"])
+
+
+async def test_a_households_turns_read_a_handful_of_rows_whatever_its_backlog(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    """Admission looks up each member's oldest waiting message and counts the running ones: index probes, not a
+    walk over the backlog. With 2,000 of the household's messages waiting (and years of answered ones), a refused
+    admission and a turn of a full household each read a few rows (they read every waiting one before)."""
+    family = await make_family(admin_conn, "Anna", "Ben", "Clara", "Dora", "Emil")
+    members = [family.id(name) for name in ("Anna", "Ben", "Clara", "Dora", "Emil")]
+    await admin_conn.execute(
+        """INSERT INTO inbox (household_id, user_id, channel, external_id, text, trace_id, status)
+           SELECT $1::bigint, ($2::bigint[])[1 + g % 5], 'web', 'backlog-' || $1::bigint || '-' || g, 'hi', 't',
+                  CASE WHEN g < 3 THEN 'processing' WHEN g < 2003 THEN 'queued' ELSE 'done' END
+           FROM generate_series(0, 6002) g""",
+        family.household_id,
+        members,
+    )
+    await admin_conn.execute("ANALYZE inbox")
+    newest = await admin_conn.fetchval(
+        "SELECT max(id) FROM inbox WHERE household_id = $1 AND status = 'queued'", family.household_id
+    )
+
+    refused = await _rows_read(admin_conn, inbox._ADMIT, newest, 1, 3)
+    full = await _rows_read(admin_conn, inbox._TURNS, family.household_id, 1, 3)
+    await admin_conn.execute(
+        "UPDATE inbox SET status = 'done' WHERE household_id = $1 AND status = 'processing'", family.household_id
+    )
+    free = await _rows_read(admin_conn, inbox._TURNS, family.household_id, 1, 3)
+
+    assert refused <= 10 and full <= 10 and free <= 20, (refused, full, free)
+    await settle(admin_conn, family.household_id)
+
+
+async def test_turns_go_to_the_oldest_waiting_messages_one_per_member_up_to_the_households_slots(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Anna", "Ben", "Clara")
+    writer = InboxWriter(db)
+    order = ["Ben", "Anna", "Ben", "Clara", "Anna"]
+    rows = [(await writer.accept(message(family, name, f"turns-{family.household_id}-{n}")))[0] for n, name in
+            enumerate(order)]  # fmt: skip
+    async with db.household(family.household_id) as conn:
+        first = await inbox.next_turns(conn, family.household_id, per_member=1, per_household=2)
+    async with db.household(family.household_id) as conn:
+        none_free = await inbox.next_turns(conn, family.household_id, per_member=1, per_household=2)
+    await admin_conn.execute("UPDATE inbox SET status = 'done' WHERE id = $1", rows[0].id)  # Ben's first finished
+    async with db.household(family.household_id) as conn:
+        after = await inbox.next_turns(conn, family.household_id, per_member=1, per_household=2)
+
+    assert first == [rows[0].id, rows[1].id]  # Ben's and Anna's first, oldest first; Clara's is younger
+    assert none_free == []
+    assert after == [rows[2].id]  # Ben's second is older than Clara's first
     await settle(admin_conn, family.household_id)
