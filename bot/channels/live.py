@@ -70,12 +70,14 @@ class RedisEventSink:
             raise EventStreamError(type(exc).__name__) from exc
 
 
-class ReplyWaiter:
-    """One Redis subscription per process, handing published replies to the requests waiting for them."""
+class _Subscription:
+    """One Redis pattern subscription per process (`<kind>:*`), each message handed to `_deliver` by the id its
+    channel ends with; a lost connection is retried every second."""
+
+    kind: str  # the channel kind: "reply" (by inbox id) or "notify" (by member id)
 
     def __init__(self, redis: Redis) -> None:
         self._redis = redis
-        self._waiting: dict[int, list[asyncio.Future[dict[str, Any]]]] = {}
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
 
@@ -88,6 +90,47 @@ class ReplyWaiter:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+    def _deliver(self, key: int, message: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                await self._listen_once()
+            except RedisConnectionError:
+                # Waiting requests fall back to their timeout (202 + poll); pages get what they missed when they
+                # reconnect; new ones are served after reconnecting.
+                log.warning("live.subscription.disconnected", kind=self.kind)
+                await asyncio.sleep(1.0)
+
+    async def _listen_once(self) -> None:
+        pubsub = self._redis.pubsub()
+        try:
+            await pubsub.psubscribe(channel_name(self._redis, self.kind, "*"))
+            self._ready.set()
+            async for item in pubsub.listen():
+                if item.get("type") != "pmessage":
+                    continue
+                try:
+                    key = int(item["channel"].decode().rsplit(":", 1)[1])
+                    message = json.loads(item["data"])
+                except (ValueError, IndexError, UnicodeDecodeError):
+                    log.warning("live.subscription.bad_message", kind=self.kind)
+                    continue
+                self._deliver(key, message)
+        finally:
+            await pubsub.aclose()
+
+
+class ReplyWaiter(_Subscription):
+    """One Redis subscription per process, handing published replies to the requests waiting for them."""
+
+    kind = "reply"
+
+    def __init__(self, redis: Redis) -> None:
+        super().__init__(redis)
+        self._waiting: dict[int, list[asyncio.Future[dict[str, Any]]]] = {}
 
     def expect(self, inbox_id: int) -> asyncio.Future[dict[str, Any]]:
         """Register before checking the database, so a reply published in between is not missed."""
@@ -102,34 +145,10 @@ class ReplyWaiter:
         if not futures:
             self._waiting.pop(inbox_id, None)
 
-    async def _listen(self) -> None:
-        while True:
-            try:
-                await self._listen_once()
-            except RedisConnectionError:
-                # Waiting requests fall back to their timeout (202 + poll); new ones are served after reconnecting.
-                log.warning("reply.waiter.disconnected")
-                await asyncio.sleep(1.0)
-
-    async def _listen_once(self) -> None:
-        pubsub = self._redis.pubsub()
-        try:
-            await pubsub.psubscribe(channel_name(self._redis, "reply", "*"))
-            self._ready.set()
-            async for item in pubsub.listen():
-                if item.get("type") != "pmessage":
-                    continue
-                try:
-                    inbox_id = int(item["channel"].decode().rsplit(":", 1)[1])
-                    reply = json.loads(item["data"])
-                except (ValueError, IndexError, UnicodeDecodeError):
-                    log.warning("reply.waiter.bad_message")
-                    continue
-                for future in self._waiting.pop(inbox_id, []):
-                    if not future.done():
-                        future.set_result(reply)
-        finally:
-            await pubsub.aclose()
+    def _deliver(self, inbox_id: int, reply: dict[str, Any]) -> None:
+        for future in self._waiting.pop(inbox_id, []):
+            if not future.done():
+                future.set_result(reply)
 
 
 @contextlib.asynccontextmanager
@@ -170,27 +189,17 @@ async def follow_events(redis: Redis, inbox_id: int) -> AsyncIterator[AsyncItera
         await pubsub.aclose()
 
 
-class NotificationHub:
+class NotificationHub(_Subscription):
     """One Redis subscription per web process for every member's notifications (reminders, digests delivered on the
     web channel), handed to the pages each member has open (`GET /app/events`): no connection per open page."""
 
     _QUEUE_SIZE = 100  # a page that stopped reading loses the oldest beyond this; the feed still lists them
 
+    kind = "notify"
+
     def __init__(self, redis: Redis) -> None:
-        self._redis = redis
+        super().__init__(redis)
         self._pages: dict[int, set[asyncio.Queue[dict[str, Any]]]] = {}
-        self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
-
-    async def start(self) -> None:
-        self._task = asyncio.create_task(self._listen())
-        await self._ready.wait()
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
 
     @contextlib.contextmanager
     def follow(self, user_id: int) -> Iterator[asyncio.Queue[dict[str, Any]]]:
@@ -205,31 +214,8 @@ class NotificationHub:
             if not pages:
                 self._pages.pop(user_id, None)
 
-    async def _listen(self) -> None:
-        while True:
-            try:
-                await self._listen_once()
-            except RedisConnectionError:
-                log.warning("notification.hub.disconnected")  # pages get what they missed when they reconnect
-                await asyncio.sleep(1.0)
-
-    async def _listen_once(self) -> None:
-        pubsub = self._redis.pubsub()
-        try:
-            await pubsub.psubscribe(channel_name(self._redis, "notify", "*"))
-            self._ready.set()
-            async for item in pubsub.listen():
-                if item.get("type") != "pmessage":
-                    continue
-                try:
-                    user_id = int(item["channel"].decode().rsplit(":", 1)[1])
-                    note = json.loads(item["data"])
-                except (ValueError, IndexError, UnicodeDecodeError):
-                    log.warning("notification.hub.bad_message")
-                    continue
-                for queue in self._pages.get(user_id, ()):
-                    if queue.full():
-                        queue.get_nowait()
-                    queue.put_nowait(note)
-        finally:
-            await pubsub.aclose()
+    def _deliver(self, user_id: int, note: dict[str, Any]) -> None:
+        for queue in self._pages.get(user_id, ()):
+            if queue.full():
+                queue.get_nowait()
+            queue.put_nowait(note)
