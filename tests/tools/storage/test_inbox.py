@@ -206,7 +206,8 @@ async def test_a_households_turns_read_a_handful_of_rows_whatever_its_backlog(
     )
     free = await _rows_read(admin_conn, inbox._TURNS, family.household_id, 1, 3)
 
-    assert refused <= 10 and full <= 10 and free <= 20, (refused, full, free)
+    # A handful either way (the plan the planner picks moves it between ~4 and ~25); a walk read 2,003 or more.
+    assert refused <= 50 and full <= 50 and free <= 50, (refused, full, free)
     await settle(admin_conn, family.household_id)
 
 
