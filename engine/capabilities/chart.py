@@ -28,7 +28,7 @@ from engine.capabilities.words import cues
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding
 from engine.grounding.categories import categories_named
-from tools.charts import MAX_POINTS
+from tools.charts import MAX_POINTS, MAX_SERIES
 
 # A picture of numbers asked for. Whole words only where a longer word means something else ("Grafikkarte").
 CHART = cues(
@@ -383,10 +383,11 @@ def aggregate_args(answer: ChartAnswer) -> dict[str, Any]:
 
 
 def drawing(result: dict[str, Any], answer: ChartAnswer, language: str) -> dict[str, Any]:
-    """The `render_chart` arguments for an `aggregate` result: one series per currency; over time every step of the
-    period is drawn, those with nothing as 0; by category or member the biggest first, at most MAX_POINTS."""
+    """The `render_chart` arguments for an `aggregate` result: one series per currency (at most MAX_SERIES; the reply
+    states every currency's total); over time every step of the period is drawn, those with nothing as 0; by category
+    or member the biggest first, at most MAX_POINTS."""
     groups = [group for group in result.get("groups", []) if int(group.get("count") or 0) > 0]
-    currencies = list(dict.fromkeys(str(group.get("currency") or "?") for group in groups))
+    currencies = list(dict.fromkeys(str(group.get("currency") or "?") for group in groups))[:MAX_SERIES]
     values: dict[str, dict[str, str]] = {}
     for group in groups:
         key = str(group.get("key") or ("other" if answer.by == "category" else "?"))[:40]

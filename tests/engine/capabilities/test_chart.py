@@ -168,3 +168,11 @@ def test_by_category_the_biggest_comes_first_and_a_chinese_title_has_no_chinese_
 def test_every_phrase_is_in_every_language() -> None:
     for key, texts in _PHRASES.items():
         assert set(LANGUAGES) <= set(texts), key
+
+
+def test_a_chart_takes_as_many_currencies_as_the_chart_tool_draws() -> None:
+    answer = settled("show me a chart of our spending")
+    codes = ["EUR", "USD", "GBP", "CHF", "CNY", "JPY", "SEK"]
+    result = {"groups": [{"key": "travel", "currency": code, "value": "1.00", "count": 1} for code in codes]}
+    args = RenderChartArgs.model_validate(drawing(result, answer, "en"))
+    assert [series.name for series in args.series] == codes[:6]
