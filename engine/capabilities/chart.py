@@ -45,8 +45,8 @@ CHART = cues(
     r"\bvisualisier",
     r"图表",
     r"(?:饼|柱状|条形|折线|趋势|统计|曲线|走势)图",
-    r"[画做弄出][个张一幅]?\S{0,6}图(?![片书纸])",
-    r"(?:开销|开支|支出|花费|花销|消费|收支|收入|账|钱)\S{0,3}图(?![片书纸])",
+    r"[画做弄出][个张一幅]?\S{0,6}图表?(?![片书纸])",
+    r"(?:开销|开支|支出|花费|花销|消费|收支|收入|账|钱)\S{0,3}图表?(?![片书纸])",
 )
 
 # What a chart here can show: money spent or received.
@@ -71,6 +71,15 @@ MONEY = cues(
     r"\bfinanzen\b",
     r"\bverdien",
     r"开销|开支|支出|花费|花销|消费|花了|花的|收支|收入|账|钱",
+)
+
+# The words around a bare request ("show me a chart", "kannst du mir ein Diagramm machen", "给我画个图表").
+_ASKING = cues(
+    r"\b(?:show|make|draw|create|give|send|see|get|do|can|could|would|will|you|u|me|us|a|an|the|some|one|pls|please"
+    r"|plz|i|want|need|like|to|quick|new|again|now)\b",
+    r"\b(?:zeig|zeige|mach|mache|erstell|erstelle|gib|schick|kannst|könntest|du|mir|uns|ein|eine|einen|mal|bitte|ich"
+    r"|will|möchte|hätte|gern|gerne|nochmal|jetzt|machen|erstellen|zeigen|schicken|geben|kurz)\b",
+    r"给|我|们|看看|看|一下|画|做|弄|出|个|张|一|幅|来|请|吧|能|可以|帮|你|再",
 )
 
 # A change over time asked about without the word "chart": the answer is one.
@@ -240,7 +249,7 @@ class Chart(Capability):
     def claims(self, reading: Reading) -> bool:
         text, grounding = reading.text, reading.grounding
         money = MONEY.search(text) is not None or grounding.category is not None
-        drawn = CHART.search(text) is not None and money and not grounding.money  # an amount said: a record
+        drawn = CHART.search(text) is not None and (money or bare(text)) and not grounding.money  # an amount: a record
         return drawn or TREND.search(text) is not None
 
     def hint(self, reading: Reading) -> float:
@@ -292,6 +301,12 @@ class Chart(Capability):
             totals=amounts,
             entries=entries,
         )
+
+
+def bare(text: str) -> bool:
+    """A request for a chart that names nothing else ("show me a chart", "Diagramm bitte", "画个图表"): of spending,
+    the only chart FAA draws. "A graph of Mia's height" names something else."""
+    return CHART.search(text) is not None and re.search(r"\w", _ASKING.sub(" ", CHART.sub(" ", text))) is None
 
 
 def subject(answer: ChartAnswer, language: str) -> str:
