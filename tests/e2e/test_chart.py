@@ -171,3 +171,18 @@ async def test_a_sum_question_is_still_answered_by_sum(
     assert "58.20 EUR" in body["reply"]
     assert await tools_called(charted, body) == ("sum", ["aggregate"])
     assert body.get("media", []) == []
+
+
+async def test_a_follow_up_names_another_period_and_gets_its_own_chart(
+    charted: System,
+    clock: ManualClock,  # noqa: F811
+) -> None:
+    family = await household_spending(charted, clock)
+    charted.llm.script(answers())
+    await send(charted, family, "can u show me a graph of what we spent this month")
+
+    body = await send(charted, family, "and last month?")
+
+    assert "41.00 EUR" in body["reply"] and "last month" in body["reply"]
+    assert await tools_called(charted, body) == ("chart", ["aggregate", "render_chart"])
+    assert len(body["media"]) == 1
