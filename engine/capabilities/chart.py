@@ -310,7 +310,7 @@ def bare(text: str) -> bool:
 
 
 def subject(answer: ChartAnswer, language: str) -> str:
-    """What was added up, in the member's language: "spending", "spending on groceries", "Ben's income"."""
+    """What was added up, in the member's language: "spending", "spending on groceries", "income by Ben"."""
     words = _say(answer.kind, language)
     if answer.categories:
         words = _say("on", language, subject=words, categories=", ".join(answer.categories))
