@@ -179,6 +179,7 @@ class Expectation(_Strict):
     budgets: list[ExpectedBudget] | None = None  # exactly these budgets afterwards
     event_status: list[ExpectedEventStatus] = []
     writes_nothing: bool = False  # true: no memory, reminder, event, list item, budget or member added or changed
+    charts: int | None = None  # N images (charts) sent with the reply; None: not checked
 
     _reply_has = field_validator("reply_has", mode="before")(_any_of)
 
@@ -331,6 +332,7 @@ class Effects:
     after: Snapshot = field(default_factory=Snapshot)
     sources: Sources = field(default_factory=Sources)
     route: str = "-"
+    charts: int = 0  # images sent with the reply
     tokens_in: int = 0
     tokens_out: int = 0
     tokens_evaluated: int | None = None

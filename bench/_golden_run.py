@@ -320,6 +320,11 @@ async def collect(
         "SELECT payload FROM journal WHERE inbox_id = ANY($1::bigint[]) AND kind <> 'llm' ORDER BY inbox_id, seq",
         [message.inbox_id for message in sent],
     )
+    charts = await admin.fetchval(
+        "SELECT coalesce(sum(jsonb_array_length(coalesce(payload -> 'media_ids', '[]'))), 0) FROM outbox "
+        "WHERE inbox_id = $1",
+        last.inbox_id,
+    )
     after = await snapshot(admin, household_id)
     known = {row["id"] for row in before.memories}
     known_reminders = {row["id"] for row in before.reminders}
@@ -348,6 +353,7 @@ async def collect(
             payloads=tuple(_payload(row["payload"]) for row in journaled),
         ),
         route=(turn["route"] if turn else None) or "-",
+        charts=int(charts),
         tokens_in=turn["tokens_in"] if turn else 0,
         tokens_out=turn["tokens_out"] if turn else 0,
         tokens_evaluated=None if evaluated is None else int(float(evaluated)),

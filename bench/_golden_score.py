@@ -80,6 +80,8 @@ def check(expect: Expectation, effects: Effects) -> list[str]:
     if expect.budgets is not None:
         reasons += _match_all(expect.budgets, effects.after.budgets, _budget_problems, "budgets")
     reasons += _reply_text(expect, effects.reply)
+    if expect.charts is not None and effects.charts != expect.charts:
+        reasons.append(f"{effects.charts} charts with the reply, expected {expect.charts}")
     if expect.writes_nothing:
         reasons += _writes(effects)
     return reasons

@@ -7,6 +7,7 @@ from __future__ import annotations
 from engine.capabilities.agenda import Agenda
 from engine.capabilities.budget import Budget
 from engine.capabilities.capability import LANGUAGES, Ask, Capability, Reading, Reroute, Said, Situation
+from engine.capabilities.chart import Chart
 from engine.capabilities.chat import Chat
 from engine.capabilities.correction import Correction
 from engine.capabilities.event_cancel import EventCancel
@@ -41,6 +42,7 @@ CAPABILITIES: dict[str, Capability] = {
         SharedList(),
         Budget(),
         Sum(),
+        Chart(),
         Lookup(),
         Correction(),
         Forget(),

@@ -77,7 +77,7 @@ def asks_about_a_note(text: str) -> bool:
     )
 
 
-_INCOME = re.compile(
+INCOME = re.compile(
     r"\bearn|\bincome|\bsalary|\breceived|\bcame in\b|\bgot paid\b|收入|工资|奖金|进账|\beinnahm|\bgehalt|\bverdient"
     r"|\bbekommen\b",
     re.I,
@@ -253,7 +253,7 @@ class Sum(Capability):
 
     async def prepare(self, situation: Situation) -> Ask | None:
         run = situation.run
-        kind = "income" if _INCOME.search(situation.text) else "expense"
+        kind = "income" if INCOME.search(situation.text) else "expense"
         async with run.transaction() as conn:
             categories = await stored.categories(conn, run.message.household_id, kind=kind)
             merchants = await stored.merchants(conn, run.message.household_id)
@@ -285,7 +285,7 @@ class Sum(Capability):
             answer.categories = []
         if answer.op in ("max", "min"):  # "which purchase cost the most": a category only where the words name one
             answer.categories = [c for c in answer.categories if c == situation.grounding.category]
-        income = _INCOME.search(situation.text) is not None
+        income = INCOME.search(situation.text) is not None
         if income:  # "how much came in" means all income unless the question names a kind of it
             answer.categories = [c for c in answer.categories if c.split("-")[0][:4] in situation.text.lower()]
         named = categories_named(situation.text, "income" if income else "expense")

@@ -168,11 +168,11 @@ _FORMS: tuple[tuple[re.Pattern[str], Reader], ...] = tuple(
          r"\b(?:letzten|vergangenen) (?:7|sieben) tage", _fixed("last_7_days", _last_days(7))),
         (r"\b(?:last|past|previous) (?:30|thirty) days\b|最近(?:30|三十)天|最近一个月|过去(?:30|三十)天|"
          r"\b(?:letzten|vergangenen) (?:30|dreißig) tage", _fixed("last_30_days", _last_days(30))),
-        (r"\blast month\b|\bprevious month\b|上个?月|\b(?:letzten|vorigen|vergangenen) monat",
+        (r"\blast month\b|\bprevious month\b|上个?月|\b(?:letzten|vorigen|vergangenen) monat(?!en)",
          _fixed("last_month", lambda t: _month_bounds(t.replace(day=1) - timedelta(days=1)))),
         (r"\bthis month\b|这个月|本月|这月|\b(?:diesen|dieser|diesem) monat",
          _fixed("this_month", _month_bounds)),
-        (r"\bnext month\b|下个?月|\b(?:nächsten|kommenden) monat",
+        (r"\bnext month\b|下个?月|\b(?:nächsten|kommenden) monat(?!en)",
          _fixed(None, lambda t: _month_bounds(_month_bounds(t)[1] + timedelta(days=1)))),
         (r"\blast week\b|\bprevious week\b|上(?:个)?(?:周|星期|礼拜)|\b(?:letzte|vorige|vergangene) woche",
          _fixed("last_week", lambda t: _week(t, -1))),

@@ -273,6 +273,16 @@ def test_forbidden_numbers_and_expected_phrases() -> None:
     ]
 
 
+def test_a_chart_expected_with_the_reply_is_counted_and_none_when_nothing_was_drawn() -> None:
+    drawn = case(expect={"memories": [], "charts": 1})
+    said = case(expect={"memories": [], "charts": 0})
+
+    assert score(drawn, [effects(charts=1)]).passed and score(said, [effects()]).passed
+    assert score(drawn, [effects()]).reasons == ["0 charts with the reply, expected 1"]
+    assert score(said, [effects(charts=1)]).reasons == ["1 charts with the reply, expected 0"]
+    assert score(case(expect={"memories": []}), [effects(charts=2)]).passed  # not checked unless asked
+
+
 def test_the_figures_keep_the_old_keys_and_add_routes_languages_and_the_simple_record() -> None:
     expense = case(category="expense", expect={"memories": [{"amount": "5", "currency": "EUR"}]})
     german = case(id="d", category="question", lang="de", expect={"memories": []})

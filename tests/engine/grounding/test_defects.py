@@ -197,6 +197,14 @@ def test_periods_with_exact_bounds(text: str, first: str, last: str, name: str |
     assert grounding.span.condition() == {"field": "occurred_at", "op": "between", "value": [first, last]}
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["wie haben sich die ausgaben in den letzten monaten entwickelt", "was steht in den nächsten Monaten an"],
+)
+def test_the_last_or_next_months_are_no_single_month(text: str) -> None:
+    assert grounded(text).span is None
+
+
 def test_seasons_are_turned_round_south_of_the_equator() -> None:
     from zoneinfo import ZoneInfo
 
