@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 WIDTH_PX, HEIGHT_PX, DPI = 800, 500, 100
 RENDER_TIMEOUT_S = 10.0
+QUEUE_TIMEOUT_S = 60.0
 MAX_POINTS = 40
 MAX_SERIES = 6
 _LIMIT = Decimal("1e12")
@@ -93,23 +94,37 @@ async def render_chart(ctx: ToolContext, args: RenderChartArgs) -> RenderChartRe
     (e.g. the groups of an `aggregate` call), never numbers you made up; one series per currency. The image is
     attached to your reply automatically: just mention it in the text.
     """
+    # Charts are drawn one at a time: charts asked for together wait their turn (up to QUEUE_TIMEOUT_S) rather than
+    # spending their drawing time in the queue.
     try:
-        png = await asyncio.wait_for(asyncio.to_thread(render_png, args), RENDER_TIMEOUT_S)
+        png = await asyncio.wait_for(asyncio.to_thread(render_png, args), QUEUE_TIMEOUT_S + RENDER_TIMEOUT_S)
     except TimeoutError:
-        raise ToolError("render_chart", f"drawing the chart took more than {RENDER_TIMEOUT_S:g} s") from None
+        raise ToolError("render_chart", "drawing the chart took too long") from None
+    if png is None:
+        raise ToolError("render_chart", "too many charts are being drawn right now; try again in a minute")
     media_id = await media.save(
         ctx.conn, ctx.household_id, kind="chart", mime="image/png", data=png, source_inbox_id=ctx.inbox_id
     )
     return RenderChartResult(media_id=media_id, kind=args.kind, width=WIDTH_PX, height=HEIGHT_PX)
 
 
-def render_png(args: RenderChartArgs) -> bytes:
-    """The chart as PNG bytes of WIDTH_PX × HEIGHT_PX. CPU-bound: call it in a thread from async code."""
+def render_png(args: RenderChartArgs) -> bytes | None:
+    """The chart as PNG bytes of WIDTH_PX × HEIGHT_PX, or None when other charts kept the drawing busy for
+    QUEUE_TIMEOUT_S. CPU-bound: call it in a thread from async code."""
+    if not _RENDER_LOCK.acquire(timeout=QUEUE_TIMEOUT_S):
+        return None
+    try:
+        return _render_png(args)
+    finally:
+        _RENDER_LOCK.release()
+
+
+def _render_png(args: RenderChartArgs) -> bytes:
     # Imported here: matplotlib takes most of a second to import, and most processes never draw a chart.
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    with _RENDER_LOCK, warnings.catch_warnings():
+    with warnings.catch_warnings():
         # Labels in scripts the bundled fonts lack (e.g. CJK) are drawn as boxes rather than failing the chart.
         warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font")
         figure = Figure(figsize=(WIDTH_PX / DPI, HEIGHT_PX / DPI), dpi=DPI, layout="constrained")
