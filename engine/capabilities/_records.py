@@ -15,7 +15,6 @@ from engine.capabilities.words import (
     COMING,
     CONTACT_DETAILS,
     DOSE,
-    LIKING,
 )
 from engine.grounding import Grounding, Moment, Money
 
@@ -36,16 +35,16 @@ def slug(value: str) -> str:
 def checked_kind(kind: str, text: str, grounding: Grounding) -> str:
     """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, a note is
     a contact only when it holds a number, an address or a link to reach someone by, a plan only when it speaks of a
-    time or of something coming ("mia's new teacher is called mrs patel" is a fact), and a liking is a fact unless
-    the body speaks too ("ben doesn't like mushrooms", not "ben can't eat nuts, allergic")."""
+    time or of something coming ("mia's new teacher is called mrs patel" is a fact), and a health note only when it
+    speaks of the body (`BODY`: "ben doesn't like mushrooms" and "the boiler pressure should be 1.5" are facts)."""
     if DOSE.search(text):
         return "health"
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
     if kind == "plan" and not (grounding.moments or grounding.repeats or COMING.search(text)):
         return "fact"
-    if kind == "health" and LIKING.search(text) and not BODY.search(text):
-        return "fact"  # "mia mag keine tomaten mehr": a liking, not her health
+    if kind == "health" and not BODY.search(text):
+        return "fact"  # "mia mag keine tomaten mehr": a liking; "tyre pressure 2.4 bar": nothing of the body
     return kind
 
 
@@ -60,14 +59,17 @@ _PART_OF_TODAY = re.compile(
 
 
 def planned_event(situation: Situation, kind: str, person: str | None) -> dict[str, object] | None:
-    """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or a
-    repetition, for the member it names, the household ("we", "the family") or the writer; None for anything else."""
+    """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or, for a
+    plan, a repetition, for the member it names, the household ("we", "the family") or the writer; None for
+    anything else."""
     if kind in _NOT_EVENTS:
         return None
     grounding = situation.grounding
     today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
     args: dict[str, object] = {"title": clip(situation.text, 120), "whose": _whose(situation, person)}
-    if grounding.repeats:
+    if grounding.repeats:  # a habit is a plan's ("mia has ballet on tuesdays"), never a fact's or the body's
+        if kind != "plan":  # ("the gp is closed on wednesday afternoons", "inhaler every morning")
+            return None
         repeat = grounding.repeats[0]
         return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
     coming = [

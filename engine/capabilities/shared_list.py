@@ -17,10 +17,13 @@ from engine.executor import StepResult
 from engine.grounding.language import CJK
 from tools.lists import canonical_name
 
+# Bought or brought home: a tick when a list has the thing ("grabbed milk on the way home").
+_GOT = r"(?:got|bought|picked up|grabbed|fetched)"
+
 # Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
 SHARED_LIST = cues(
-    r"\b(?:shopping|grocery|groceries|to-?do|todo|packing|camping|holiday|trip)[ -]?lists?\b",
-    r"\b(?:on|onto|to|off|from|for) (?:the|my|our) (?:\w+ )?list\b",
+    r"\b(?:shopping|grocery|groceries|to[- ]?do|packing|camping|holiday|trip)[ -]?lists?\b",
+    r"\b(?:on|onto|to|off|from|for) (?:the|my|our) (?:\w+[ -]){0,2}list\b",
     r"\bwhat'?s on (?:the|my|our) (?:\w+ )?list",
     r"\bnew (?:\w+ )?list\b",
     r"\bclear (?:the |all )?(?:bought|done|ticked|checked)",
@@ -38,7 +41,7 @@ SHARED_LIST = cues(
     r"(?:gekauft|besorgt|mitgebracht|geholt)\W*$",
     r"^[^\d]{1,10}(?:买|带|拿)(?:回来|回家|好|到)?了\W*$",
     # Bought without a price: a tick when the list has the item, news otherwise (`prepare`).
-    r"^\W*(?:i |we |just |finally )*(?:got|bought|picked up)\b"
+    rf"^\W*(?:i |we |just |finally )*{_GOT}\b"
     r"(?! (?:it|that|this|you|ya|u|anything|any)\b)(?!.*\bback\b)[^\d?]{1,60}$",
     r"购物清单",
     r"购物单",
@@ -158,7 +161,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     (
         "done",
         re.compile(
-            r"\bbought\b|\bgot\b|\bpicked up\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
+            rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
             r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
             r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",
             _I,

@@ -166,20 +166,25 @@ COMING = cues(
 )
 
 
-# A liking or a dislike: a fact about someone, not their health — unless the body speaks too (`BODY`).
-LIKING = cues(
-    r"\b(?:likes?|loves?|hates?|prefers?|(?:does ?n'?t|doesnt|don'?t|dont) (?:like|eat|want)|can'?t stand|"
-    r"favou?rite|is into|not a fan)\b",
-    r"\b(?:mag|mögen|liebt|hasst|isst (?:kein|nicht|gern|am liebsten)|lieblings\w*|steht auf|bevorzugt)\b",
-    r"喜欢|不喜欢|爱吃|不吃|不爱|讨厌|最爱",
-)
-# What makes a note a health note whatever else it says: allergies, intolerances, symptoms, medicine.
+# What a health note speaks of: the body, its ailments, its care and its measures. A note without any of these is
+# not a health note whatever the model says ("the boiler pressure should sit at 1.5", "tyre pressure 2.4 bar").
 BODY = cues(
-    r"\b(?:allerg\w*|intoleran\w*|sick|ill|fever|temp|pain|hurts?|sore|rash|cough\w*|medicine|meds|doctor|gp|"
-    r"jab|vaccin\w*|blood|dose)\b",
-    r"\b(?:allergi\w*|unverträglich\w*|verträgt|krank|fieber|schmerz\w*|ausschlag|husten|medikament\w*|\w*arzt|"
-    r"impf\w*|blut\w*)\b",
-    r"过敏|不耐受|生病|发烧|疼|痛|咳嗽|药|医生|疫苗|血压|体温",
+    r"\b(?:allerg\w*|intoleran\w*|sick|ill|illness|fever|temp|temperature|pain\w*|hurts?|sore|\w*aches?|rash|"
+    r"cough\w*|cold|flu|virus|medicine|meds|medication|doctor|doc|gp|nurse|p(?:a)?ediatrician|physio\w*|dentist|"
+    r"orthodontist|optician|hospital|clinic|ward|surgery|operation|check-?up|prescription|jab|vaccin\w*|booster|"
+    r"blood|dose|inhaler|antibiotic\w*|tablets?|pills?|cream|ointment|stitches|threw up|throw(?:ing|s)? up|"
+    r"vomit\w*|diarrh\w*|constipat\w*|nause\w*|itch\w*|swollen|sprain\w*|fractur\w*|bruise\w*|tick bite|"
+    r"height|weight|teeth|tooth|filling|braces|glasses|eyes?|ears?|knees?|ankle|wrist|tummy|stomach|throat|"
+    r"chest|skin|nose|asthma|eczema|diabet\w*|insulin|lice|nits|pregnan\w*)\b",
+    r"\d\s?(?:cm|kg)\b",
+    r"\b(?:allergi\w*|unverträglich\w*|verträgt|krank\w*|fieber|\w*schmerz\w*|\w*weh|ausschlag|husten|schnupfen|"
+    r"erkält\w*|grippe|medikament\w*|\w*arzt\w*|\w*ärzt\w*|physio\w*|klinik|station|praxis|operation|"
+    r"untersuchung|vorsorge\w*|rezept|impf\w*|blut\w*|tablette\w*|antibiotik\w*|salbe|gips|genäht|übergeben|"
+    r"gekotzt|erbrochen|durchfall|verstopf\w*|übel|juck\w*|geschwollen|verstaucht|zecke|\w*zahn\w*|zähne|brille|"
+    r"auge\w*|ohr\w*|knie|bauch\w*|hals|rücken|haut|nase|asthma|neurodermitis|läuse|schwanger\w*|"
+    r"zentimeter|kilo)\b",
+    r"过敏|不耐受|病|发烧|烧到|疼|痛|咳|感冒|流感|药|医|住院|门诊|体检|手术|疫苗|打针|血|体温|吐|拉肚子|腹泻|便秘|痒|肿|"
+    r"牙|眼|耳|膝|肚子|嗓子|喉咙|腰|皮肤|鼻|身高|体重|厘米|公斤|哮喘|湿疹|怀孕",
 )
 
 

@@ -60,15 +60,17 @@ _NIGHT = 20
 # What is held in the evening puts a bare hour after noon without naming the part of the day: "elternabend um 7",
 # "spieleabend", "dinner at 8", "abendessen um 7".
 _EVENING_THINGS = re.compile(r"\b(?:\w+abend|abendessen|abendbrot|dinner|supper)\b", re.IGNORECASE)
+# A German weekday a part of the day is written onto: "donnerstagabends", "mittwochnachmittags".
+_DAY_OF = r"(?:(?:mon|diens|donners|frei|sams|sonn)tag|mittwoch|sonnabend)?"
 # Parts of the day: their default hour when no clock time is given, and which half of the day they put a clock in.
 PARTS_OF_DAY: tuple[tuple[re.Pattern[str], int, bool], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), hour, afternoon)
     for pattern, hour, afternoon in (
-        (r"\b(?:in the morning|this morning|morning|morgens|früh|frueh|am morgen|morgen früh|vormittags?)\b", 8,
-         False),
-        (r"\b(?:in the afternoon|this afternoon|afternoon|nachmittags?|am nachmittag)\b", 15, True),
-        (r"\b(?:in the evening|this evening|evening|abends?|am abend|heute abend)\b", 19, True),
-        (r"\b(?:tonight|tonite|at night|night|nachts|in der nacht)\b", _NIGHT, True),
+        (rf"\b(?:in the morning|this morning|mornings?|{_DAY_OF}(?:morgens|früh|frueh|vormittags?)|am morgen|"
+         r"morgen früh)\b", 8, False),
+        (rf"\b(?:in the afternoon|this afternoon|afternoons?|{_DAY_OF}nachmittags?|am nachmittag)\b", 15, True),
+        (rf"\b(?:in the evening|this evening|evenings?|{_DAY_OF}abends?|am abend|heute abend)\b", 19, True),
+        (rf"\b(?:tonight|tonite|at night|nights?|{_DAY_OF}nachts|in der nacht)\b", _NIGHT, True),
     )
 )  # fmt: skip
 

@@ -26,6 +26,10 @@ _DAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 _WORKDAYS = "MO,TU,WE,TH,FR"
 _FULL_DAYS = {name: index for name, index in WEEKDAY_NAMES.items() if len(name) > 4 or name in ("tues", "thurs")}
 _DAY = "|".join(sorted(_FULL_DAYS, key=len, reverse=True))
+_EN_DAY = "|".join(n for n in _FULL_DAYS if n.isascii() and n.endswith("day"))
+_DE_DAY = "|".join(n for n in _FULL_DAYS if n.endswith(("tag", "woch")) or n == "sonnabend")
+_DAY_PART = "morgens|vormittags|mittags|nachmittags|abends|nachts"
+# A weekday said as a habit — "wednesdays", "on friday evenings", "mittwochs", "donnerstagabends" — repeats weekly.
 _EVERY = r"(?:every|each|jeden|jede|jedes|jeder|alle)"
 _OTHER = r"(?:other|second|2nd|zweiten|zweite|2\.)"
 _ORDINALS = {
@@ -48,8 +52,8 @@ _CUES: tuple[tuple[str, re.Pattern[str], str, str | None], ...] = tuple(
                      r"\b(?:monday|mon)\s*(?:to|-|–|through|thru)\s*(?:friday|fri)\b|"
                      r"\b(?:montags?|mo)\s*(?:bis|-|–)\s*(?:freitags?|fr)\b", "WEEKLY", _WORKDAYS),
         ("days", rf"\b{_EVERY}\s+(?:{_OTHER}\s+|\d+(?:st|nd|rd|th|\.)?\s+)?(?:{_DAY})\b|"
-                 rf"\b(?:on\s+)?(?:{'|'.join(n for n in _FULL_DAYS if n.isascii() and n.endswith('day'))})s\b|"
-                 rf"\b(?:{'|'.join(n for n in _FULL_DAYS if n.endswith('tag') or n == 'sonnabend')})s\b",
+                 rf"\b(?:on\s+)?(?:{_EN_DAY})(?:s|\s+(?:mornings|afternoons|evenings|nights))\b|"
+                 rf"\b(?:{_DE_DAY})(?:s|\s*(?:{_DAY_PART}))\b",
          "WEEKLY", None),
         ("daily", rf"\b{_EVERY}\s+(?:{_OTHER}\s+|\d+\s+)?(?:day|days|tag|tage|morning|evening|night|abend|morgen)\b|"
                   r"\bdaily\b|\btäglich\b|\bjeden\s+tag\b", "DAILY", None),
@@ -112,7 +116,7 @@ def _english_german(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | Non
     elif name == "month_day":
         month_day = int(cue.group("md") or cue.group("md2"))
     elif name in ("days", "weekly") and byday is None:
-        days = sorted({_FULL_DAYS[w.lower()] for w in re.findall(rf"\b({_DAY})s?\b", normal)})
+        days = sorted({_FULL_DAYS[w.lower()] for w in re.findall(rf"\b({_DAY})(?=s?\b|{_DAY_PART})", normal)})
         byday = ",".join(_DAYS[d] for d in days) or None
     anchor = _anchor(rest, part_of_day(normal), now, tz)
     return _rule(freq, interval, byday, month_day, nth, anchor, now, cue.group(0).strip())

@@ -145,6 +145,13 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("health", "ben doesnt like mushrooms at all", "fact"),
         ("health", "ben doesn't eat nuts, he's allergic", "health"),  # the body speaks too
         ("health", "老婆不吃香菜", "fact"),
+        # a health note speaks of the body; a pressure, a measure or a machine does not
+        ("health", "tyre pressure for the golf is 2.4 bar front and 2.2 back", "fact"),
+        ("health", "the boiler guy said the pressure should sit around 1.5", "fact"),
+        ("health", "so mia threw up twice last night, seems fine now", "health"),
+        ("health", "mia hat seit heute morgen ohrenschmerzen links", "health"),
+        ("health", "pediatrician says mia is 104 cm and 16.5 kg now", "health"),
+        ("health", "儿子昨晚发烧38度5，今天退了", "health"),
     ],
 )
 def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:

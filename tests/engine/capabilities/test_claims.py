@@ -58,6 +58,8 @@ def decided(text: str) -> str | None:
         # casual removal words forget what they point at
         ("we need more coffee and toilet paper", "shared_list"),
         ("we're out of milk", "shared_list"),
+        ("gutters need clearing before winter, stick it on the to do list", "shared_list"),
+        ("grabbed milk on the way home", "shared_list"),  # a tick when the list has milk, news otherwise
         ("milch ist alle", "shared_list"),
         ("家里没有鸡蛋了", "shared_list"),
         ("kids activities max 120€ a month pls", "budget"),
@@ -462,6 +464,9 @@ def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in
         ("lent the drill to tom, he'll bring it back next week", "plan", False),  # no day of the week is its
         ("下周奶奶来", "plan", False),
         ("we go to the lake this weekend", "plan", True),
+        ("mia hat dienstags um 16 uhr ballett", "plan", True),  # a habit is a plan's repeating event
+        ("der kinderarzt hat mittwochs nachmittags zu", "fact", False),  # and never a fact's
+        ("ben takes his inhaler every morning", "health", False),
     ],
 )
 def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:

@@ -151,6 +151,10 @@ def test_the_half_of_the_day_of_a_bare_hour(text: str, hour: str) -> None:
         ("工作日早上七点叫孩子起床", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "2026-11-24T07:00"),
         ("隔周二晚上六点半倒垃圾", "FREQ=WEEKLY;INTERVAL=2;BYDAY=TU", "2026-11-24T18:30"),
         ("every evening take the pills", "FREQ=DAILY", "2026-11-23T19:00"),
+        # a weekday said as a habit, Wednesday's German form and a part of the day written onto it included
+        ("der kinderarzt hat mittwochs nachmittags zu", "FREQ=WEEKLY;BYDAY=WE", "2026-11-25T15:00"),
+        ("donnerstagabends ist chorprobe", "FREQ=WEEKLY;BYDAY=TH", "2026-11-26T19:00"),
+        ("the gp is closed on wednesday afternoons", "FREQ=WEEKLY;BYDAY=WE", "2026-11-25T15:00"),
     ],
 )  # fmt: skip
 def test_repetitions(text: str, rrule: str, first: str) -> None:
