@@ -76,3 +76,63 @@ if (notify && "Notification" in window) {
   show();
   button.addEventListener("click", () => Notification.requestPermission().then(show));
 }
+
+// The reminders page's switch for push notifications on this device: while no page of FAA is open, the server
+// sends reminders, summaries and replies through the browser's push service, and the service worker shows them.
+const pushCard = document.getElementById("push");
+if (pushCard && "serviceWorker" in navigator && "PushManager" in window && "Notification" in window) {
+  const toggle = document.getElementById("push-toggle");
+  const state = document.getElementById("push-state");
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const post = (path, body) =>
+    fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body),
+    }).then((response) => {
+      if (!response.ok) throw new Error(`${path}: ${response.status}`);
+    });
+  const applicationServerKey = () => {
+    const text = atob(pushCard.dataset.key.replace(/-/g, "+").replace(/_/g, "/"));
+    return Uint8Array.from(text, (c) => c.charCodeAt(0));
+  };
+  const show = (subscription, message) => {
+    const on = Boolean(subscription);
+    toggle.textContent = on ? pushCard.dataset.turnOff : pushCard.dataset.turnOn;
+    toggle.setAttribute("aria-pressed", String(on));
+    toggle.disabled = false;
+    state.textContent = message || (on ? pushCard.dataset.on : pushCard.dataset.off);
+    pushCard.dataset.state = on ? "on" : "off";
+  };
+  navigator.serviceWorker.ready.then(async (registration) => {
+    pushCard.hidden = false;
+    const current = await registration.pushManager.getSubscription();
+    // Keep the server's record in step with the browser's (it may have lost it, or this browser moved members).
+    if (current) await post("/app/push", current.toJSON()).catch(() => {});
+    show(current);
+    toggle.addEventListener("click", async () => {
+      toggle.disabled = true;
+      const subscription = await registration.pushManager.getSubscription();
+      try {
+        if (subscription) {
+          await post("/app/push/remove", { endpoint: subscription.endpoint });
+          await subscription.unsubscribe();
+          show(null);
+          return;
+        }
+        if ((await Notification.requestPermission()) !== "granted") {
+          show(null, pushCard.dataset.blocked);
+          return;
+        }
+        const created = await registration.pushManager.subscribe({
+          userVisibleOnly: true,
+          applicationServerKey: applicationServerKey(),
+        });
+        await post("/app/push", created.toJSON());
+        show(created);
+      } catch (error) {
+        show(await registration.pushManager.getSubscription(), pushCard.dataset.failed);
+      }
+    });
+  });
+}
