@@ -26,6 +26,7 @@ from tests.system import Family, System, accept_unqueued, make_family, running_s
 from tools.infra import vapid
 from tools.storage import outbox, push
 from tools.storage import reminders as stored_reminders
+from tools.storage.forgetting import forget_member
 from tools.storage.visibility import Audience
 from worker import delivery
 from worker.jobs import sweep_reminders
@@ -271,6 +272,21 @@ async def test_a_dropped_subscription_is_removed_and_other_failures_retry(
     later = await reply_row(deps, family, "Anna", "gone-2", "Done again.")
     await delivery.deliver(deps, later, family.household_id)
     assert await pushes_of(system.admin, later) == []  # push is off for Anna now
+
+
+async def test_a_forgotten_member_is_pushed_nothing_more(
+    system: System, deps: Deps, push_service: FakePushService
+) -> None:
+    family = await make_family(system.admin, "Forget", {"Anna": "Europe/Berlin"})
+    phone = await turn_on(deps, family, "Anna", push_service, "forgotten")
+    reply = await reply_row(deps, family, "Anna", "forget-1", "Everything about you is forgotten.")
+    async with deps.db.household(family.household_id, family.user_ids["Anna"]) as conn:
+        await forget_member(conn, family.household_id, family.user_ids["Anna"], keep_inbox_id=None)
+    assert await system.admin.fetchval(
+        "SELECT count(*) FROM push_subscriptions WHERE household_id = $1", family.household_id
+    ) == 0  # fmt: skip
+    assert await delivery.deliver(deps, reply, family.household_id) == "sent"
+    assert await pushes_of(system.admin, reply) == [] and push_service.to(phone) == []
 
 
 def test_a_push_goes_only_to_a_listed_push_service() -> None:
