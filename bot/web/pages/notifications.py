@@ -35,6 +35,9 @@ log = structlog.get_logger()
 HUB = web.AppKey("notification_hub", NotificationHub)
 KEEP_ALIVE_S = 25.0  # a comment line this often keeps proxies and phones from closing an idle stream
 MISSED = 20  # notifications sent again to a page that reconnects, at most
+# A closed page stops counting as open within this long (aiohttp tells a handler of a lost connection only when it
+# next writes): something delivered after that goes out as a push.
+GONE_CHECK_S = 2.0
 
 
 def hub_context(deps: Deps) -> Any:
@@ -71,15 +74,19 @@ async def events(request: web.Request) -> web.StreamResponse:
             for row in reversed(missed):  # oldest first, as they came
                 if row.channel == CHANNEL:
                     await _send(response, notification(row))
+        written = time.monotonic()
         try:
-            while True:
+            while not _gone(request):
                 try:
-                    async with asyncio.timeout(KEEP_ALIVE_S):
+                    async with asyncio.timeout(GONE_CHECK_S):
                         note = await queue.get()
                 except TimeoutError:
-                    await response.write(b": still here\n\n")
+                    if time.monotonic() - written >= KEEP_ALIVE_S:
+                        await response.write(b": still here\n\n")
+                        written = time.monotonic()
                 else:
                     await _send(response, note)
+                    written = time.monotonic()
                 if time.monotonic() - marked >= Presence.RENEW_S:
                     await _mark(presence, viewer.user_id, page)
                     marked = time.monotonic()
@@ -89,6 +96,11 @@ async def events(request: web.Request) -> web.StreamResponse:
             with contextlib.suppress(RedisError, OSError):
                 await presence.unmark(viewer.user_id, page)
     return response
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 async def _mark(presence: Presence, user_id: int, page: str) -> None:

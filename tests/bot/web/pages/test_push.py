@@ -7,15 +7,20 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import aiohttp
 import asyncpg
 import pytest
+from aiohttp import web
 from playwright.async_api import BrowserContext, expect
 
 from bot.channels.live import Presence
+from bot.web.pages.notifications import GONE_CHECK_S
+from bot.web.server import web_runner
 from engine.channel_settings import WebPushSettings
 from engine.settings import Settings
 from tests.bot.web.pages.conftest import base_url, signed_in
@@ -113,6 +118,29 @@ async def test_a_member_turns_push_on_and_off_for_a_browser(pushing: System, pus
     assert await stored(pushing.admin, other) == [(other.user_ids["Cleo"], body["endpoint"])]
 
 
+async def test_a_closed_page_stops_counting_as_open_within_seconds(pushing: System) -> None:
+    """As `faa serve` runs it, aiohttp tells a handler of a lost connection only when it next writes (the keep-alive
+    every 25 s): the event stream must notice sooner, or a reminder fired meanwhile would be pushed to nobody."""
+    family = await make_family(pushing.admin, "Closing", {"Anna": "Europe/Berlin"})
+    anna = await session(pushing, family, "Anna")
+    runner = web_runner(pushing.deps)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    presence = Presence(pushing.redis)
+    try:
+        async with aiohttp.ClientSession() as client:
+            async with client.get(f"http://127.0.0.1:{port}/app/events", headers={"Cookie": anna["Cookie"]}) as stream:
+                assert stream.status == 200
+                await eventually(lambda: presence.any_open(family.user_ids["Anna"]), timeout_s=5)
+        started = time.monotonic()
+        await eventually(lambda: _closed(pushing, family), timeout_s=10)
+        assert time.monotonic() - started < GONE_CHECK_S + 2
+    finally:
+        await runner.cleanup()
+
+
 # The browser's PushManager, handing out a subscription of the push service on loopback (recording the key it was
 # asked to subscribe with), as Chrome's would of Google's.
 FAKE_PUSH_MANAGER = """
@@ -175,8 +203,8 @@ async def test_push_on_in_chromium_then_a_reminder_reaches_the_closed_app_and_th
     )
     assert shown == [["FAA", "Reminder: Feed the cat", "faa-1", "/reminders"]]
 
-    await page.close()  # the app is closed: the next reminder goes out as a push
-    await eventually(lambda: _closed(pushing, family))
+    await page.close()  # the app is closed: within seconds it no longer counts as open, and a reminder is pushed
+    await eventually(lambda: _closed(pushing, family), timeout_s=5)
     await remind(pushing, family, clock, "Take the cake out of the oven")
     [received] = await eventually(lambda: _arrived(push_service, browser))
     assert received.payload["body"] == "Reminder: Take the cake out of the oven"
