@@ -57,6 +57,20 @@ async def subscribe(conn: Connection, household_id: int, user_id: int, endpoint:
     return int(subscription_id)
 
 
+async def renew(conn: Connection, household_id: int, user_id: int, endpoint: str, p256dh: str, auth: str) -> bool:
+    """The browser's current keys for a subscription that is this member's; False (nothing changed) for any other."""
+    renewed = await conn.fetchval(
+        """UPDATE push_subscriptions SET p256dh = $4, auth = $5
+           WHERE household_id = $1 AND user_id = $2 AND endpoint = $3 RETURNING true""",
+        household_id,
+        user_id,
+        endpoint,
+        p256dh,
+        auth,
+    )
+    return bool(renewed)
+
+
 async def unsubscribe(conn: Connection, household_id: int, user_id: int, endpoint: str) -> bool:
     """Push off for this browser; False when it was not on for this member."""
     removed = await conn.fetchval(

@@ -44,6 +44,7 @@ class SubscriptionBody(BaseModel):
 
     endpoint: str = Field(max_length=endpoints.MAX_ENDPOINT_CHARS)
     keys: _Keys
+    renew: bool = False  # a page checking in: keep it in step only if push is on for this member already
 
 
 class RemovalBody(BaseModel):
@@ -53,7 +54,9 @@ class RemovalBody(BaseModel):
 
 
 async def subscribe(request: web.Request) -> web.Response:
-    """POST /app/push {"endpoint", "keys": {"p256dh", "auth"}}: push on for this browser."""
+    """POST /app/push {"endpoint", "keys": {"p256dh", "auth"}}: push on for this browser and member, `{"push": true}`.
+    With `"renew": true` (the page checks in on load) nothing is turned on: the answer says whether push is on for
+    this member in this browser (a browser another member turned on stays theirs)."""
     deps, viewer = request.app[DEPS], request[VIEWER]
     if not deps.settings.webpush.enabled:
         return json_error(404, "not_found", texts(request)("push.unavailable"))
@@ -63,8 +66,11 @@ async def subscribe(request: web.Request) -> web.Response:
         return json_error(400, "invalid", texts(request)("push.failed"))
     if not endpoints.allowed(body.endpoint, deps.settings.webpush.services):
         return json_error(400, "invalid", texts(request)("push.unknown_service"))
+    member, keys = (viewer.household_id, viewer.user_id), (body.endpoint, body.keys.p256dh, body.keys.auth)
     async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
-        await push.subscribe(conn, viewer.household_id, viewer.user_id, body.endpoint, body.keys.p256dh, body.keys.auth)
+        if body.renew:
+            return web.json_response({"push": await push.renew(conn, *member, *keys)})
+        await push.subscribe(conn, *member, *keys)
     return web.json_response({"push": True})
 
 

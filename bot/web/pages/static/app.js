@@ -79,6 +79,7 @@ if (notify && "Notification" in window) {
 
 // The reminders page's switch for push notifications on this device: while no page of FAA is open, the server
 // sends reminders, summaries and replies through the browser's push service, and the service worker shows them.
+// Whether it is on is the server's word: a browser shared by two members notifies the one who turned it on last.
 const pushCard = document.getElementById("push");
 if (pushCard && "serviceWorker" in navigator && "PushManager" in window && "Notification" in window) {
   const toggle = document.getElementById("push-toggle");
@@ -91,13 +92,15 @@ if (pushCard && "serviceWorker" in navigator && "PushManager" in window && "Noti
       body: JSON.stringify(body),
     }).then((response) => {
       if (!response.ok) throw new Error(`${path}: ${response.status}`);
+      return response.json();
     });
-  const applicationServerKey = () => {
-    const text = atob(pushCard.dataset.key.replace(/-/g, "+").replace(/_/g, "/"));
-    return Uint8Array.from(text, (c) => c.charCodeAt(0));
+  const key = Uint8Array.from(atob(pushCard.dataset.key.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const sameKey = (subscription) => {
+    const used = subscription.options && subscription.options.applicationServerKey;
+    return !used || new Uint8Array(used).every((byte, i) => byte === key[i]);
   };
-  const show = (subscription, message) => {
-    const on = Boolean(subscription);
+  let on = false;
+  const show = (message) => {
     toggle.textContent = on ? pushCard.dataset.turnOff : pushCard.dataset.turnOn;
     toggle.setAttribute("aria-pressed", String(on));
     toggle.disabled = false;
@@ -107,31 +110,34 @@ if (pushCard && "serviceWorker" in navigator && "PushManager" in window && "Noti
   navigator.serviceWorker.ready.then(async (registration) => {
     pushCard.hidden = false;
     const current = await registration.pushManager.getSubscription();
-    // Keep the server's record in step with the browser's (it may have lost it, or this browser moved members).
-    if (current) await post("/app/push", current.toJSON()).catch(() => {});
-    show(current);
+    // Check in: the browser's keys kept in step, and whether push is on here for this member.
+    if (current) on = await post("/app/push", { ...current.toJSON(), renew: true }).then((r) => r.push, () => false);
+    show();
     toggle.addEventListener("click", async () => {
       toggle.disabled = true;
-      const subscription = await registration.pushManager.getSubscription();
+      let subscription = await registration.pushManager.getSubscription();
       try {
-        if (subscription) {
-          await post("/app/push/remove", { endpoint: subscription.endpoint });
-          await subscription.unsubscribe();
-          show(null);
+        if (on) {
+          await post("/app/push/remove", { endpoint: subscription ? subscription.endpoint : "" });
+          if (subscription) await subscription.unsubscribe();
+          on = false;
+          show();
           return;
         }
         if ((await Notification.requestPermission()) !== "granted") {
-          show(null, pushCard.dataset.blocked);
+          show(pushCard.dataset.blocked);
           return;
         }
-        const created = await registration.pushManager.subscribe({
-          userVisibleOnly: true,
-          applicationServerKey: applicationServerKey(),
-        });
-        await post("/app/push", created.toJSON());
-        show(created);
+        if (subscription && !sameKey(subscription)) {
+          await subscription.unsubscribe(); // made for another household's key: this browser moves to this member
+          subscription = null;
+        }
+        subscription =
+          subscription || (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
+        on = (await post("/app/push", subscription.toJSON())).push;
+        show();
       } catch (error) {
-        show(await registration.pushManager.getSubscription(), pushCard.dataset.failed);
+        show(pushCard.dataset.failed);
       }
     });
   });

@@ -101,10 +101,16 @@ async def test_a_member_turns_push_on_and_off_for_a_browser(pushing: System, pus
     assert (await client.post("/app/push", json=bad_key, headers=anna)).status == 400
     assert await stored(pushing.admin, family) == []
 
-    assert (await client.post("/app/push", json=body, headers=anna)).status == 200
-    assert (await client.post("/app/push", json=body, headers=anna)).status == 200  # the page re-posts on each visit
+    renew = {**body, "renew": True}  # a page checking in on load
+    assert await (await client.post("/app/push", json=renew, headers=anna)).json() == {"push": False}
+    assert await stored(pushing.admin, family) == []  # checking in turns nothing on
+
+    assert await (await client.post("/app/push", json=body, headers=anna)).json() == {"push": True}
     assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], body["endpoint"])]
-    # Ben signs in on the same browser and turns it on: it shows his notifications from now on.
+    assert await (await client.post("/app/push", json=renew, headers=anna)).json() == {"push": True}
+    # Ben signs in on the same browser: it stays Anna's until he turns it on; then it notifies him instead.
+    assert await (await client.post("/app/push", json=renew, headers=ben)).json() == {"push": False}
+    assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], body["endpoint"])]
     assert (await client.post("/app/push", json=body, headers=ben)).status == 200
     assert await stored(pushing.admin, family) == [(family.user_ids["Ben"], body["endpoint"])]
     # Another household knows the same browser apart: its row is its own, under row-level security.
@@ -179,6 +185,12 @@ async def test_push_on_in_chromium_then_a_reminder_reaches_the_closed_app_and_th
     await expect(page.locator("#push-state")).to_have_text("Off for this device.")
     await card.get_by_role("button", name="Turn on for this device").click()
     await expect(page.locator("#push-state")).to_have_text("On: this device is notified while FAA is closed.")
+    assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], push_service.endpoint(browser))]
+    await card.get_by_role("button", name="Turn off for this device").click()
+    await expect(page.locator("#push-state")).to_have_text("Off for this device.")
+    assert await stored(pushing.admin, family) == []
+    await card.get_by_role("button", name="Turn on for this device").click()
+    await expect(card).to_have_attribute("data-state", "on")
     assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], push_service.endpoint(browser))]
     key = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
     subscribed_with = base64.b64decode(await page.evaluate("window.subscribedWith"))
