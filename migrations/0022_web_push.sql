@@ -3,7 +3,7 @@
 
 -- The key that signs every push to the household's members (the raw 32-byte P-256 private value; the public half is
 -- derived from it). It is made with the household (`tools/storage/households.py`); a household made before this
--- migration gets one the first time a member turns push on.
+-- migration gets one when the web app first offers push to one of its members (`tools/storage/push.py`).
 ALTER TABLE households ADD COLUMN vapid_private_key bytea CHECK (octet_length(vapid_private_key) = 32);
 
 -- One row per browser (its push service's endpoint) and member. A browser that another member of the household turns

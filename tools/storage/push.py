@@ -30,15 +30,24 @@ class Subscription:
 _COLUMNS = "id, household_id, user_id, endpoint, p256dh, auth"
 
 
-async def household_key(conn: Connection, household_id: int) -> bytes:
-    """The household's VAPID private value; made now for a household that has none (it predates push)."""
-    key: bytes = await conn.fetchval(
+async def household_key(conn: Connection, household_id: int) -> bytes | None:
+    """The household's VAPID private value (None only for a household made before push, until `ensure_key`)."""
+    key: bytes | None = await conn.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", household_id)
+    return key
+
+
+async def ensure_key(conn: Connection, household_id: int) -> bytes:
+    """The household's VAPID private value, made now for a household that has none (it predates push)."""
+    key = await household_key(conn, household_id)
+    if key is not None:
+        return key
+    made: bytes = await conn.fetchval(
         """UPDATE households SET vapid_private_key = coalesce(vapid_private_key, $2) WHERE id = $1
            RETURNING vapid_private_key""",
         household_id,
         vapid.new_private_key(),
     )
-    return key
+    return made
 
 
 async def subscribe(conn: Connection, household_id: int, user_id: int, endpoint: str, p256dh: str, auth: str) -> int:

@@ -46,7 +46,7 @@ async def reminders_page(request: web.Request, *, error: str | None = None, stat
         feed = await outbox.notifications(ctx.conn, viewer.user_id, limit=20)
         push_key = None
         if request.app[DEPS].settings.webpush.enabled:  # the key this browser subscribes to push with
-            push_key = vapid.public_key(await push.household_key(ctx.conn, viewer.household_id))
+            push_key = vapid.public_key(await push.ensure_key(ctx.conn, viewer.household_id))
     others = [m.name for m in ctx.members if m.id != viewer.user_id]
     return html(
         request,

@@ -88,9 +88,15 @@ async def test_a_member_turns_push_on_and_off_for_a_browser(pushing: System, pus
     body = subscription(push_service, browser)
     client = pushing.client
 
+    made = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
+    assert len(made) == 32  # made with the household
+    # A household made before push existed gets its key when the web app first offers push.
+    await pushing.admin.execute("UPDATE households SET vapid_private_key = NULL WHERE id = $1", family.household_id)
     page = await (await client.get("/reminders", headers=anna)).text()
     key = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
+    assert len(key) == 32 and key != made
     assert f'data-key="{vapid.public_key(key)}"' in page  # the key the browser subscribes with
+    assert f'data-key="{vapid.public_key(key)}"' in await (await client.get("/reminders", headers=ben)).text()
 
     no_csrf = {"Cookie": anna["Cookie"]}
     assert (await client.post("/app/push", json=body, headers=no_csrf)).status == 403
