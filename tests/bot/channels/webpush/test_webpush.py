@@ -6,6 +6,7 @@ subscription the service dropped is removed, other failures retry."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -236,6 +237,20 @@ async def test_a_lock_screen_shows_only_the_members_own_household_reminder(
         web_id = await fire(deps, family, clock, author, text, **extra)
         [queued] = await pushes_of(system.admin, web_id)
         assert queued["text"] == shown, text
+
+    for kind, shown, opens in (
+        ("digest", "Your summary is ready", "/"),
+        ("budget_alert", "A message about your budget", "/money"),
+    ):
+        async with deps.db.household(family.household_id) as conn:
+            note = await outbox.add(
+                conn, household_id=family.household_id, user_id=family.user_ids["Anna"], channel="web",
+                recipient=str(family.user_ids["Anna"]), text="Groceries: 412.50 EUR of 400 EUR", payload={"kind": kind},
+            )  # fmt: skip
+        assert note is not None
+        await delivery.deliver(deps, note, family.household_id)
+        [queued] = await pushes_of(system.admin, note)
+        assert (queued["text"], json.loads(queued["payload"])["url"]) == (shown, opens)  # no sums on a lock screen
 
     await system.admin.execute("UPDATE users SET locale = 'de' WHERE id = $1", family.user_ids["Anna"])
     reply = await reply_row(deps, family, "Anna", "de-1", "Erledigt.")
