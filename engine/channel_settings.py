@@ -161,3 +161,38 @@ class ThreemaSettings(BaseSettings):
     @property
     def enabled(self) -> bool:
         return self.gateway_id is not None and self.secret is not None and self.private_key is not None
+
+
+# The push services of the browsers families use (Chrome and Android, Firefox, Safari, Edge): a subscription's
+# endpoint must be on one of them, since the worker posts to it (never to an address a page made up).
+_PUSH_SERVICES = [
+    "https://fcm.googleapis.com/",
+    "https://updates.push.services.mozilla.com/",
+    "https://web.push.apple.com/",
+    "https://*.notify.windows.com/",
+]
+
+
+class WebPushSettings(BaseSettings):
+    """Web Push to the web app's members whose pages are closed; each household's VAPID key is made with it."""
+
+    model_config = _section("WEBPUSH_")
+
+    enabled: bool = Field(default=True, description="Offer push notifications in the web app and send them.")
+    contact: str | None = Field(
+        default=None,
+        pattern=r"^(mailto:[^\s@]+@[^\s@]+|https://\S+)$",
+        description="Who push services may contact about our pushes (VAPID 'sub'), mailto: or https:. Unset: "
+        "EMAIL_ADDRESS, else MEDIA_BASE_URL when it is https, else mailto:faa@localhost.",
+    )
+    services: list[str] = Field(
+        default_factory=lambda: list(_PUSH_SERVICES),
+        description="Push services a subscription's endpoint may be on: URL prefixes, '*.' for any subdomain.",
+    )
+    ttl_s: int = Field(
+        default=86400,
+        ge=0,
+        le=28 * 86400,
+        description="How long a push service keeps a push for a browser that is off.",
+    )
+    timeout_s: float = Field(default=10.0, gt=0, le=60, description="Per request to a push service.")

@@ -12,7 +12,13 @@ from pydantic import BaseModel, ConfigDict, Field, IPvAnyNetwork, SecretStr, fie
 from pydantic_settings import BaseSettings
 
 from engine._section import section as _section
-from engine.channel_settings import ChannelSettings, EmailSettings, TelegramSettings, ThreemaSettings
+from engine.channel_settings import (
+    ChannelSettings,
+    EmailSettings,
+    TelegramSettings,
+    ThreemaSettings,
+    WebPushSettings,
+)
 
 
 class DatabaseSettings(BaseSettings):
@@ -364,6 +370,7 @@ class Settings(BaseModel):
     media: MediaSettings = Field(default_factory=MediaSettings)
     telegram: TelegramSettings = Field(default_factory=TelegramSettings)
     threema: ThreemaSettings = Field(default_factory=ThreemaSettings)
+    webpush: WebPushSettings = Field(default_factory=WebPushSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     @classmethod

@@ -1,4 +1,5 @@
-"""Delivering outbox rows: one row on its channel's sender, and its retry job when the channel asks for one."""
+"""Delivering outbox rows: one row on its channel's sender, and its retry job when the channel asks for one; a row
+delivered to the web app of a member with no page open is followed by push messages (`bot.channels.webpush`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 import structlog
+from redis.exceptions import RedisError
 
+from bot.channels import web
+from bot.channels.live import Presence
+from bot.channels.webpush import CHANNEL as PUSH_CHANNEL
+from bot.channels.webpush import pushes
+from bot.channels.webpush.pushes import Queued
 from engine.deps import Deps
 from engine.errors import DeliveryError, StorageError
 from tools.infra.queue import DELIVER_OUTBOUND, enqueue_urgent, outbox_job_id
@@ -49,9 +56,27 @@ async def deliver(deps: Deps, outbox_id: int, household_id: int) -> str:
         await sender.send(row)
     except DeliveryError as exc:
         return await _failed(deps, row, exc)
-    await _record_sent(deps, row)
+    pushing = await _pushes_wanted(deps, row)
+    queued = await _record_sent(deps, row, pushing=pushing)
     log.info("reply.delivered", channel=row.channel, outbox_id=outbox_id)
+    try:
+        for push in queued:
+            await deliver_later(deps, push.outbox_id, row.household_id, push.not_before or datetime.now(UTC))
+    except (RedisError, OSError) as exc:
+        log.warning("webpush.enqueue.failed", error=type(exc).__name__)  # queued rows: the outbox sweep sends them
     return "sent"
+
+
+async def _pushes_wanted(deps: Deps, row: OutboxRow) -> bool:
+    """A web app row calls for push messages when the member has no page of the app open (which would show it),
+    and push is on at all. Without Redis to ask, no push: the member finds it when they open the app."""
+    if row.channel != web.CHANNEL or PUSH_CHANNEL not in deps.senders:
+        return False
+    try:
+        return not await Presence(deps.redis).any_open(row.user_id)
+    except (RedisError, OSError) as exc:
+        log.warning("webpush.presence.unknown", error=type(exc).__name__)
+        return False
 
 
 async def _failed(deps: Deps, row: OutboxRow, exc: DeliveryError) -> str:
@@ -75,19 +100,30 @@ async def _failed(deps: Deps, row: OutboxRow, exc: DeliveryError) -> str:
     return "retrying"
 
 
-async def _record_sent(deps: Deps, row: OutboxRow) -> None:
-    """Mark the row sent, waiting out a database that is briefly unreachable (transient errors only)."""
-    for delay in (*_RECORD_SENT_DELAYS_S, None):
+async def _record_sent(deps: Deps, row: OutboxRow, *, pushing: bool) -> list[Queued]:
+    """Mark the row sent, with the push messages it calls for queued in the same transaction (so they are queued
+    once however often the row is sent), waiting out a database that is briefly unreachable (transient errors
+    only)."""
+    for delay in _RECORD_SENT_DELAYS_S:
         try:
-            async with deps.db.household(row.household_id) as conn:
-                await outbox.mark_sent(conn, row.id)
-            return
+            return await _mark_sent(deps, row, pushing=pushing)
         except StorageError as exc:
-            if not exc.transient or delay is None:
+            if not exc.transient:
                 log.error("reply.sent.unrecorded", channel=row.channel, outbox_id=row.id, error=exc.reason)
                 raise
             log.warning("reply.sent.record_retrying", channel=row.channel, outbox_id=row.id, defer_s=delay)
             await asyncio.sleep(delay)
+    try:
+        return await _mark_sent(deps, row, pushing=pushing)
+    except StorageError as exc:
+        log.error("reply.sent.unrecorded", channel=row.channel, outbox_id=row.id, error=exc.reason)
+        raise
+
+
+async def _mark_sent(deps: Deps, row: OutboxRow, *, pushing: bool) -> list[Queued]:
+    async with deps.db.household(row.household_id) as conn:
+        await outbox.mark_sent(conn, row.id)
+        return await pushes.queue_for(conn, row, deps.clock.now()) if pushing else []
 
 
 async def deliver_later(deps: Deps, outbox_id: int, household_id: int, not_before: datetime) -> None:

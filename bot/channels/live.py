@@ -4,6 +4,9 @@ The web API and the terminal chat have no external peer: their "sender" publishe
 that the waiting request (or terminal) listens to; the outbox row stays the record of it. A notification that
 answers no message (a reminder) goes to the member's own channel, and the sent outbox row is its entry in the
 member's notification feed (`GET /v1/notifications`).
+
+Which members have a page of the web app open is kept in Redis too (`Presence`): the page's event stream marks
+itself while it is connected, and a web app delivery for a member with no page open also goes out as a push message.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import asdict
 from typing import Any
@@ -54,6 +58,36 @@ class LiveReplySender:
             await self._redis.publish(channel, json.dumps(message))
         except (RedisError, OSError) as exc:
             raise DeliveryError(f"redis unreachable: {type(exc).__name__}", transient=True) from exc
+
+
+class Presence:
+    """Which members have a page of the web app open, across web processes: a sorted set per member of their open
+    pages, each scored with when its mark lapses. A page renews its mark while connected (every `RENEW_S`) and
+    removes it when it goes; a web process that dies leaves marks that lapse within `TTL_S`."""
+
+    RENEW_S = 25.0
+    TTL_S = 60.0
+
+    def __init__(self, redis: Redis) -> None:
+        self._redis = redis
+
+    def _key(self, user_id: int) -> str:
+        return channel_name(self._redis, "presence", user_id)
+
+    async def mark(self, user_id: int, page: str) -> None:
+        """The page is open (call again within TTL_S to keep it so)."""
+        key = self._key(user_id)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(key, {page: time.time() + self.TTL_S})
+            pipe.zremrangebyscore(key, "-inf", time.time())
+            pipe.expire(key, int(self.TTL_S) + 1)
+            await pipe.execute()
+
+    async def unmark(self, user_id: int, page: str) -> None:
+        await self._redis.zrem(self._key(user_id), page)
+
+    async def any_open(self, user_id: int) -> bool:
+        return bool(await self._redis.zcount(self._key(user_id), f"({time.time()}", "+inf"))
 
 
 class RedisEventSink:

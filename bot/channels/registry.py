@@ -9,9 +9,17 @@ from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.terminal.channel import TerminalChannel
 from bot.channels.threema.channel import ThreemaChannel
 from bot.channels.web.channel import WebChannel
+from bot.channels.webpush.channel import WebPushChannel
 from engine.settings import Settings
 
-CHANNELS: tuple[Channel, ...] = (TelegramChannel(), ThreemaChannel(), EmailChannel(), WebChannel(), TerminalChannel())
+CHANNELS: tuple[Channel, ...] = (
+    TelegramChannel(),
+    ThreemaChannel(),
+    EmailChannel(),
+    WebChannel(),
+    WebPushChannel(),
+    TerminalChannel(),
+)
 
 
 def enabled_channels(settings: Settings) -> list[Channel]:

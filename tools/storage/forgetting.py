@@ -67,6 +67,7 @@ async def forget_member(conn: Connection, household_id: int, user_id: int, keep_
         await conn.execute("DELETE FROM budget_alerts WHERE household_id = $1 AND user_id = $2", *args)
         identities = await _count(conn, "DELETE FROM user_identities WHERE household_id = $1 AND user_id = $2", *args)
         await conn.execute("DELETE FROM web_sessions WHERE household_id = $1 AND user_id = $2", *args)
+        await conn.execute("DELETE FROM push_subscriptions WHERE household_id = $1 AND user_id = $2", *args)
         await conn.execute("DELETE FROM invites WHERE household_id = $1 AND user_id = $2", *args)
         await conn.execute("DELETE FROM pending_clarifications WHERE household_id = $1 AND user_id = $2", *args)
         await _forget_messages(conn, household_id, user_id, keep_inbox_id)

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import asyncpg
 
 from tools.errors import HouseholdError
+from tools.infra import vapid
 from tools.storage.database import Connection
 
 ROLES = ("owner", "adult", "child")
@@ -52,12 +53,14 @@ def check_timezone(name: str) -> str:
 
 
 async def create_household(conn: Connection, name: str, timezone: str = "UTC") -> int:
-    """Run on an owner connection (RLS forbids the app role from creating households)."""
+    """Run on an owner connection (RLS forbids the app role from creating households). The household's VAPID key
+    (its members' push messages are signed with it) is made with it."""
     return int(
         await conn.fetchval(
-            "INSERT INTO households (name, timezone) VALUES ($1, $2) RETURNING id",
+            "INSERT INTO households (name, timezone, vapid_private_key) VALUES ($1, $2, $3) RETURNING id",
             check_name(name, "household", 200),
             check_timezone(timezone),
+            vapid.new_private_key(),
         )
     )
 

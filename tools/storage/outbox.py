@@ -129,11 +129,12 @@ async def notifications(
     conn: Connection, user_id: int, *, since: datetime | None = None, limit: int = 50
 ) -> list[OutboxRow]:
     """The member's notification feed, newest first: delivered messages that answer no message of theirs
-    (reminders, digests), delivered after `since`. Ordered by delivery, so one held back by quiet hours is
-    not hidden behind newer ones a client has already seen."""
+    (reminders, digests), delivered after `since`; not the push messages that told of them. Ordered by delivery,
+    so one held back by quiet hours is not hidden behind newer ones a client has already seen."""
     rows = await conn.fetch(
         f"""SELECT {_COLUMNS} FROM outbox
-            WHERE user_id = $1 AND inbox_id IS NULL AND status = 'sent' AND ($2::timestamptz IS NULL OR sent_at > $2)
+            WHERE user_id = $1 AND inbox_id IS NULL AND source_id IS NULL AND status = 'sent'
+              AND ($2::timestamptz IS NULL OR sent_at > $2)
             ORDER BY sent_at DESC, id DESC LIMIT $3""",
         user_id,
         since,

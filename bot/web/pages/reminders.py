@@ -15,6 +15,7 @@ from bot.web.pages.security import DEPS
 from bot.web.pages.tooling import audience_fields, invalid, json_body, json_error, member_tools, refusal, row_id
 from engine.deps import Deps
 from tools.errors import ToolRetry
+from tools.infra import vapid
 from tools.infra.queue import FIRE_REMINDER, enqueue_urgent, reminder_job_id
 from tools.quiet_hours import SetQuietHoursArgs, set_quiet_hours
 from tools.reminders import (
@@ -29,7 +30,7 @@ from tools.reminders import (
     schedule_reminder,
     snooze_reminder,
 )
-from tools.storage import outbox
+from tools.storage import outbox, push
 from tools.storage import reminders as stored
 
 REPEATS = {"": None, "daily": "FREQ=DAILY", "weekly": "FREQ=WEEKLY", "monthly": "FREQ=MONTHLY"}
@@ -43,6 +44,9 @@ async def reminders_page(request: web.Request, *, error: str | None = None, stat
         listed = await list_reminders(ctx, ListRemindersArgs(include_finished=False, limit=50))
         quiet = await stored.quiet_hours(ctx.conn, viewer.household_id, viewer.user_id)
         feed = await outbox.notifications(ctx.conn, viewer.user_id, limit=20)
+        push_key = None
+        if request.app[DEPS].settings.webpush.enabled:  # the key this browser subscribes to push with
+            push_key = vapid.public_key(await push.ensure_key(ctx.conn, viewer.household_id))
     others = [m.name for m in ctx.members if m.id != viewer.user_id]
     return html(
         request,
@@ -55,6 +59,7 @@ async def reminders_page(request: web.Request, *, error: str | None = None, stat
         others=others,
         repeats=list(REPEATS),
         snoozes=SNOOZES,
+        push_key=push_key,
         error=error,
     )
 

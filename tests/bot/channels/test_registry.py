@@ -8,7 +8,7 @@ import pkgutil
 
 import bot.channels
 from bot.channels.registry import CHANNELS, enabled_channels
-from engine.channel_settings import EmailSettings, TelegramSettings
+from engine.channel_settings import EmailSettings, TelegramSettings, WebPushSettings
 from engine.settings import Settings
 
 
@@ -17,11 +17,13 @@ def test_every_channel_subpackage_is_listed_once_under_its_own_name() -> None:
     names = {name: importlib.import_module(f"bot.channels.{name}").CHANNEL for name in subpackages}
 
     assert sorted(channel.name for channel in CHANNELS) == sorted(names.values())
-    assert set(names) == {"email", "telegram", "terminal", "threema", "web"}
+    assert set(names) == {"email", "telegram", "terminal", "threema", "web", "webpush"}
 
 
 def test_a_chat_channel_is_on_only_when_its_settings_are_set(settings: Settings) -> None:
-    assert [channel.name for channel in enabled_channels(settings)] == ["web", "terminal"]
+    assert [channel.name for channel in enabled_channels(settings)] == ["web", "webpush", "terminal"]
+    push_off = settings.model_copy(update={"webpush": WebPushSettings(enabled=False)})
+    assert [channel.name for channel in enabled_channels(push_off)] == ["web", "terminal"]
 
     configured = settings.model_copy(
         update={
@@ -29,4 +31,6 @@ def test_a_chat_channel_is_on_only_when_its_settings_are_set(settings: Settings)
             "email": EmailSettings(address="faa@family.example"),
         }
     )
-    assert [channel.name for channel in enabled_channels(configured)] == ["telegram", "email", "web", "terminal"]
+    assert [channel.name for channel in enabled_channels(configured)] == [
+        "telegram", "email", "web", "webpush", "terminal",
+    ]  # fmt: skip

@@ -76,3 +76,69 @@ if (notify && "Notification" in window) {
   show();
   button.addEventListener("click", () => Notification.requestPermission().then(show));
 }
+
+// The reminders page's switch for push notifications on this device: while no page of FAA is open, the server
+// sends reminders, summaries and replies through the browser's push service, and the service worker shows them.
+// Whether it is on is the server's word: a browser shared by two members notifies the one who turned it on last.
+const pushCard = document.getElementById("push");
+if (pushCard && "serviceWorker" in navigator && "PushManager" in window && "Notification" in window) {
+  const toggle = document.getElementById("push-toggle");
+  const state = document.getElementById("push-state");
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const post = (path, body) =>
+    fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+      body: JSON.stringify(body),
+    }).then((response) => {
+      if (!response.ok) throw new Error(`${path}: ${response.status}`);
+      return response.json();
+    });
+  const key = Uint8Array.from(atob(pushCard.dataset.key.replace(/-/g, "+").replace(/_/g, "/")), (c) => c.charCodeAt(0));
+  const sameKey = (subscription) => {
+    const used = subscription.options && subscription.options.applicationServerKey;
+    return !used || new Uint8Array(used).every((byte, i) => byte === key[i]);
+  };
+  let on = false;
+  const show = (message) => {
+    toggle.textContent = on ? pushCard.dataset.turnOff : pushCard.dataset.turnOn;
+    toggle.setAttribute("aria-pressed", String(on));
+    toggle.disabled = false;
+    state.textContent = message || (on ? pushCard.dataset.on : pushCard.dataset.off);
+    pushCard.dataset.state = on ? "on" : "off";
+  };
+  navigator.serviceWorker.ready.then(async (registration) => {
+    pushCard.hidden = false;
+    const current = await registration.pushManager.getSubscription();
+    // Check in: the browser's keys kept in step, and whether push is on here for this member.
+    if (current) on = await post("/app/push", { ...current.toJSON(), renew: true }).then((r) => r.push, () => false);
+    show();
+    toggle.addEventListener("click", async () => {
+      toggle.disabled = true;
+      let subscription = await registration.pushManager.getSubscription();
+      try {
+        if (on) {
+          await post("/app/push/remove", { endpoint: subscription ? subscription.endpoint : "" });
+          if (subscription) await subscription.unsubscribe();
+          on = false;
+          show();
+          return;
+        }
+        if ((await Notification.requestPermission()) !== "granted") {
+          show(pushCard.dataset.blocked);
+          return;
+        }
+        if (subscription && !sameKey(subscription)) {
+          await subscription.unsubscribe(); // made for another household's key: this browser moves to this member
+          subscription = null;
+        }
+        subscription =
+          subscription || (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }));
+        on = (await post("/app/push", subscription.toJSON())).push;
+        show();
+      } catch (error) {
+        show(pushCard.dataset.failed);
+      }
+    });
+  });
+}

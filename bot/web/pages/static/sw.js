@@ -1,5 +1,6 @@
 // FAA's service worker: the app shell (styles, scripts, icons and an offline page) from the cache, so the app opens
 // without a network and says it is offline. Pages and data always come from the network: they are private and live.
+// It also shows the push messages the server sends while no page of FAA is open, and opens the app on a click.
 const CACHE = "faa-shell-v1";
 const SHELL = [
   "/offline",
@@ -43,4 +44,41 @@ self.addEventListener("fetch", (event) => {
         .catch(() => caches.match(request)),
     );
   }
+});
+
+// A push message: {title, body, tag, url}, decrypted by the browser. The tag is the one an open page's notification
+// for the same message has, so a message shown twice replaces itself rather than adding a second notification.
+self.addEventListener("push", (event) => {
+  let note = {};
+  try {
+    note = event.data ? event.data.json() : {};
+  } catch (error) {
+    note = {};
+  }
+  event.waitUntil(
+    self.registration.showNotification(note.title || "FAA", {
+      body: note.body || "",
+      tag: note.tag,
+      icon: "/static/icon-192.png",
+      data: { url: note.url || "/" },
+    }),
+  );
+});
+
+// A click opens the app where the message belongs: a window of FAA already open is brought forward, else a new one.
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const target = new URL(event.notification.data?.url || "/", self.location.origin);
+  const url = target.origin === self.location.origin ? target.href : self.location.origin + "/";
+  event.waitUntil(
+    self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((windows) => {
+      const open = windows.find((client) => new URL(client.url).origin === self.location.origin);
+      if (!open) return self.clients.openWindow(url);
+      // navigate() works only on a page this worker controls; any other is brought forward as it is.
+      return open
+        .navigate(url)
+        .catch(() => null)
+        .then((client) => (client || open).focus());
+    }),
+  );
 });
