@@ -15,6 +15,7 @@ from engine.capabilities.words import (
     COMING,
     CONTACT_DETAILS,
     DOSE,
+    HOURS,
 )
 from engine.grounding import Grounding, Moment, Money
 
@@ -35,7 +36,8 @@ def slug(value: str) -> str:
 def checked_kind(kind: str, text: str, grounding: Grounding) -> str:
     """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, a note is
     a contact only when it holds a number, an address or a link to reach someone by, a plan only when it speaks of a
-    time or of something coming ("mia's new teacher is called mrs patel" is a fact), and a health note only when it
+    time or of something coming ("mia's new teacher is called mrs patel" is a fact) and is not a place's hours
+    ("the gp is closed on wednesday afternoons"), and a health note only when it
     speaks of the body (`BODY`: "ben doesn't like mushrooms" and "the boiler pressure should be 1.5" are facts)."""
     if DOSE.search(text):
         return "health"
@@ -43,6 +45,8 @@ def checked_kind(kind: str, text: str, grounding: Grounding) -> str:
         return "fact"
     if kind == "plan" and not (grounding.moments or grounding.repeats or COMING.search(text)):
         return "fact"
+    if kind == "plan" and HOURS.search(text):
+        return "fact"  # a place's hours: when the family can go, no plan of theirs
     if kind == "health" and not BODY.search(text):
         return "fact"  # "mia mag keine tomaten mehr": a liking; "tyre pressure 2.4 bar": nothing of the body
     return kind
@@ -62,7 +66,7 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
     """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or, for a
     plan, a repetition, for the member it names, the household ("we", "the family") or the writer; None for
     anything else."""
-    if kind in _NOT_EVENTS:
+    if kind in _NOT_EVENTS or HOURS.search(situation.text):  # a place's hours are no event of the family's
         return None
     grounding = situation.grounding
     today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)

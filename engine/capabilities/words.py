@@ -154,6 +154,17 @@ DOSE = cues(
 )
 
 
+# A place's or a service's hours: "the gp is closed on wednesday afternoons", "der bäcker hat sonntags bis 11 offen",
+# "儿科王医生周二上午出诊" — when the family can go, not something they will do.
+HOURS = cues(
+    r"\b(?:closed|shut|opening (?:hours|times)|surgery hours|office hours|consulting hours)\b|"
+    r"\b(?:is|are|'s) open\b|\bopen (?:from|till|until|til|on|only)\b",
+    r"\b(?:geschlossen|geöffnet|offen)\b|\b(?:hat|ist|sind|haben)\b.{0,40}\b(?:zu|auf)\s*(?:[,.!?;]|$)|"
+    r"\bsprechstunde\b|\böffnungszeit\w*",
+    r"出诊|坐诊|营业|开门|关门|休息日|不开",
+)
+
+
 # What speaks of something coming when no day or time is named: "we're going to paris in summer", "mia will start
 # ballet", "wir wollen umziehen", "打算明年去日本".
 COMING = cues(

@@ -152,6 +152,9 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("health", "mia hat seit heute morgen ohrenschmerzen links", "health"),
         ("health", "pediatrician says mia is 104 cm and 16.5 kg now", "health"),
         ("health", "儿子昨晚发烧38度5，今天退了", "health"),
+        ("plan", "der kinderarzt hat mittwochs nachmittags zu", "fact"),  # a place's hours
+        ("plan", "儿科王医生周二上午出诊", "fact"),
+        ("plan", "mia hat dienstags um 16 uhr ballett", "plan"),
     ],
 )
 def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:

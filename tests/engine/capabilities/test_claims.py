@@ -467,6 +467,8 @@ def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in
         ("mia hat dienstags um 16 uhr ballett", "plan", True),  # a habit is a plan's repeating event
         ("der kinderarzt hat mittwochs nachmittags zu", "fact", False),  # and never a fact's
         ("ben takes his inhaler every morning", "health", False),
+        ("儿科王医生周二上午出诊", "plan", False),  # a place's hours are no event of the family's
+        ("the tip is closed on monday", "plan", False),
     ],
 )
 def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:
