@@ -12,10 +12,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.forget import FORGET
-from engine.capabilities.words import (
-    QUESTION,
-    cues,
-)
+from engine.capabilities.words import QUESTION, REQUEST, cues
 from engine.executor import StepResult
 from engine.grounding.categories import EXPENSE_CATEGORIES
 from engine.grounding.money import home_currency
@@ -214,6 +211,18 @@ class Budget(Capability):
         return "\n".join(_say("budget_line", language, **line) for line in data.get("budgets", []))
 
 
+# Asked, as a question, to set one: "can we cap eating out at 150 a month", "sollen wir essen gehen auf 200 im monat
+# begrenzen?" — not "are we under 150 this month?".
+_ASKED_TO_SET = cues(
+    r"^\W*(?:can|could|shall|should) we (?:please |pls )?(?:cap|set|limit|keep|put|make|stick)\b",
+    r"^\W*(?:können|sollen|sollten|wollen) wir\b.{0,50}\b(?:begrenzen|setzen|festlegen|deckeln)\b",
+    r"^\W*(?:我们)?(?:能不能|要不要|可不可以)(?:把)?.{0,12}(?:定|设|控制)",
+)
+
+
 def _sets(situation: Situation) -> bool:
-    """'Set a 400 euro grocery budget' sets one; a question, or a message without an amount, asks how it stands."""
-    return bool(situation.grounding.money) and not QUESTION.search(situation.text)
+    """'Set a 400 euro grocery budget' sets one, and so does asking for it ("can we cap …", "could you set …"); any
+    other question, or a message without an amount, asks how it stands."""
+    text = situation.text
+    asked = QUESTION.search(text) and not (REQUEST.search(text) or _ASKED_TO_SET.search(text))
+    return bool(situation.grounding.money) and not asked

@@ -134,7 +134,8 @@ class Note(Capability):
         if answer.person:
             args["person"] = answer.person
         event = planned_event(situation, kind, answer.person)
-        if kind == "health" and event and "T" in str(event["start"]) and not _bodily(situation.text):
+        timed = event is not None and "T" in str(event["start"])
+        if timed and (kind in ("fact", "note") or (kind == "health" and not _bodily(situation.text))):
             args["kind"] = "plan"  # "samstag um 15 uhr kindergeburtstag": a time to be somewhere, nothing of the body
         when = occurred(situation)
         if when is not None:

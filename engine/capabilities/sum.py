@@ -263,7 +263,9 @@ class Sum(Capability):
         elif op := next((op for op, cue in _OPS_BY_CUE if cue.search(situation.text)), None):
             situation.choices["op"] = [op]
         situation.choices["whose"] = ["household", *(m.name for m in run.members), "other"]
-        situation.choices["period"] = ["all", *PERIODS]
+        # A period only where the words name one: "when did we last get the oil changed" is not "last month".
+        named_period = situation.grounding.period or situation.grounding.span
+        situation.choices["period"] = ["all", *PERIODS] if named_period else ["all"]
         lowered = situation.text.lower()
         situation.choices["merchant"] = [m for m in merchants if m and m.lower() in lowered][:1]
         return None

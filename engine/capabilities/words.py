@@ -63,8 +63,8 @@ VAGUE = cues(
 
 FILLER = cues(
     r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|add|"
-    r"did|do|paid|pay|write|down|note|save|remember|record|log|yesterday|today|earlier|again|already|much|how|"
-    r"about|with|and|or|so|then|ok|"
+    r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
+    r"already|much|how|about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
     r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
 )

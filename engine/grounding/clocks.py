@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from engine.grounding.language import language_of
+
 _H = r"(?P<h>\d{1,2})"
 _M = r"(?P<m>\d{2})"
 _AMPM = r"(?P<ap>[ap])\.?\s?m\b\.?"
@@ -140,6 +142,8 @@ def _read(kind: str, match: re.Match[str], text: str) -> Clock | None:
         hour = 0
     if twenty_four and not (kind == "uhr" and hour <= 12 and _afternoon_around(text, match)):
         return _clock(hour, minute, match)
+    if groups.get("m") and not _part_around(text, match) and language_of(text) != "en":
+        return _clock(hour, minute, match)  # German and Chinese write the day's hours: "um 6:45" is the morning's
     return _clock(_half_of_day(hour, text, match), minute, match)
 
 
@@ -159,8 +163,12 @@ def _half_of_day(hour: int, text: str, match: re.Match[str]) -> int:
     return hour
 
 
+def _part_around(text: str, match: re.Match[str]) -> tuple[int, bool] | None:
+    return part_of_day(text[max(0, match.start() - 24) : match.end() + 30])
+
+
 def _afternoon_around(text: str, match: re.Match[str]) -> bool:
-    part = part_of_day(text[max(0, match.start() - 24) : match.end() + 30])
+    part = _part_around(text, match)
     return part is not None and part[1]
 
 

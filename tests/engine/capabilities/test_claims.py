@@ -58,6 +58,9 @@ def decided(text: str) -> str | None:
         # casual removal words forget what they point at
         ("we need more coffee and toilet paper", "shared_list"),
         ("we're out of milk", "shared_list"),
+        ("put 30 down for that thing", "unclear"),  # a number beside a reference says nothing of its own
+        ("are you a robot lol", "chat"),
+        ("你是机器人吗", "chat"),
         ("gutters need clearing before winter, stick it on the to do list", "shared_list"),
         ("grabbed milk on the way home", "shared_list"),  # a tick when the list has milk, news otherwise
         ("milch ist alle", "shared_list"),
@@ -479,6 +482,27 @@ def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: st
     )
     situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
     assert (planned_event(situation, kind, None) is not None) is event  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "model_kind", "kind"),
+    [
+        ("am samstag um 14 uhr kindergeburtstag bei lotta", "fact", "plan"),  # a time to be somewhere: a plan
+        ("samstag um 15 uhr kindergeburtstag", "health", "plan"),
+        ("dentist for ben on friday at 3pm", "health", "health"),  # the body speaks: health, with its event
+        ("the spare key is under the blue flowerpot", "fact", "fact"),
+    ],
+)
+def test_a_note_told_with_a_coming_time_is_a_plan(text: str, model_kind: str, kind: str) -> None:
+    from engine.capabilities.note import FactAnswer, Note
+
+    run = SimpleNamespace(
+        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
+    )
+    situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+    answer = FactAnswer(kind=model_kind, person=None, category="other")  # type: ignore[arg-type]
+    [store, *_] = Note().plan(situation, answer)  # type: ignore[arg-type,misc]
+    assert store.args["kind"] == kind
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,8 @@ def test_the_half_of_the_day_of_a_bare_hour(text: str, hour: str) -> None:
         ("der kinderarzt hat mittwochs nachmittags zu", "FREQ=WEEKLY;BYDAY=WE", "2026-11-25T15:00"),
         ("donnerstagabends ist chorprobe", "FREQ=WEEKLY;BYDAY=TH", "2026-11-26T19:00"),
         ("the gp is closed on wednesday afternoons", "FREQ=WEEKLY;BYDAY=WE", "2026-11-25T15:00"),
+        # German writes the day's hours: "6:45" is the morning's
+        ("werktags um 6:45 erinnere ben ans pausenbrot", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "2026-11-24T06:45"),
     ],
 )  # fmt: skip
 def test_repetitions(text: str, rrule: str, first: str) -> None:
