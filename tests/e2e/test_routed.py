@@ -138,6 +138,13 @@ async def test_a_sum_is_computed_by_sql_and_the_model_picks_among_the_households
     [request] = routed.llm.requests
     assert request.schema["properties"]["categories"]["items"]["enum"] == ["groceries"]
     assert "Period: this_month" in request.last_user_text
+    assert "last_month" in json.dumps(request.schema["properties"]["period"])
+
+    # A period only where the words name one: the model cannot read one into "last" or into nothing.
+    routed.llm.reset()
+    await send(routed, family, "How much did we spend on groceries?")
+    [request] = routed.llm.requests
+    assert "last_month" not in json.dumps(request.schema["properties"]["period"])
 
 
 async def test_a_number_no_source_holds_never_reaches_the_member(routed: System) -> None:
