@@ -20,7 +20,8 @@ from migrations.runner import migrate
 from tools.infra import local_postgres
 from tools.storage.database import Database, dsn_with_user
 
-pytest_plugins = ["tests.network_guard", "tests.system"]  # no test may reach a real model or any other remote host
+# no test may reach a real model or any other remote host; a push service on loopback for the Web Push tests
+pytest_plugins = ["tests.network_guard", "tests.system", "tests.fakes.push_service"]
 
 EMBEDDING_DIM = 64
 APP_ROLE = "faa_app"

@@ -9,10 +9,12 @@ import base64
 import json
 import os
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import http_ece
+import pytest
 from aiohttp import web
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
@@ -127,3 +129,12 @@ class FakePushService:
         if not str(claims.get("sub", "")).startswith(("mailto:", "https://")):
             raise web.HTTPUnauthorized(text="no contact")
         return key, claims
+
+
+@pytest.fixture(scope="module")
+async def push_service() -> AsyncIterator[FakePushService]:
+    """A push service on loopback for one test module (a pytest plugin: tests/conftest.py loads it)."""
+    service = FakePushService()
+    await service.start()
+    yield service
+    await service.stop()

@@ -37,14 +37,6 @@ def utc(*parts: int) -> datetime:
     return datetime(*parts, tzinfo=UTC)  # type: ignore[misc]
 
 
-@pytest.fixture(scope="module")
-async def push_service() -> AsyncIterator[FakePushService]:
-    service = FakePushService()
-    await service.start()
-    yield service
-    await service.stop()
-
-
 @pytest.fixture
 def clock() -> ManualClock:
     # In the future of the real clock: a held-back push's job is deferred on it.

@@ -32,14 +32,6 @@ from tests.system import Family, System, eventually, make_family, running_system
 from tools.infra import vapid
 
 
-@pytest.fixture(scope="module")
-async def push_service() -> AsyncIterator[FakePushService]:
-    service = FakePushService()
-    await service.start()
-    yield service
-    await service.stop()
-
-
 @pytest.fixture
 async def clock() -> ManualClock:
     return ManualClock((datetime.now(UTC) + timedelta(minutes=1)).replace(second=0, microsecond=0))
