@@ -4,6 +4,8 @@ appears as it is written; a reply from a phrase template appears whole."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -15,10 +17,11 @@ from playwright.async_api import BrowserContext, Page, expect
 
 from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.e2e.test_routed import answers
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, System, make_family, make_settings, running_system
 from tools.storage import memories
 
+WORKING = re.compile(r"\bworking\b")  # the bubble of an answer still coming
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
 
 
@@ -81,7 +84,7 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     await page.click("#send")
 
     answer = page.locator(".msg.faa").last
-    await expect(answer).not_to_have_class("working", timeout=60_000)
+    await expect(answer).not_to_have_class(WORKING, timeout=60_000)
     await expect(answer.locator(".text")).to_contain_text("95.50 EUR")
     await expect(answer.locator(".step.ok")).to_have_text(["Adding up the numbers…", "Drawing the chart…"])
     chart = answer.locator("img.chart")
@@ -103,3 +106,61 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     await reloaded.evaluate("image => image.decode()")
     assert await reloaded.evaluate("image => image.naturalWidth") == 800
     assert await reloaded.get_attribute("src") == await chart.get_attribute("src")
+
+
+# Every version of the newest reply's text, as the page showed it.
+WATCH_REPLY = """
+window.shownTexts = [];
+new MutationObserver(() => {
+  const text = document.querySelector("#log > .msg.faa:last-child .text");
+  const now = text ? text.textContent : null;
+  if (now !== null && now !== window.shownTexts[window.shownTexts.length - 1]) window.shownTexts.push(now);
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+SMALL_TALK = "I can remember your expenses, notes and plans, answer questions about them, and remind you on time."
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_once(
+    routed: System, new_context: Callable[[], Awaitable[BrowserContext]], viewport: str
+) -> None:
+    family = await make_family(routed.admin, f"Routed stream {viewport}", {"Anna": "Europe/Berlin"})
+
+    def model(request: ChatRequest) -> Scripted:
+        assert request.schema_name == "route_chat" and request.stream  # small talk is the one call here
+        return Scripted(content=json.dumps({"reply": SMALL_TALK}), chunk_delay_s=0.1)
+
+    routed.llm.script(model)
+    page = await signed_in(routed, new_context, family, "Anna")
+    await page.set_viewport_size(VIEWPORTS[viewport])  # type: ignore[arg-type]
+    await page.add_init_script(WATCH_REPLY)
+    await page.goto(base_url(routed) + "/")
+
+    await page.fill("#message", "what can you do?")
+    await page.click("#send")
+    answer = page.locator(".msg.faa").last
+    # Part of the reply is in the bubble while FAA is still writing it.
+    await expect(page.locator(".msg.faa.working .text")).to_contain_text("I can remember", timeout=60_000)
+    await expect(answer).not_to_have_class(WORKING, timeout=60_000)
+    await expect(answer.locator(".text")).to_have_text(SMALL_TALK)
+    shown: list[str] = await page.evaluate("window.shownTexts")
+    partial = [text for text in shown if text and text != SMALL_TALK and SMALL_TALK.startswith(text)]
+    assert len(partial) >= 5, shown  # it grew piece by piece: the model's chunks, never its JSON
+    assert not any("{" in text or '"' in text for text in shown), shown
+    assert shown[-1] == SMALL_TALK
+    await in_view(page, ".msg.faa:last-child .text")
+
+    calls = len(routed.llm.requests)
+    await page.evaluate("window.shownTexts = []")
+    await page.fill("#message", "thanks!")
+    await page.click("#send")
+    thanked = page.locator(".msg.faa").last
+    await expect(thanked).not_to_have_class(WORKING)
+    final = await thanked.locator(".text").text_content()
+    assert final and final != SMALL_TALK
+    assert await thanked.get_attribute("data-deltas") is None  # a phrase template: no deltas, the text whole
+    assert [text for text in await page.evaluate("window.shownTexts") if text != "Working on it…"] == [final]
+    assert len(routed.llm.requests) == calls  # thanks are answered without the model
+
+    await page.reload()
+    await expect(page.locator(".msg.faa .text").nth(-2)).to_have_text(SMALL_TALK)
