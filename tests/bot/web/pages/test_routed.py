@@ -164,3 +164,26 @@ async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_o
 
     await page.reload()
     await expect(page.locator(".msg.faa .text").nth(-2)).to_have_text(SMALL_TALK)
+
+
+async def test_a_stream_that_breaks_shows_the_whole_answer_after_it_and_never_the_reason(
+    routed: System, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(routed.admin, "Routed broken stream", {"Anna": "Europe/Berlin"})
+    answer = json.dumps({"reply": SMALL_TALK})
+    routed.llm.script(lambda request: Scripted(content=answer, chunk_delay_s=0.05, break_stream=request.stream))
+    page = await signed_in(routed, new_context, family, "Anna")
+    await page.add_init_script(WATCH_REPLY)
+    await page.goto(base_url(routed) + "/")
+
+    await page.fill("#message", "how are you?")
+    await page.click("#send")
+    bubble = page.locator(".msg.faa").last
+    await expect(bubble).not_to_have_class(WORKING, timeout=60_000)
+    await expect(bubble.locator(".text")).to_have_text(SMALL_TALK)
+    shown: list[str] = await page.evaluate("window.shownTexts")
+    assert [request.stream for request in routed.llm.requests] == [True, False]  # the plain call after the break
+    shown = shown[shown.index("Working on it…") :]  # from the new bubble on
+    cut = shown.index("Working on it…", 1)  # what the broken stream had shown is dropped
+    assert any(SMALL_TALK.startswith(text) and text != SMALL_TALK for text in shown[1:cut]), shown
+    assert all(text == "Working on it…" or SMALL_TALK.startswith(text) for text in shown), shown  # no reason shown
