@@ -161,10 +161,17 @@ async def test_the_reminders_page_shows_a_reminder_set_in_a_chat_and_its_firing_
         row = page.locator("#reminders li[data-reminder]")
         await expect(row.locator(".text")).to_have_text("Cake out of the oven")
         await expect(row.locator(".next")).to_have_text(when.replace("T", " "))
+    tom = pages["Tom"]
+    await tom.locator("#reminders select[name=minutes]").focus()  # Tom is choosing how long to snooze it
     clock.set(due)
     worker = clocked.worker
     assert worker is not None
     await sweep_reminders(worker.ctx)  # it fires: done, and in each member's feed
+    await expect(pages["Anna"].locator("#reminders li")).to_have_text([NONE])
+    await expect(tom.locator(".live-notice")).to_contain_text("Cake out of the oven")  # the firing reached Tom
+    await asyncio.sleep(1)
+    await expect(tom.locator("#reminders li[data-reminder]")).to_have_count(1)  # not pulled from under him
+    await tom.locator("h1").click()  # done there: the list catches up
     for page in pages.values():
         await expect(page.locator("#reminders li")).to_have_text([NONE])
         await expect(page.locator("#feed li").first).to_contain_text("Cake out of the oven")
