@@ -96,7 +96,6 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     assert shown is not None and shown["width"] <= VIEWPORTS[viewport]["width"] - 32  # inside the bubble
     await in_view(page, ".msg.faa:last-child img.chart")
     assert routed.llm.requests == []
-    await page.screenshot(path=f"/tmp/faa-routed-chart-{viewport}.png")
 
     await page.reload()  # the history has it
     again = page.locator(".msg.faa").last
