@@ -143,30 +143,37 @@ class OpenAILLM:
         *,
         emit: EventSink,
         tools: Sequence[dict[str, Any]] | None = None,
+        response_schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
     ) -> LLMResponse:
         """A streaming call that emits `thinking`, `content_delta` and `tool_use` events as they arrive and
-        returns the accumulated response; falls back to `complete` when the stream fails before finishing.
+        returns the accumulated response; falls back to `complete` when the stream fails before finishing. With
+        `response_schema` the answer is constrained to that JSON schema, and the deltas are pieces of its JSON.
 
         On a fallback an `error` event with `fallback: True` tells the listener to discard what it got so
         far; the plain call's content then follows as one `content_delta`.
         """
         started = time.perf_counter()
         state = _StreamState()
+        response_format = self._response_format(response_schema, schema_name) if response_schema else None
         try:
-            async with aclosing(self._chunks(messages, tools)) as chunks:
+            async with aclosing(self._chunks(messages, tools, response_format)) as chunks:
                 async for chunk in chunks:
                     await state.feed(chunk, emit)
             if state.finish_reason is None:
                 raise _StreamFailed("stream ended without a finish_reason")
         except _StreamFailed as failure:
-            return await self._fall_back(messages, tools, emit, str(failure))
+            return await self._fall_back(messages, tools, emit, str(failure), response_schema, schema_name)
         result = state.result(self._model)
         await _emit_tool_uses(result, emit)
-        self._log_summary(result, started, None)
+        self._log_summary(result, started, schema_name if response_schema is not None else None)
         return result
 
     async def _chunks(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        response_format: dict[str, Any] | None,
     ) -> AsyncGenerator[ChatCompletionChunk, None]:
         # Only the request and the iteration are guarded here; the listener's own errors must propagate.
         try:
@@ -176,6 +183,7 @@ class OpenAILLM:
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
                 tools=cast(Any, list(tools)) if tools else openai.omit,
+                response_format=cast(Any, response_format) if response_format is not None else openai.omit,
                 stream=True,
                 stream_options={"include_usage": True},
             )
@@ -189,11 +197,17 @@ class OpenAILLM:
             raise _StreamFailed(_llm_error(exc).reason) from exc
 
     async def _fall_back(
-        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None, emit: EventSink, reason: str
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[dict[str, Any]] | None,
+        emit: EventSink,
+        reason: str,
+        response_schema: dict[str, Any] | None,
+        schema_name: str,
     ) -> LLMResponse:
         log.warning("llm.stream.failed", model=self._model, reason=reason)
         await emit(StreamEvent("error", {"message": reason, "fallback": True}))
-        result = await self.complete(messages, tools=tools)
+        result = await self.complete(messages, tools=tools, response_schema=response_schema, schema_name=schema_name)
         if result.content:
             await emit(StreamEvent("content_delta", {"text": result.content}))
         await _emit_tool_uses(result, emit)

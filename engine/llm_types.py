@@ -84,7 +84,10 @@ class LLM(Protocol):
         *,
         emit: EventSink,
         tools: Sequence[dict[str, Any]] | None = None,
+        response_schema: dict[str, Any] | None = None,
+        schema_name: str = "response",
     ) -> LLMResponse:
         """A streaming call that emits `thinking`, `content_delta` and `tool_use` events as they arrive and
-        returns the accumulated response; falls back to `complete` when the stream fails before finishing."""
+        returns the accumulated response; falls back to `complete` when the stream fails before finishing. With
+        `response_schema` the answer is constrained to that JSON schema, and the deltas are pieces of its JSON."""
         ...

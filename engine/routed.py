@@ -16,7 +16,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel
 
-from engine import consent, metrics, privacy
+from engine import consent, metrics, privacy, reply_field
 from engine.analysis import PlannedCall, read_answer
 from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute, Said, Situation, routing
 from engine.capabilities._memories import candidate_rows
@@ -27,7 +27,7 @@ from engine.domain import Reply
 from engine.errors import AnalysisError
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding, ground
-from engine.llm_types import Message
+from engine.llm_types import LLMResponse, Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
 from engine.replies import basic_answer
@@ -267,9 +267,7 @@ async def _fill(
     run.rounds = 1
     llm = run.deps.llm
     name = f"route_{route.name}"
-    response = await run.llm(
-        f"route.{route.name}", lambda: llm.complete(messages, response_schema=schema, schema_name=name)
-    )
+    response = await run.llm(f"route.{route.name}", lambda: _first_call(run, route, messages, schema, name))
     try:
         return _validated(model, response.content, situation)
     except AnalysisError as first:
@@ -286,6 +284,18 @@ async def _fill(
             f"route.{route.name}.repair", lambda: llm.complete(messages, response_schema=schema, schema_name=name)
         )
         return _validated(model, repaired.content, situation)
+
+
+async def _first_call(
+    run: Run, route: Capability, messages: list[Message], schema: dict[str, Any], name: str
+) -> LLMResponse:
+    """The capability's call; streamed when the member is watching and the answer holds text written for them
+    (`Capability.written`), so that text appears as the model writes it."""
+    llm = run.deps.llm
+    if route.written is None or run.sink is None or not run.deps.settings.llm.streaming:
+        return await llm.complete(messages, response_schema=schema, schema_name=name)
+    emit = reply_field.sink(run.sink, route.written)
+    return await llm.stream(messages, emit=emit, response_schema=schema, schema_name=name)
 
 
 def _validated(model: type[BaseModel], raw: str | None, situation: Situation) -> BaseModel:

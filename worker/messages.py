@@ -13,7 +13,7 @@ from arq import Retry
 from redis.exceptions import RedisError
 
 from bot.channels.intake import next_turns
-from bot.channels.live import RedisEventSink
+from bot.channels.live import RedisEventSink, announce_household_change
 from engine.deps import Deps
 from engine.errors import FAAError, StorageError
 from engine.llm_types import EventSink
@@ -32,6 +32,8 @@ log = structlog.get_logger()
 _WAITING_GRACE_S = 15.0
 _TYPING_EVERY_S = 4.5
 _SWEEP_PAGE = 200
+# The tools that may change what the Reminders page lists (forgetting a member takes their reminders with them).
+REMINDER_TOOLS = RESCHEDULING_TOOLS | {"cancel_reminder", "cancel_event", "forget", "forget_me"}
 # The tools that store or change an expense, and so may set off a budget alert.
 EXPENSE_TOOLS = frozenset({"store", "update_memory_fields"})
 
@@ -53,6 +55,8 @@ async def answer(deps: Deps, engine: Engine, inbox_id: int, household_id: int, j
         await reminders.enqueue_for_message(deps, inbox_id, household_id)
     if finished is None:
         return "already finished"
+    if finished.tools & REMINDER_TOOLS:  # open Reminders pages show what the message set, moved or cancelled
+        await announce_household_change(deps, household_id, "reminders")
     if finished.tools & EXPENSE_TOOLS:  # budget alerts the message's expenses set off, each adult on their channel
         async with deps.db.household(household_id) as conn:
             alerts = await budgets.pending_alerts(conn, household_id, inbox_id)

@@ -15,6 +15,7 @@ import structlog
 from arq import Retry
 from redis.exceptions import RedisError
 
+from bot.channels.live import announce_household_change
 from engine import metrics
 from engine.deps import Deps
 from tools.infra.queue import FIRE_REMINDER, enqueue_urgent, reminder_job_id
@@ -80,6 +81,7 @@ async def _after_firing(deps: Deps, fired: Fired, now: datetime) -> None:
             await delivery.deliver(deps, item.outbox_id, fired.household_id)
         else:
             await delivery.deliver_later(deps, item.outbox_id, fired.household_id, item.not_before)
+    await announce_household_change(deps, fired.household_id, "reminders")  # its next time, or it is done
     if fired.next_fire_at is not None and fired.next_fire_at <= horizon(deps):
         await enqueue_fire(deps, Due(fired.reminder_id, fired.household_id, fired.next_fire_at))
 

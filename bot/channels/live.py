@@ -7,6 +7,9 @@ member's notification feed (`GET /v1/notifications`).
 
 Which members have a page of the web app open is kept in Redis too (`Presence`): the page's event stream marks
 itself while it is connected, and a web app delivery for a member with no page open also goes out as a push message.
+
+Rows that changed where a page did not see it (a reminder fired, set or moved in a chat, by another member) are
+announced on the same member channels (`announce_change`), so an open page showing them reads them again.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from dataclasses import asdict
 from typing import Any
 
@@ -25,9 +28,11 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from bot.channels.errors import EventStreamError
-from engine.errors import DeliveryError
+from engine.deps import Deps
+from engine.errors import DeliveryError, StorageError
 from engine.llm_types import StreamEvent
 from tools.infra.queue import channel_name
+from tools.storage import households
 from tools.storage.outbox import OutboxRow
 
 log = structlog.get_logger()
@@ -41,6 +46,33 @@ def notification(row: OutboxRow) -> dict[str, Any]:
     """A feed entry: a reminder carries kind, reminder_id and its quick-reply options in the payload."""
     sent = row.sent_at or row.created_at
     return {"id": row.id, "text": row.text, **row.payload, "created_at": sent.isoformat()}
+
+
+async def announce_change(redis: Redis, user_ids: Iterable[int], what: str) -> None:
+    """Tell the members' open pages that rows of `what` ("reminders") changed. Not kept anywhere: a page that was
+    not connected reads them when it opens or reconnects, so a Redis that is down costs only a late update."""
+    message = json.dumps({"changed": what})
+    try:
+        async with redis.pipeline(transaction=False) as pipe:
+            for user_id in user_ids:
+                pipe.publish(channel_name(redis, "notify", user_id), message)
+            await pipe.execute()
+    except (RedisError, OSError) as exc:
+        log.warning("live.change.unannounced", what=what, error=type(exc).__name__)
+
+
+async def announce_household_change(deps: Deps, household_id: int, what: str) -> None:
+    """`announce_change` to every member of the household: each page reads the rows again under its member's
+    own rights, so a member is told only that something changed, never what."""
+    if deps.redis is None:  # a process without live delivery (the command line)
+        return
+    try:
+        async with deps.db.household(household_id) as conn:
+            members = await households.members(conn, household_id)
+    except StorageError as exc:
+        log.warning("live.change.unannounced", what=what, error=exc.reason[:200])
+        return
+    await announce_change(deps.redis, [member.id for member in members], what)
 
 
 class LiveReplySender:
@@ -194,7 +226,9 @@ async def follow_notifications(redis: Redis, user_id: int) -> AsyncIterator[Asyn
     async def notes() -> AsyncIterator[dict[str, Any]]:
         async for item in pubsub.listen():
             if item.get("type") == "message":
-                yield json.loads(item["data"])
+                note = json.loads(item["data"])
+                if "changed" not in note:  # rows that changed are news for pages that show them, not a message
+                    yield note
 
     try:
         yield notes()

@@ -90,6 +90,9 @@ class Capability:
     asks: ClassVar[bool | None] = None  # True: only questions are scored for it; False: only statements
     needs_cue: ClassVar[bool] = False  # only its own cues choose it: it schedules, records money or changes rows
     instructions: ClassVar[str] = ""  # the system prompt's own part of its model call; "" when it never calls one
+    # The answer's field of free text the member reads as the reply (small talk's): shown as the model writes it.
+    # Replies made from phrase templates have none, and appear whole.
+    written: ClassVar[str | None] = None
 
     def claims(self, reading: Reading) -> bool:
         return False

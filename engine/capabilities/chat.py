@@ -153,6 +153,7 @@ class Chat(Capability):
     }
     refines = ("*",)
     needs_cue = True  # a message that says something of its own is never answered with small talk alone
+    written = "reply"
 
     def claims(self, reading: Reading) -> bool:
         return bool(GREETING.match(reading.text) or SMALL_TALK.search(reading.text) or only_pleasantries(reading.text))

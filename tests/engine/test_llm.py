@@ -269,6 +269,26 @@ async def test_broken_stream_falls_back_to_a_plain_call(fake: FakeOpenAI, llm: O
     assert events.of("tool_use") == [{"id": "call_1", "name": "store", "arguments": '{"content": "x"}'}]
 
 
+async def test_stream_with_schema_sends_response_format_and_keeps_it_on_the_fallback(
+    fake: FakeOpenAI, llm: OpenAILLM
+) -> None:
+    schema = {"type": "object", "properties": {"reply": {"type": "string"}}, "required": ["reply"]}
+    answer = json.dumps({"reply": "Hello there, how can I help?"})
+    fake.script(lambda req: Scripted(content=answer, break_stream=len(fake.requests) == 1))
+    events = Events()
+
+    result = await llm.stream(MESSAGES, emit=events, response_schema=schema, schema_name="route_chat")
+
+    assert [request.stream for request in fake.requests] == [True, False]
+    assert [(request.schema_name, request.schema) for request in fake.requests] == [("route_chat", schema)] * 2
+    assert result.content == answer
+    assert events.of("content_delta")[-1] == {"text": answer}  # the plain call's answer whole, after the error
+    fake.script(lambda req: Scripted(content=answer))
+    streamed = await llm.stream(MESSAGES, emit=Events(), response_schema=schema, schema_name="route_chat")
+    assert streamed.streamed and streamed.content == answer
+    assert fake.requests[-1].body["response_format"]["json_schema"]["name"] == "route_chat"
+
+
 async def test_stream_without_finish_reason_falls_back(fake: FakeOpenAI, llm: OpenAILLM) -> None:
     fake.script(lambda req: Scripted(content="partial", omit_finish_reason=True))
     events = Events()

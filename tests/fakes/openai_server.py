@@ -81,6 +81,7 @@ class Scripted:
     break_stream: bool = False  # streaming only; a plain request gets the whole answer
     reasoning: str | None = None  # reasoning_content deltas before the content (and on a plain message)
     delay_s: float = 0.0
+    chunk_delay_s: float = 0.0  # streaming: the pause before each chunk, as a model writing token by token
     omit_finish_reason: bool = False  # streaming: end cleanly with [DONE] but never send a finish_reason
     raw: Any = None  # plain requests: answer this verbatim (JSON, or text if a str), as a server off the API would
 
@@ -187,6 +188,8 @@ class FakeOpenAI:
             request.transport.close()  # no terminating chunk: the client sees an incomplete body
             return response
         for chunk in chunks:
+            if scripted.chunk_delay_s:
+                await asyncio.sleep(scripted.chunk_delay_s)
             await response.write(_sse(chunk))
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()

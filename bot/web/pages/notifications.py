@@ -56,7 +56,8 @@ def hub_context(deps: Deps) -> Any:
 
 async def events(request: web.Request) -> web.StreamResponse:
     """GET /app/events: `event: notification` with `{id, text, kind, …, created_at}` for each notification, from
-    the moment the page connects (and those missed since Last-Event-ID)."""
+    the moment the page connects (and those missed since Last-Event-ID), and `event: changed` with `{what}` when
+    rows a page shows changed elsewhere (`bot.channels.live.announce_change`)."""
     deps, viewer = request.app[DEPS], request[VIEWER]
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -85,7 +86,7 @@ async def events(request: web.Request) -> web.StreamResponse:
                         await response.write(b": still here\n\n")
                         written = time.monotonic()
                 else:
-                    await _send(response, note)
+                    await (_send_change(response, note) if "changed" in note else _send(response, note))
                     written = time.monotonic()
                 if time.monotonic() - marked >= Presence.RENEW_S:
                     await _mark(presence, viewer.user_id, page)
@@ -115,6 +116,13 @@ async def _send(response: web.StreamResponse, note: dict[str, Any]) -> None:
     data = json.dumps(note, ensure_ascii=False)
     event = f"id: {note.get('created_at', '')}\nevent: notification\ndata: {data}\n\n"
     await response.write(event.encode(errors="backslashreplace"))
+
+
+async def _send_change(response: web.StreamResponse, note: dict[str, Any]) -> None:
+    """`event: changed` with `{what}`: rows the page may show changed elsewhere. No id: a reconnecting page reads
+    its rows again anyway, and Last-Event-ID stays the last notification's."""
+    data = json.dumps({"what": str(note["changed"])})
+    await response.write(f"event: changed\ndata: {data}\n\n".encode())
 
 
 def _since(last_event_id: str) -> datetime | None:

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from aiohttp import web
 from pydantic import ValidationError
 
+from bot.channels.live import announce_household_change
 from bot.web.pages.render import VIEWER, html, redirect
 from bot.web.pages.security import DEPS
 from bot.web.pages.tooling import audience_fields, invalid, json_body, json_error, member_tools, refusal, row_id
@@ -87,7 +88,9 @@ async def _run(request: web.Request, action: Any, args: Any) -> Reminder:
     """Run one reminder tool; a reminder due soon also gets its job."""
     async with member_tools(request) as ctx:
         reminder: Reminder = await action(ctx, args)
-    await _enqueue_if_soon(request.app[DEPS], request[VIEWER].household_id, reminder)
+    deps, household_id = request.app[DEPS], request[VIEWER].household_id
+    await _enqueue_if_soon(deps, household_id, reminder)
+    await announce_household_change(deps, household_id, "reminders")  # the household's other open pages
     return reminder
 
 

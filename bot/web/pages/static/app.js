@@ -19,8 +19,18 @@ const live = document.getElementById("live");
 if (live && "EventSource" in window) {
   const seen = new Set(JSON.parse(sessionStorage.getItem("faa-seen") || "[]"));
   const source = new EventSource("/app/events");
-  // Open: the server follows this member's notifications from now on (scripts and tests may wait for it).
-  source.addEventListener("open", () => (document.documentElement.dataset.live = "open"));
+  // Open: the server follows this member's notifications from now on (scripts and tests may wait for it). Opened
+  // again after a break, what the page shows may have changed meanwhile.
+  let opened = false;
+  source.addEventListener("open", () => {
+    document.documentElement.dataset.live = "open";
+    if (opened) document.dispatchEvent(new CustomEvent("faa:changed", { detail: { what: "everything" } }));
+    opened = true;
+  });
+  // Rows this page may show changed elsewhere (a reminder fired, or was set or moved in a chat or by another member).
+  source.addEventListener("changed", (event) => {
+    document.dispatchEvent(new CustomEvent("faa:changed", { detail: JSON.parse(event.data) }));
+  });
   source.addEventListener("error", () => delete document.documentElement.dataset.live);
   source.addEventListener("notification", (event) => {
     const note = JSON.parse(event.data);
@@ -61,6 +71,35 @@ if (live && "EventSource" in window) {
     box.append(text, open, close);
     region.append(box);
   }
+}
+
+// The reminders page reads its list and feed again when reminders change elsewhere, without a reload; while the
+// member is working in the list (a snooze choice open), the update waits until they leave it.
+const reminderList = document.getElementById("reminders");
+if (reminderList) {
+  let asked = 0;
+  let waiting = false;
+  const refresh = async () => {
+    if (reminderList.contains(document.activeElement)) {
+      waiting = true;
+      return;
+    }
+    waiting = false;
+    const mine = ++asked;
+    const response = await fetch("/reminders", { headers: { Accept: "text/html" } }).catch(() => null);
+    if (!response || !response.ok || mine !== asked) return;
+    const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
+    if (mine !== asked) return; // a newer read is on its way
+    for (const id of ["reminders", "feed"]) {
+      const now = fresh.getElementById(id);
+      if (now) document.getElementById(id).replaceChildren(...now.childNodes);
+    }
+    reminderList.dataset.updated = String(Number(reminderList.dataset.updated || 0) + 1);
+  };
+  document.addEventListener("faa:changed", (event) => {
+    if (["reminders", "everything"].includes(event.detail.what)) refresh();
+  });
+  reminderList.addEventListener("focusout", () => setTimeout(() => waiting && refresh(), 0));
 }
 
 // The reminders page's switch for system notifications on this device.

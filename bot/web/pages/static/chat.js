@@ -219,7 +219,12 @@ function handle(bubble, type, data, state) {
     state.deltas += 1;
     bubble.dataset.deltas = String(state.deltas);
     text.textContent += data.text || "";
+  } else if (type === "error" && data.fallback) {
+    // The stream broke and the answer is asked for again: what came so far is dropped, the whole answer follows.
+    state.deltas = 0;
+    text.textContent = labels.working;
   } else if (type === "error") {
+    if (data.retrying) state.deltas = 0; // the next try writes its answer afresh
     text.textContent = data.retrying ? labels.retrying : data.message || labels.failed;
   } else if (type === "stream_end") {
     if (typeof data.reply === "string") text.textContent = data.reply;

@@ -12,7 +12,7 @@ import pytest
 import structlog
 from redis.asyncio import Redis
 
-from bot.channels.live import LiveReplySender
+from bot.channels.live import LiveReplySender, announce_change
 from bot.channels.terminal.chat import chat
 from bot.ops.runtime import Runtime
 from tests.conftest import PostgresInfo
@@ -198,9 +198,11 @@ async def test_a_reminder_that_arrives_while_chatting_is_printed(
     printed: list[str] = []
 
     async def keyboard(prompt: str) -> str | None:
-        """While Anna sits at the prompt, a reminder for her is delivered; she leaves once it is on screen."""
+        """While Anna sits at the prompt, her reminders change and one is delivered; she leaves once it is on
+        screen."""
         while not (await redis.pubsub_numsub(channel))[0][1]:
             await asyncio.sleep(0.02)
+        await announce_change(redis, [anna], "reminders")  # news for open pages only: nothing is printed
         await LiveReplySender(redis).send(reminder)
         while "Call the dentist" not in "".join(printed):
             printed.append(capsys.readouterr().out)

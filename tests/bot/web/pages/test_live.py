@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import asyncpg
 import pytest
@@ -16,6 +17,7 @@ from playwright.async_api import BrowserContext, expect
 from engine.settings import Settings
 from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.bot.web.pages.test_calendar import session
+from tests.e2e.scripts import analysis
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, eventually, make_family, running_system
@@ -34,6 +36,8 @@ window.Notification = class {
 };
 Object.defineProperty(document, "visibilityState", { get: () => "hidden" });
 """
+
+NONE = "No reminders. Create one below or ask in the chat."
 
 
 @pytest.fixture
@@ -125,3 +129,57 @@ async def test_a_page_that_reconnects_gets_the_notifications_it_missed(clocked: 
     assert b"event: notification\n" in received
     stranger = await clocked.client.get("/app/events", headers={"Accept": "text/event-stream"})
     assert stranger.status == 401  # only for a signed-in member
+
+
+async def test_the_reminders_page_shows_a_reminder_set_in_a_chat_and_its_firing_without_a_reload(
+    clocked: System, clock: ManualClock, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(clocked.admin, "Live list", {"Anna": "Europe/Berlin", "Tom": "Europe/Berlin"})
+    pages = {}
+    for member, size in (("Anna", (390, 844)), ("Tom", (1280, 800))):  # a phone and a desktop
+        page = await signed_in(clocked, new_context, family, member)
+        await page.set_viewport_size({"width": size[0], "height": size[1]})
+        await page.goto(base_url(clocked) + "/reminders")
+        await expect(page.locator("html")).to_have_attribute("data-live", "open")
+        await expect(page.locator("#reminders li")).to_have_text([NONE])
+        await page.evaluate("window.openedOnce = true")  # gone if the page were loaded again
+        pages[member] = page
+    due = clock.now() + timedelta(minutes=1)
+    when = due.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%dT%H:%M")
+    step = {
+        "tool": "schedule_reminder",
+        "args": {"text": "Cake out of the oven", "when": when, "recipient": "household"},
+    }
+    clocked.llm.script(lambda request: analysis("reminder", plan=[step], reply="I'll remind you both."))
+
+    said = await clocked.client.post(
+        "/v1/messages", json={"text": "remind us in a minute to take the cake out"}, headers=family.auth("Anna")
+    )
+    assert said.status == 200 and (await said.json())["outcome"] == "answered"
+
+    for page in pages.values():  # set in Anna's chat: both open lists show it
+        row = page.locator("#reminders li[data-reminder]")
+        await expect(row.locator(".text")).to_have_text("Cake out of the oven")
+        await expect(row.locator(".next")).to_have_text(when.replace("T", " "))
+    tom = pages["Tom"]
+    await tom.locator("#reminders select[name=minutes]").focus()  # Tom is choosing how long to snooze it
+    clock.set(due)
+    worker = clocked.worker
+    assert worker is not None
+    await sweep_reminders(worker.ctx)  # it fires: done, and in each member's feed
+    await expect(pages["Anna"].locator("#reminders li")).to_have_text([NONE])
+    await expect(tom.locator(".live-notice")).to_contain_text("Cake out of the oven")  # the firing reached Tom
+    await asyncio.sleep(1)
+    await expect(tom.locator("#reminders li[data-reminder]")).to_have_count(1)  # not pulled from under him
+    await tom.locator("h1").click()  # done there: the list catches up
+    for page in pages.values():
+        await expect(page.locator("#reminders li")).to_have_text([NONE])
+        await expect(page.locator("#feed li").first).to_contain_text("Cake out of the oven")
+    anna = pages["Anna"]  # set on Anna's page: Tom's open list shows it too
+    csrf = {"X-CSRF-Token": await anna.locator("meta[name=csrf-token]").get_attribute("content") or ""}
+    later = {"text": "Bake another cake", "when": "2030-01-05T09:00", "recipient": "household"}
+    assert (await anna.request.post(base_url(clocked) + "/app/reminders", data=later, headers=csrf)).ok
+    await expect(pages["Tom"].locator("#reminders li[data-reminder] .text")).to_have_text("Bake another cake")
+    for page in pages.values():  # never reloaded: the page the test opened is still the one shown
+        assert await page.evaluate("window.openedOnce === true")
+    assert int(await pages["Tom"].locator("#reminders").get_attribute("data-updated") or 0) >= 3
