@@ -34,6 +34,11 @@ async def worker_process(settings: Settings) -> AsyncIterator[Worker]:
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        # close() cancels the jobs still running (a message another test left, taken by the start-up sweep) and
+        # re-raises their CancelledError before it stops the metrics server: let them finish first.
+        running = [job for job in worker.tasks.values() if not job.done()]
+        if running:
+            await asyncio.wait(running, timeout=30)
         await worker.close()
 
 
