@@ -37,8 +37,8 @@ def checked_kind(kind: str, text: str, grounding: Grounding) -> str:
     """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, a note is
     a contact only when it holds a number, an address or a link to reach someone by, a plan only when it speaks of a
     time or of something coming ("mia's new teacher is called mrs patel" is a fact) and is not a place's hours
-    ("the gp is closed on wednesday afternoons"), and a health note only when it
-    speaks of the body (`BODY`: "ben doesn't like mushrooms" and "the boiler pressure should be 1.5" are facts)."""
+    ("the gp is closed on wednesday afternoons"), and a health note only when it speaks of the body (`BODY`: "ben
+    doesn't like mushrooms" and "the boiler pressure should be 1.5" are facts)."""
     if DOSE.search(text):
         return "health"
     if kind == "contact" and not CONTACT_DETAILS.search(text):
