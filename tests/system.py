@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from engine.settings import (
     RedisSettings as FAARedisSettings,
 )
 from tests.conftest import APP_ROLE, EMBEDDING_DIM, PostgresInfo
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI
 from tools.infra.clock import Clock
 from tools.storage import households
 from tools.storage.households import Principal
@@ -47,6 +48,30 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
     await server.start()
     yield server
     await server.stop()
+
+
+@pytest.fixture(autouse=True)
+async def no_work_left_open(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """What a test leaves queued is settled when it ends: a later test's worker would sweep it up and answer it, and
+    that test's count of model calls or deliveries would include another test's message."""
+    yield
+    if "migrated" not in request.fixturenames:
+        return
+    if "admin_conn" in request.fixturenames:
+        await _settle(request.getfixturevalue("admin_conn"))
+        return
+    conn = await asyncpg.connect(request.getfixturevalue("migrated").admin_dsn)
+    try:
+        await _settle(conn)
+    finally:
+        await conn.close()
+
+
+async def _settle(admin: asyncpg.Connection) -> None:
+    await admin.execute(
+        "UPDATE inbox SET status = 'failed', error = 'test over' WHERE status IN ('queued', 'processing')"
+    )
+    await admin.execute("UPDATE outbox SET status = 'failed' WHERE status IN ('pending', 'sending')")
 
 
 def make_settings(migrated: PostgresInfo, base_url: str, redis_url: str, **engine: object) -> Settings:
@@ -153,6 +178,29 @@ async def running_system(
         await client.close()
         await close_deps(deps)
         await redis.aclose()
+
+
+@contextlib.asynccontextmanager
+async def routed_system(
+    migrated: PostgresInfo,
+    fake_llm: FakeOpenAI,
+    redis_url: str,
+    admin: asyncpg.Connection,
+    *,
+    clock: Clock | None = None,
+    **update: object,
+) -> AsyncIterator[System]:
+    """The whole system on the routed engine (the offline default), the scripted model reset; `update` replaces
+    whole settings sections (media, telegram, …)."""
+    fake_llm.reset()
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
+    async with running_system(settings.model_copy(update=update), fake_llm, admin, clock=clock) as system:
+        yield system
+
+
+def model_calls(system: System, *texts: str) -> list[ChatRequest]:
+    """The model calls about these messages: the system's worker may meanwhile answer rows other tests left."""
+    return [r for r in system.llm.requests if any(text in json.dumps(r.body, ensure_ascii=False) for text in texts)]
 
 
 @pytest.fixture

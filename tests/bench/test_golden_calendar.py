@@ -15,7 +15,7 @@ import pytest
 from bot.channels.live import ReplyWaiter
 from tests.e2e.test_routed import first_choice
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import System, make_settings, running_system
+from tests.system import System, routed_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import _golden as g  # noqa: E402
@@ -46,9 +46,7 @@ def competent(request: ChatRequest) -> Scripted:
 async def running(
     migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    async with running_system(settings, fake_llm, admin_conn, clock=VirtualClock()) as system:
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=VirtualClock()) as system:
         yield system
 
 

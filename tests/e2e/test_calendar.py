@@ -16,7 +16,7 @@ import pytest
 from tests.e2e.test_routed import answers, send
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import System, make_family, make_settings, running_system
+from tests.system import System, make_family, routed_system
 from tools.storage import households, memories
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -27,9 +27,7 @@ MONDAY = datetime(2031, 3, 10, 10, 0, tzinfo=BERLIN)  # far ahead of the real cl
 async def routed(
     migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(MONDAY)) as system:
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=ManualClock(MONDAY)) as system:
         yield system
 
 

@@ -18,7 +18,7 @@ from engine.settings import MediaSettings
 from tests.e2e.test_routed import BERLIN, answers, clock, send  # noqa: F401 (fixtures)
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import Family, System, make_family, make_settings, running_system
+from tests.system import Family, System, make_family, model_calls, routed_system
 from tests.tools.test_charts import png_size
 from tools.storage import memories
 
@@ -34,10 +34,8 @@ async def charted(
     admin_conn: asyncpg.Connection,
     clock: ManualClock,  # noqa: F811
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    with_links = settings.model_copy(update={"media": MediaSettings(secret=SECRET, link_ttl_s=600)})
-    async with running_system(with_links, fake_llm, admin_conn, clock=clock) as system:
+    media = MediaSettings(secret=SECRET, link_ttl_s=600)
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=clock, media=media) as system:
         yield system
 
 
@@ -80,11 +78,6 @@ async def household_spending(system: System, clock: ManualClock) -> Family:  # n
     await spent(system, family, "Ben", "electronics", "500.00", now, visibility="private")
     await spent(system, family, "Anna", "groceries", "41.00", last_month)
     return family
-
-
-def model_calls(system: System, *texts: str) -> list[Any]:
-    """The model calls about these messages; the system's worker may meanwhile answer rows other tests left."""
-    return [r for r in system.llm.requests if any(text in json.dumps(r.body, ensure_ascii=False) for text in texts)]
 
 
 async def tools_called(system: System, body: dict[str, Any]) -> tuple[str, list[str]]:

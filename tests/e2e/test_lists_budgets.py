@@ -15,7 +15,7 @@ import pytest
 from tests.e2e.test_routed import answers, send
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI
-from tests.system import Family, System, make_family, make_settings, running_system
+from tests.system import Family, System, make_family, routed_system
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -24,9 +24,8 @@ BERLIN = ZoneInfo("Europe/Berlin")
 async def routed(
     migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(datetime.now(BERLIN))) as system:
+    clock = ManualClock(datetime.now(BERLIN))
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=clock) as system:
         yield system
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import Family, System, make_family, make_settings, running_system
+from tests.system import Family, System, make_family, routed_system
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -36,9 +36,7 @@ async def routed(
     admin_conn: asyncpg.Connection,
     clock: ManualClock,
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    async with running_system(settings, fake_llm, admin_conn, clock=clock) as system:
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=clock) as system:
         yield system
 
 

@@ -57,20 +57,11 @@ async def bot(fake_telegram: FakeTelegram) -> AsyncIterator[Bot]:
     await real.session.close()
 
 
-async def _fail_leftovers(admin: asyncpg.Connection) -> None:
-    """Nothing of this test is left for the sweepers of later tests."""
-    await admin.execute("UPDATE inbox SET status = 'failed' WHERE status = 'queued' AND channel = 'telegram'")
-    await admin.execute(
-        "UPDATE outbox SET status = 'failed' WHERE status IN ('pending', 'sending') AND channel = 'telegram'"
-    )
-
-
 @pytest.fixture
 async def gate(tg_settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection) -> AsyncIterator[System]:
     """The web app with the Telegram webhook, and no worker: what the webhook stores stays queued."""
     async with running_system(tg_settings, fake_llm, admin_conn, worker=False) as running:
         yield running
-    await _fail_leftovers(admin_conn)
 
 
 @pytest.fixture
@@ -79,7 +70,6 @@ async def tg_system(
 ) -> AsyncIterator[System]:
     async with running_system(tg_settings, fake_llm, admin_conn) as running:
         yield running
-    await _fail_leftovers(admin_conn)
 
 
 async def post(system: System, update: dict[str, Any] | bytes, secret: str | None = SECRET) -> ClientResponse:

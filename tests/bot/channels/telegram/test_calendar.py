@@ -19,7 +19,7 @@ from tests.e2e.test_routed import answers
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
-from tests.system import System, eventually, make_family, make_settings, running_system
+from tests.system import System, eventually, make_family, routed_system
 
 BERLIN = ZoneInfo("Europe/Berlin")
 MONDAY = datetime(2031, 3, 10, 10, 0, tzinfo=BERLIN)
@@ -34,13 +34,10 @@ async def tg_routed(
     admin_conn: asyncpg.Connection,
     fake_telegram: FakeTelegram,
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    settings = settings.model_copy(update={"telegram": telegram_settings(fake_telegram)})
-    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(MONDAY)) as system:
+    telegram = telegram_settings(fake_telegram)
+    clock = ManualClock(MONDAY)
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=clock, telegram=telegram) as system:
         yield system
-    await admin_conn.execute("UPDATE inbox SET status = 'failed' WHERE status = 'queued' AND channel = 'telegram'")
-    await admin_conn.execute("UPDATE outbox SET status = 'failed' WHERE status = 'pending' AND channel = 'telegram'")
 
 
 def school_calendar() -> bytes:

@@ -12,7 +12,7 @@ import pytest
 from bot.channels.telegram.checklists import read_tick
 from engine.settings import Settings
 from tests.bot.channels.telegram import updates
-from tests.bot.channels.telegram.conftest import _fail_leftovers, link, post
+from tests.bot.channels.telegram.conftest import link, post
 from tests.bot.channels.telegram.test_flow import delivered
 from tests.e2e.test_routed import answers
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI
@@ -27,7 +27,6 @@ async def tg_routed(
     engine = tg_settings.engine.model_copy(update={"variants": {"routed": 1}})
     async with running_system(tg_settings.model_copy(update={"engine": engine}), fake_llm, admin_conn) as running:
         yield running
-    await _fail_leftovers(admin_conn)
 
 
 def shared_list(**fields: Any) -> Any:

@@ -16,7 +16,7 @@ import pytest
 from bot.ops.speech_server import BadRequest, make_server
 from engine.settings import Settings, SpeechSettings
 from tests.bot.channels.telegram import updates
-from tests.bot.channels.telegram.conftest import _fail_leftovers, link, post
+from tests.bot.channels.telegram.conftest import link, post
 from tests.bot.channels.telegram.test_flow import delivered
 from tests.bot.ops.test_local_servers import free_port
 from tests.e2e.scripts import analysis, is_analysis, member_message
@@ -60,7 +60,6 @@ async def voice_system(
     speech = SpeechSettings(model="whisper-base", base_url=speech_url[0])
     async with running_system(tg_settings.model_copy(update={"speech": speech}), fake_llm, admin_conn) as running:
         yield running
-    await _fail_leftovers(admin_conn)
 
 
 def model(request: ChatRequest) -> Scripted:

@@ -18,7 +18,7 @@ from playwright.async_api import BrowserContext, Page, expect
 from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.e2e.test_routed import answers
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import Family, System, make_family, make_settings, running_system
+from tests.system import Family, System, make_family, model_calls, routed_system
 from tools.storage import memories
 
 WORKING = re.compile(r"\bworking\b")  # the bubble of an answer still coming
@@ -29,9 +29,7 @@ VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, 
 async def routed(
     migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    async with running_system(settings, fake_llm, admin_conn) as system:
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn) as system:
         yield system
 
 
@@ -95,7 +93,7 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     shown = await chart.bounding_box()
     assert shown is not None and shown["width"] <= VIEWPORTS[viewport]["width"] - 32  # inside the bubble
     await in_view(page, ".msg.faa:last-child img.chart")
-    assert routed.llm.requests == []
+    assert model_calls(routed, "show me a chart of our spending") == []
 
     await page.reload()  # the history has it
     again = page.locator(".msg.faa").last
@@ -126,7 +124,6 @@ async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_o
     family = await make_family(routed.admin, f"Routed stream {viewport}", {"Anna": "Europe/Berlin"})
 
     def model(request: ChatRequest) -> Scripted:
-        assert request.schema_name == "route_chat" and request.stream  # small talk is the one call here
         return Scripted(content=json.dumps({"reply": SMALL_TALK}), chunk_delay_s=0.1)
 
     routed.llm.script(model)
@@ -148,8 +145,9 @@ async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_o
     assert not any("{" in text or '"' in text for text in shown), shown
     assert shown[-1] == SMALL_TALK
     await in_view(page, ".msg.faa:last-child .text")
+    calls = model_calls(routed, "what can you do?")
+    assert [(r.schema_name, r.stream) for r in calls] == [("route_chat", True)]  # small talk is the one call
 
-    calls = len(routed.llm.requests)
     await page.evaluate("window.shownTexts = []")
     await page.fill("#message", "thanks!")
     await page.click("#send")
@@ -159,7 +157,7 @@ async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_o
     assert final and final != SMALL_TALK
     assert await thanked.get_attribute("data-deltas") is None  # a phrase template: no deltas, the text whole
     assert [text for text in await page.evaluate("window.shownTexts") if text != "Working on it…"] == [final]
-    assert len(routed.llm.requests) == calls  # thanks are answered without the model
+    assert model_calls(routed, "thanks!") == []  # thanks are answered without the model
 
     await page.reload()
     await expect(page.locator(".msg.faa .text").nth(-2)).to_have_text(SMALL_TALK)
@@ -181,7 +179,8 @@ async def test_a_stream_that_breaks_shows_the_whole_answer_after_it_and_never_th
     await expect(bubble).not_to_have_class(WORKING, timeout=60_000)
     await expect(bubble.locator(".text")).to_have_text(SMALL_TALK)
     shown: list[str] = await page.evaluate("window.shownTexts")
-    assert [request.stream for request in routed.llm.requests] == [True, False]  # the plain call after the break
+    calls = model_calls(routed, "how are you?")
+    assert [request.stream for request in calls] == [True, False]  # the plain call after the break
     shown = shown[shown.index("Working on it…") :]  # from the new bubble on
     cut = shown.index("Working on it…", 1)  # what the broken stream had shown is dropped
     assert any(SMALL_TALK.startswith(text) and text != SMALL_TALK for text in shown[1:cut]), shown
