@@ -4,6 +4,7 @@ plan makes, how an amount and a long text read in a reply, and a note's kind hel
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Annotated
 from zoneinfo import ZoneInfo
 
@@ -16,8 +17,10 @@ from engine.capabilities.words import (
     CONTACT_DETAILS,
     DOSE,
     HOURS,
+    STANDING,
 )
 from engine.grounding import Grounding, Moment, Money
+from engine.grounding.days import find_days
 
 Label = Annotated[str, StringConstraints(strip_whitespace=True, to_lower=True, min_length=1, max_length=30)]
 
@@ -33,23 +36,46 @@ def slug(value: str) -> str:
     return "-".join(value.replace("_", " ").split())[:30] or "other"
 
 
-def checked_kind(kind: str, text: str, grounding: Grounding) -> str:
+def checked_kind(kind: str, situation: Situation) -> str:
     """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, a note is
     a contact only when it holds a number, an address or a link to reach someone by, a plan only when it speaks of a
-    time or of something coming ("mia's new teacher is called mrs patel" is a fact) and is not a place's hours
-    ("the gp is closed on wednesday afternoons"), and a health note only when it speaks of the body (`BODY`: "ben
-    doesn't like mushrooms" and "the boiler pressure should be 1.5" are facts)."""
+    time still ahead, a repetition or something coming ("mia's new teacher is called mrs patel", "we agreed on an
+    hour of screen time today" and "the bus comes at 7:42 now" are facts) and is not a place's hours ("the gp is
+    closed on wednesday afternoons"), and a health note only when it speaks of the body (`BODY`: "ben doesn't like
+    mushrooms" and "the boiler pressure should be 1.5" are facts)."""
+    text, grounding = situation.text, situation.grounding
     if DOSE.search(text):
         return "health"
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
-    if kind == "plan" and not (grounding.moments or grounding.repeats or COMING.search(text)):
+    if kind == "plan" and not (_ahead(situation) or grounding.repeats or COMING.search(text)):
         return "fact"
     if kind == "plan" and HOURS.search(text):
         return "fact"  # a place's hours: when the family can go, no plan of theirs
     if kind == "health" and not BODY.search(text):
         return "fact"  # "mia mag keine tomaten mehr": a liking; "tyre pressure 2.4 bar": nothing of the body
     return kind
+
+
+def _ahead(situation: Situation) -> list[Moment]:
+    """The moments the message names that are still ahead on the member's clock (a day: from tomorrow on). A time of
+    day without a day, told as how things stand now (`STANDING`: "the bus comes at 7:42 now, not 7:35"), is a
+    schedule, not a moment to come."""
+    today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
+    standing = STANDING.search(situation.text) is not None
+    return [
+        m
+        for m in situation.grounding.moments
+        if (m.at >= today if m.has_time else m.at.date() > today.date())
+        and not (standing and m.has_time and not _names_day(m.text, today.date()))
+    ]
+
+
+def _names_day(text: str, today: date) -> bool:
+    return bool(find_days(text, today) or _ZH_DAY.search(text))
+
+
+_ZH_DAY = re.compile(r"[今明后昨前]天|[今明][晚早]|[周週]|星期|礼拜|\d{1,2}\s*[号日]|[一二三四五六七八九十]+[号日]")
 
 
 _NOT_EVENTS = frozenset({"contact", "shopping"})
@@ -69,7 +95,6 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
     if kind in _NOT_EVENTS or HOURS.search(situation.text):  # a place's hours are no event of the family's
         return None
     grounding = situation.grounding
-    today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
     args: dict[str, object] = {"title": clip(situation.text, 120), "whose": _whose(situation, person)}
     if grounding.repeats:  # a habit is a plan's ("mia has ballet on tuesdays"), never a fact's or the body's
         if kind != "plan":  # ("the gp is closed on wednesday afternoons", "inhaler every morning")
@@ -78,10 +103,8 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
         return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
     coming = [
         m
-        for m in grounding.moments
-        if (m.at >= today if m.has_time else m.at.date() > today.date())
-        and (kind == "plan" or not _PART_OF_TODAY.fullmatch(m.text.strip()))
-        and not _whole_span(m, grounding)
+        for m in _ahead(situation)
+        if (kind == "plan" or not _PART_OF_TODAY.fullmatch(m.text.strip())) and not _whole_span(m, grounding)
     ]
     if not coming:
         return None

@@ -129,7 +129,7 @@ class Note(Capability):
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         assert isinstance(answer, FactAnswer)
-        kind = checked_kind(answer.kind, situation.text, situation.grounding)
+        kind = checked_kind(answer.kind, situation)
         args: dict[str, object] = {"content": situation.text, "kind": kind, "category": answer.category}
         if answer.person:
             args["person"] = answer.person

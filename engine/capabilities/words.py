@@ -23,6 +23,10 @@ QUESTION = cues(
     r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",
     r"多大|多久|多长|多高|多重|几岁|怎么说|为啥|为什么",
     r"^\W*(?:steht|stehen|gibt'?s|gibt es|läuft)\b",  # impersonal verb first: "steht freitag abend schon was"
+    # a German verb first with its subject after it asks: "hast du omas nummer", "brauchen wir noch milch"
+    r"^\W*(?:hast|habt|haben|hattest|hattet|hatten|weißt|weisst|wisst|wissen|kennst|kennt|kennen|brauchst|braucht|"
+    r"brauchen|musst|müsst|müssen|sollst|sollen|kannst|könnt|können|bist|seid|warst|wart|waren|findest|erinnerst)"
+    r"\s+(?:du|ihr|wir|sie)\b",
     r"有\S{0,12}没\W*$",  # "孩子们周四有活动没"
     r"多少",
     r"几[次点号个天]",
@@ -174,6 +178,20 @@ COMING = cues(
     r"\b(?:wird|werden|wollen|will|planen|geplant|nächste\w*|kommende\w*|bald|demnächst|später|sommer|winter|"
     r"urlaub|ferien|reise|termin|unterricht|training|kurs|ostern|weihnachten|silvester|geburtstag|wochenende)\b",
     r"要|打算|准备|计划|下(?:周|个?月|次|回)|明年|以后|将来|暑假|寒假|旅游|旅行|预约|课|春节|过年|生日|周末",
+)
+
+
+# What says how things stand from now on rather than what happens once: "the bus comes at 7:42 now, not 7:35", "from
+# december the hort closes at 16:30", "校车现在早上7点40到". A time of day told so, with no day, is a schedule — a fact,
+# never a calendar event.
+STANDING = cues(
+    r"\b(?:now|nowadays|these days|from now on|any ?more|no longer|instead of|not \d{1,2}(?:[:.]\d{2})?\b|"
+    r"from (?:next|this|january|february|march|april|may|june|july|august|september|october|november|december)|"
+    r"starting (?:next|this|in|from|january|february|march|april|may|june|july|august|september|october|"
+    r"november|december))\b",
+    r"\b(?:jetzt|neuerdings|mittlerweile|inzwischen|nicht mehr|statt|anstatt|ab (?:sofort|jetzt|nächste\w*|"
+    r"kommende\w*|januar|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember))\b",
+    r"现在|目前|如今|从.{1,6}起|改成|改为|不再|不是.{1,8}了",
 )
 
 

@@ -220,8 +220,16 @@ def _blank(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
+# "现在" (now, these days) before a time of day is an adverb: "校车现在早上7点40到" is 07:40, which jionlp reads as
+# ten o'clock plus 40 minutes.
+_NOW_BEFORE_CLOCK = re.compile(
+    r"(?:现在|目前|如今)(?=\s*(?:早上|早晨|上午|中午|下午|傍晚|晚上|\d|[一二三四五六七八九十两]+点))"
+)
+
+
 def _chinese(text: str, now: datetime) -> list[Found]:
     wall = now.replace(tzinfo=None, second=0, microsecond=0)
+    text = _NOW_BEFORE_CLOCK.sub(lambda match: " " * len(match.group()), text)
     found = []
     for entity in _jionlp(text, wall):
         detail = entity["detail"]

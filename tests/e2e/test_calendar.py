@@ -63,6 +63,26 @@ async def test_a_plan_becomes_an_event_is_listed_and_gets_a_reminder_before_it(r
     assert len(routed.llm.requests) == calls  # one event named: no model call to pick it
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the school bus comes at 7:42 now not 7:35, they changed the timetable",
+        "der hort macht ab dezember schon um 16:30 zu statt 17 uhr",
+        "校车现在早上7点40到，不是7点半了",
+    ],
+)
+async def test_a_time_told_as_how_things_now_stand_is_a_note_and_no_event(routed: System, text: str) -> None:
+    family = await make_family(routed.admin, f"Timetable {text[:12]}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))  # the model says plan
+
+    told = await send(routed, family, text)
+
+    assert told["outcome"] == "answered" and "2031" not in told["reply"]  # no calendar date in the reply
+    [memory] = await routed.admin.fetch("SELECT kind FROM memories WHERE household_id = $1", family.household_id)
+    assert memory["kind"] == "fact"
+    assert await routed.admin.fetchval("SELECT count(*) FROM events WHERE household_id = $1", family.household_id) == 0
+
+
 async def test_events_the_message_names_alike_leave_the_pick_to_the_model(routed: System) -> None:
     family = await make_family(routed.admin, "Calendar pick", {"Li": "Asia/Shanghai"})
     routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))

@@ -4,6 +4,8 @@ contradict each other, the nearest examples and the model do (`None` here)."""
 from __future__ import annotations
 
 from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -155,9 +157,23 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("plan", "der kinderarzt hat mittwochs nachmittags zu", "fact"),  # a place's hours
         ("plan", "儿科王医生周二上午出诊", "fact"),
         ("plan", "mia hat dienstags um 16 uhr ballett", "plan"),
+        # a time of day told as how things stand now is a schedule; a day gone by is no plan
+        ("plan", "the school bus comes at 7:42 now not 7:35, they changed the timetable", "fact"),
+        ("plan", "der hort macht ab dezember schon um 16:30 zu statt 17 uhr", "fact"),
+        ("plan", "校车现在早上7点40到，不是7点半了", "fact"),
+        ("plan", "ben is only allowed 1 hour of screen time on school nights, we agreed that with him today", "fact"),
+        ("plan", "swimming is at 5 now on friday", "plan"),  # a day named: the time is that day's
+        ("plan", "dentist at 3pm", "plan"),
     ],
 )
 def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:
     from engine.capabilities._records import checked_kind
 
-    assert checked_kind(kind, text, ground(text, NOW, "Europe/Berlin", ["Anna", "Ben"])) == expected
+    assert checked_kind(kind, situation(text)) == expected
+
+
+def situation(text: str) -> Any:
+    """What the note capability reads of a message: its words, their grounding and the member's clock."""
+    clock = SimpleNamespace(now=lambda: NOW)
+    run = SimpleNamespace(deps=SimpleNamespace(clock=clock), timezone="Europe/Berlin")
+    return SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", ["Anna", "Ben"]), run=run)

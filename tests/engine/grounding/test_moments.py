@@ -32,6 +32,7 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("后天提醒我交电费", "2026-11-25T09:00", False),
         ("周六上午十点提醒Ben去修车", "2026-11-28T10:00", True),
         ("两小时后提醒我", "2026-11-23T12:00", True),
+        ("校车现在早上7点40到", "2026-11-24T07:40", True),  # "现在" (these days) is no moment of its own
         ("erinnere mich morgen um 9 an den Zahnarzt", "2026-11-24T09:00", True),
     ],
 )
