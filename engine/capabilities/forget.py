@@ -120,7 +120,7 @@ class Forget(Capability):
             "上次存的那个保险柜密码清掉",
         ),
     }
-    refines = ("fact", "lookup", "sum", "expense", "shared_list", "update", "unclear")
+    refines = ("fact", "lookup", "sum", "expense", "update", "unclear")
     tools = ("search", "forget")
     consent = "bulk"
     needs_cue = True

@@ -1,5 +1,6 @@
-"""Shared lists (shopping, to-do, packing, chores): "milk and eggs on the shopping list", "bought the eggs", "tom
-will do the hoovering this week", "what's on the list?". The words decide what is done to the list where they can;
+"""Shared lists (shopping, to-do, packing, chores): "milk and eggs on the shopping list", "bought the eggs", "take
+the crisps off the list", "tom will do the hoovering this week", "what's on the list?". The words decide what is done
+to the list where they can;
 the model names the list, the items (only those the message names) and who takes one on."""
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ SHARED_LIST = cues(
     r"aufgabenliste",
     r"\b(?:auf|von) (?:die|der|den|unsere|meine|meiner|unserer|unseren|meinen) (?:\w+)?(?:liste|zettel)\b",
     r"\bneue \w*\s?liste\b",
+    r"^\W*(?:bitte |kannst du |kannste )?(?:schreib|notier)\w*\b(?! (?:mir|dir|ihm|ihr|uns|das|es|dies\w*)\b)[^\d?]{1,60}\bauf\W*$",
     r"\bübernimmt\b.{0,30}\baufgabe\b",
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
     r"^\W*(?:ich |wir )?(?:habe |hab |haben |ham )?[^\d?]{1,60} (?:ist |sind )?"
@@ -66,9 +68,9 @@ _RUNNING_OUT = tuple(
         r"\bbrauchen (?:noch |mehr |wieder |neue[nsr]? )(?P<item>[^\d?]{1,40})",
         rf"\b(?:haben|hab|ham|gibt(?:'s| es)?)\b.{{0,10}}\bkeine?n? {_THING} mehr\b",
         r"^\W*[^\W\d_]+ braucht (?:noch |mehr |neue[nsr]? )(?P<item>[^\d?]{1,40})",
-        r"没有(?P<item>\S{1,6}?)了",
+        r"没有(?P<item>\S{1,16}?)了",
         r"(?P<item>[^\s\d]{1,6}?)(?:快没了|快用完了|没了|用完了)",
-        r"(?:家里|冰箱里?|家)(?:已经|都)?没(?:有)?(?P<item>[^\s\d，。]{1,6}?)了",
+        r"(?:家里|冰箱里?|家)(?:已经|都)?没(?:有)?(?P<item>[^\s\d，。]{1,16}?)了",
         r"(?:要买|该买|得买)(?P<item>[^\s\d，。]{1,8})",
         # things still to buy: "need to buy batteries", "müssen noch batterien besorgen"
         r"\b(?:(?:need|needs|have|got) to|gotta) buy (?:more |some |new )?(?P<item>[^\d?.!]{1,40})",
@@ -93,6 +95,7 @@ _ADDING = tuple(
         r"(?:\w+ )?list\b",
         r"\b(?:setz|schreib|pack|tu)\w*\s+(?P<item>[^?!.]{1,60}?)\s+auf (?:die|unsere|meine)\s+\w*liste\b",
         r"\bauf (?:die|den|unsere[n]?|meine[n]?) \w*(?:liste|zettel)\b\W*(?:bitte |noch |mal )*(?P<item>[^?!.]{1,60})$",
+        r"^\W*(?:bitte )?(?:schreib|notier)\w*\s+(?:bitte |mal |noch )*(?P<item>[^?!.\d]{1,60}?)\s+auf\W*$",
         r"(?:清单|单子)(?:上|里)?(?:再)?(?:加|添)(?:个|点|些|上|一下)?(?P<item>[^\s，。？！]{1,12})",
         r"把(?P<item>[^\s，。]{1,12}?)(?:加|添|放|记)(?:到|进|在|上)(?:购物)?(?:清单|单子)",
         r"(?:加|添)(?:个|点|些|上)?(?P<item>[^\s，。]{1,10}?)(?:到|进)(?:购物)?(?:清单|单子)",
@@ -137,7 +140,7 @@ TAKING_ON = cues(
     r"负责|轮到|归",
 )
 
-Action = Literal["add", "show", "done", "assign", "clear", "new_list"]
+Action = Literal["add", "show", "done", "remove", "assign", "clear", "new_list"]
 
 
 _I = re.IGNORECASE
@@ -148,7 +151,20 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     ("new_list", re.compile(r"\bnew\b.{0,30}\blist\b|\bneue\b.{0,30}liste|新建|新的.{0,10}清单|创建.{0,10}清单", _I)),
     (
         "clear",
-        re.compile(r"\bclear\b|\bremove (?:the |all )?(?:bought|done|ticked)|\blösch|\bentfern|清除|清空|删掉", _I),
+        re.compile(
+            r"\bclear\b|\bremove (?:the |all )?(?:bought|done|ticked)|\b(?:gekauft|erledigt|abgehakt)\w*\b.{0,20}"
+            r"\b(?:lösch|entfern)|清除|清空|(?:买了|买好|勾掉|完成)的.{0,6}(?:删|去掉)",
+            _I,
+        ),
+    ),
+    (  # one item not needed after all: off the list, not ticked
+        "remove",
+        re.compile(
+            r"\btake\b.{1,40}\boff\b|\b(?:remove|delete|scratch)\b|\bdon'?t need\b.{0,40}\b(?:any ?more|after all)\b|"
+            r"\b(?:nimm|nehmt?)\b.{1,40}\b(?:von|runter)\b|\bstreich\w*|\blösch\w*|\bentfern\w*|"
+            r"\bbrauchen wir\b.{0,30}\bdoch nicht\b|删掉|删除|去掉|拿掉|不用买|不要买|别买",
+            _I,
+        ),
     ),
     (
         "assign",
@@ -163,6 +179,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         re.compile(
             rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
             r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
+            r"|\b(?:hab|habe|haben) (?:ich|wir)(?: schon)?\W*$"
             r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",
             _I,
         ),
@@ -183,6 +200,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "zh": "已加到{list}清单：{items}。",
     },
     "ticked": {"en": "Ticked off: {items}.", "de": "Abgehakt: {items}.", "zh": "已勾掉：{items}。"},
+    "removed": {
+        "en": "Taken off the {list} list: {items}.",
+        "de": "Von der Liste {list} genommen: {items}.",
+        "zh": "已从{list}清单删除：{items}。",
+    },
     "assigned": {"en": "{who} takes: {items}.", "de": "{who} übernimmt: {items}.", "zh": "{who}负责：{items}。"},
     "unassigned": {
         "en": "Nobody is on it now: {items}.",
@@ -220,12 +242,13 @@ def _say(key: str, language: str, **values: object) -> str:
 
 
 def list_action(text: str) -> Action:
-    """What the member's words do to a list; a question shows it ("what do we still need?") unless it asks to put
-    something on it, anything else adds to it."""
+    """What the member's words do to a list; a question shows it ("what do we still need?", "did you get the milk?")
+    unless it asks to put something on it, anything else adds to it."""
+    asked = QUESTION.search(text) is not None
     for action, pattern in _ACTIONS:
-        if pattern.search(text) and not (action == "add" and QUESTION.search(text) and not _PUT.search(text)):
+        if pattern.search(text) and not (asked and (action == "done" or (action == "add" and not _PUT.search(text)))):
             return action
-    return "show" if QUESTION.search(text) else "add"
+    return "show" if asked else "add"
 
 
 Words = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
@@ -253,7 +276,7 @@ You keep a family's shared lists (shopping, todo, packing, and lists of their ow
 - list_name: "shopping" for things to buy, "todo" for tasks and chores, "packing" for things to pack, or the
   name of one of the family's lists; null when the message names none.
 - items: each thing named, short, in the member's words, without the quantity; quantity as written ("2 kg",
-  "6") or null. For ticking off or assigning, the item as it is on the list.
+  "6") or null. For ticking off, taking off or assigning, the item as it is on the list.
 - assignee: the member who takes something on, from the members given, else null.
 Examples:
 Lists: shopping (bread) | Members: Anna, Tom | Message: add milk and eggs to the shopping list
@@ -262,6 +285,8 @@ Lists: - | Members: Anna, Tom | Message: put 2 kg flour on the list
 {"action":"add","list_name":"shopping","items":[{"text":"flour","quantity":"2 kg"}],"assignee":null}
 Lists: shopping (milk, eggs) | Members: Anna, Tom | Message: bought the milk
 {"action":"done","list_name":null,"items":[{"text":"milk","quantity":null}],"assignee":null}
+Lists: shopping (milk, crisps) | Members: Anna, Tom | Message: take the crisps off the list
+{"action":"remove","list_name":null,"items":[{"text":"crisps","quantity":null}],"assignee":null}
 Lists: todo (bins, lawn) | Members: Anna, Tom | Message: Tom takes the bins task
 {"action":"assign","list_name":"todo","items":[{"text":"bins","quantity":null}],"assignee":"Tom"}
 Lists: shopping (milk) | Members: Li, Wei | Message: 把牛奶加到购物清单
@@ -325,8 +350,8 @@ class SharedList(Capability):
             "待办里加一条 修水龙头",
         ),
     }
-    refines = ("fact", "expense", "lookup", "sum", "update", "unclear")
-    tools = ("show_list", "add_list_items", "update_list_item", "clear_done_items")
+    refines = ("fact", "expense", "lookup", "sum", "update", "forget", "unclear")
+    tools = ("show_list", "add_list_items", "update_list_item", "remove_list_item", "clear_done_items")
 
     def claims(self, reading: Reading) -> bool:
         if reading.grounding.money:
@@ -357,6 +382,8 @@ class SharedList(Capability):
         situation.rows = [item for view in shown.get("lists", []) for item in view.get("items", [])]
         if action == "done" and not any(_named(item, situation.text) for item in situation.rows):
             return Reroute("fact")  # "bought the concert tickets" with no tickets on any list is news, not a tick
+        if action == "remove" and not any(_named(item, situation.text) for item in situation.rows):
+            return Reroute("forget")  # "delete the shed code": nothing on a list, so a memory
         if action == "assign" and not situation.rows:
             return Said(_say("no_lists", situation.language))
         if action in ("show", "clear") and not shown.get("lists"):
@@ -405,6 +432,8 @@ class SharedList(Capability):
             items = items or [{"text": thing} for thing in ran_out]  # the model's words were not the member's
         if action == "add" and not items:
             items = [{"text": thing} for thing in added(situation.text)]
+        if action in ("done", "remove") and not items:  # the model named none: the listed things the words name
+            items = [{"text": str(row["text"])} for row in situation.rows if _named(row, situation.text)]
         if not items:
             return Ask(_say("ask_items", language))
         if action == "add":
@@ -412,6 +441,11 @@ class SharedList(Capability):
                 if answer.assignee:
                     item["assignee"] = answer.assignee
             return [PlannedCall(id="s1", tool="add_list_items", args={"list_name": name or "shopping", "items": items})]
+        if action == "remove":
+            return [
+                PlannedCall(id=f"s{n}", tool="remove_list_item", args={"item": item["text"]})
+                for n, item in enumerate(items, 1)
+            ]
         if action == "assign" and not answer.assignee:
             return Ask(_say("ask_who", language))
         change: dict[str, Any] = {"done": True} if action == "done" else {"assignee": answer.assignee}
@@ -444,6 +478,8 @@ class SharedList(Capability):
             elif result.tool == "add_list_items":
                 labels = ", ".join(_label(item) for item in data.get("items", []))
                 parts.append(_say("added", language, list=data["list_name"], items=labels))
+            elif result.tool == "remove_list_item":
+                parts.append(_say("removed", language, list=data["list_name"], items=data["text"]))
             elif result.tool == "clear_done_items":
                 key = "cleared" if data.get("cleared") else "nothing_cleared"
                 parts.append(_say(key, language, list=data["list_name"]))

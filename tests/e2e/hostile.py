@@ -510,6 +510,11 @@ class Hostile:
             args["quantity"] = self.value(["3", "1 l"], TEXTS, NUMBERS)
         return args
 
+    def _remove_list_item(self) -> dict[str, Any]:
+        if self.chance(0.3):
+            return {"item_id": self.value(list(range(1, 30)), [0, -1, BIGINT, BIGINT + 1, "3", None])}
+        return {"item": self.value(["milk", "eggs", "bins"], TEXTS), "list_name": self.value([None, "shopping"], TEXTS)}
+
     def _clear_done_items(self) -> dict[str, Any]:
         return {"list_name": self.list_name()}
 

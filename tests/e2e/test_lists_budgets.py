@@ -101,6 +101,44 @@ async def test_a_family_keeps_its_shopping_and_todo_lists(routed: System) -> Non
     assert [row[1] for row in await items(routed, family)] == ["milk", "eggs", "flour", "take out the bins"]
 
 
+async def test_a_thing_not_needed_after_all_comes_off_the_list_and_undo_puts_it_back(routed: System) -> None:
+    family = await make_family(routed.admin, "Taken off", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("milk"), entry("crisps"), entry("Chips")])))
+    await send(routed, family, "add milk, crisps and Chips to the shopping list")
+
+    routed.llm.script(answers(shared_list=shared_list(items=[])))  # the model names nothing: the words do
+    removed = await send(routed, family, "take crisps off the list, we're being healthy")
+    assert removed["reply"] == "Taken off the shopping list: crisps."  # not "Anna takes: crisps"
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("Chips")])))
+    german = await send(routed, family, "nimm die chips wieder von der liste")
+    assert german["reply"] == "Von der Liste shopping genommen: Chips."
+    assert [(row[1], row[4]) for row in await items(routed, family)] == [("milk", False)]  # off, not ticked
+
+    undone = await send(routed, family, "undo")
+    assert undone["outcome"] == "answered"
+    assert [row[1] for row in await items(routed, family)] == ["milk", "Chips"]
+
+
+async def test_things_had_are_ticked_and_things_written_down_are_added(routed: System) -> None:
+    family = await make_family(routed.admin, "Hab ich", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("Eier"), entry("Brot"), entry("Butter")])))
+    await send(routed, family, "Eier, Brot und Butter auf die Einkaufsliste")
+
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("Eier"), entry("Brot")])))
+    ticked = await send(routed, family, "eier und brot hab ich")
+    assert ticked["reply"] == "Abgehakt: Eier, Brot."
+    routed.llm.script(answers(shared_list=shared_list(items=[])))
+    added = await send(routed, family, "schreib spülmittel und müllbeutel auf")
+    assert added["reply"] == "Auf der Liste shopping: spülmittel, müllbeutel."
+    routed.llm.script(answers(shared_list=shared_list(items=[])))
+    ran_out = await send(routed, family, "家里没有洗洁精和垃圾袋了")
+    assert ran_out["reply"] == "已加到shopping清单：洗洁精, 垃圾袋。"
+    assert [(row[1], row[4]) for row in await items(routed, family)] == [
+        ("Eier", True), ("Brot", True), ("Butter", False), ("spülmittel", False), ("müllbeutel", False),
+        ("洗洁精", False), ("垃圾袋", False),
+    ]  # fmt: skip
+
+
 async def test_german_and_chinese_reach_the_same_list(routed: System) -> None:
     family = await make_family(routed.admin, "Listen", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(shared_list=shared_list(list_name="Einkaufsliste", items=[entry("Milch")])))
