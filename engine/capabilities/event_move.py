@@ -38,12 +38,16 @@ MOVED = cues(
 # Moved by a span of time ("parents evening pushed back an hour", "schwimmkurs eine stunde später diesmal",
 # "补习班时间往后挪一个小时"): later unless the words say earlier.
 _SHIFTED = cues(
-    r"\b(?:hours?|minutes?|mins?|stunden?|minuten|min)\s+(?:later|earlier|später|früher)\b",
+    r"\b(?:hours?|minutes?|mins?|stunden?|minuten|min)\s+(?:later|earlier|back|forward|später|früher|"
+    r"nach hinten|nach vorne?)\b",
     r"\b(?:pushed back|brought forward|moved up|shifted|moved|bumped)\b.{0,12}\b(?:hours?|minutes?|mins?)\b",
-    r"(?:往后|往前|推迟|提前|延后|挪)\S{0,4}(?:小时|分钟)",
+    # the verb, the thing, then the way and the span: "push the vet reminder back an hour"
+    r"\b(?:push\w*|mov\w*|shift\w*|bump\w*|bring|brought|put)\b.{0,40}\b(?:back|forward|up|later|earlier)\b.{0,12}"
+    r"\b(?:hours?|minutes?|mins?)\b",
+    r"\bum\b.{0,20}\b(?:stunden?|minuten)\b.{0,20}\b(?:verschieb\w*|verleg\w*|später|früher)",
+    r"(?:往后|往前|推迟|提前|延后|挪)\S{0,4}(?:小时|分钟)|(?:晚|早)(?:一|半|两|\d)\S{0,3}(?:小时|分钟)",
 )
-_EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor)\b|提前|往前")
-
+_EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor|nach vorne?)\b|提前|往前|早(?:一|半|两|\d)")
 
 def shift(text: str, grounding: Grounding) -> timedelta | None:
     """How far the words move a thing by a span ("pushed back an hour", "half an hour earlier", "提前半小时"):

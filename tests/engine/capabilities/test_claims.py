@@ -4,7 +4,7 @@ the choice to the nearest examples and the model), and what the capability then 
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
@@ -12,6 +12,7 @@ import pytest
 
 from engine.analysis import PlannedCall
 from engine.capabilities import CAPABILITIES, routing
+from engine.capabilities.event_move import shift
 from engine.capabilities.expense import RECEIVED, given
 from engine.capabilities.reminder import own_words
 from engine.capabilities.reminder_change import change_action
@@ -312,6 +313,8 @@ def test_a_question_is_never_scored_as_a_note_nor_a_statement_as_a_lookup() -> N
         "小红穿多大的鞋",
         "医生上回怎么说的 关于小宝的耳朵",
         "steht freitag abend schon was",  # an impersonal verb first
+        "hast du omas nummer",  # a verb first with its subject after it
+        "brauchen wir noch milch",
         "孩子们周四有活动没",
         "ben's allergic to some medicine right? which one",  # the question mark before a short tail
     ],
@@ -334,12 +337,31 @@ def test_money_for_nothing_named_asks_what_for() -> None:
         ("snooze that", "snooze"),
         ("make the dentist reminder half an hour earlier", "move"),
         ("吃药的提醒提前半小时", "move"),
+        ("push the vet reminder back an hour", "move"),
+        ("兽医那个提醒晚一个小时", "move"),
         ("mark the bins reminder as done", "done"),
         ("die müll-erinnerung kannst du abhaken", "done"),
     ],
 )
 def test_what_a_reminder_change_does(text: str, action: str) -> None:
     assert change_action(text, ground(text, NOW, "Europe/Berlin", MEMBERS)) == action
+
+
+@pytest.mark.parametrize(
+    ("text", "minutes"),
+    [
+        ("push the vet reminder back an hour", 60),
+        ("bring the vet reminder forward 30 mins", -30),
+        ("verschieb die tierarzt erinnerung um eine stunde nach hinten", 60),
+        ("die tierarzt erinnerung eine stunde früher", -60),
+        ("兽医那个提醒晚一个小时", 60),
+        ("吃药的提醒提前半小时", -30),
+        ("the vet reminder at 4", None),
+    ],
+)
+def test_a_span_moves_a_thing_from_its_own_time(text: str, minutes: int | None) -> None:
+    moved = shift(text, ground(text, NOW, "Europe/Berlin", MEMBERS))
+    assert moved == (None if minutes is None else timedelta(minutes=minutes))
 
 
 @pytest.mark.parametrize(
