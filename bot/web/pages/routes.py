@@ -40,6 +40,7 @@ ROUTES = [
     web.get("/app/chat/replies/{inbox_id}", chat.reply, name="page:chat-reply"),
     web.get("/app/media/{media_id}", chat.media_file, name="page:media"),
     web.get("/app/events", notifications.events, name="page:events"),
+    web.get("/app/push", push.key, name="page:push-key"),
     web.post("/app/push", push.subscribe, name="page:push-subscribe"),
     web.post("/app/push/remove", push.unsubscribe, name="page:push-unsubscribe"),
     web.get("/memories", memories.memories_page, name="page:memories"),
