@@ -1,4 +1,4 @@
-"""The shared-list tools: add_list_items, show_list, update_list_item and clear_done_items, over
+"""The shared-list tools: add_list_items, show_list, update_list_item, remove_list_item and clear_done_items, over
 `tools.storage.lists`. A household has as many lists as it wants (shopping, to-do, packing for a trip, …); the
 common names in English, German and Chinese all reach the same list ("Einkaufsliste" is the shopping list)."""
 
@@ -105,6 +105,24 @@ class UpdateListItemArgs(BaseModel):
         return self
 
 
+class RemoveListItemArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    item_id: RowId | None = Field(None, description="the item's id from show_list or add_list_items")
+    item: Annotated[ItemText | None, BeforeValidator(blank_is_none)] = Field(
+        None, description="or the item's words, e.g. 'crisps'"
+    )
+    list_name: Annotated[ListName | None, BeforeValidator(blank_is_none)] = Field(
+        None, description="the list to look in; null: every list"
+    )
+
+    @model_validator(mode="after")
+    def _which(self) -> RemoveListItemArgs:
+        if (self.item_id is None) == (self.item is None):
+            raise ValueError("give exactly one of item_id or item")
+        return self
+
+
 class ClearDoneItemsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -158,6 +176,10 @@ class UpdatedItem(ListItem):
 class ClearedItems(BaseModel):
     list_name: str
     cleared: list[int]
+
+
+class RemovedItem(ClearedItems):
+    text: str = Field(description="the item taken off; `cleared` holds its id")
 
 
 def canonical_name(name: str) -> tuple[str, Kind]:
@@ -301,7 +323,9 @@ async def update_list_item(ctx: ToolContext, args: UpdateListItemArgs) -> Update
     assignee_id = None
     if args.assignee is not None and args.assignee.lower() not in _NOBODY:
         assignee_id = await _member_id(ctx, tool, args.assignee)
-    item_id = args.item_id if args.item_id is not None else await _match(ctx, args)
+    item_id = args.item_id
+    if item_id is None:
+        item_id = await _match(ctx, tool, args.item, args.list_name, ticking=bool(args.done))
     before = await stored.by_ids(ctx.conn, ctx.household_id, [item_id], lock=True)
     if not before:
         raise RowNotFound(tool, f"there is no item {item_id} on any list; take ids from show_list")
@@ -334,14 +358,30 @@ async def update_list_item(ctx: ToolContext, args: UpdateListItemArgs) -> Update
     )
 
 
-async def _match(ctx: ToolContext, args: UpdateListItemArgs) -> int:
+async def remove_list_item(ctx: ToolContext, args: RemoveListItemArgs) -> RemovedItem:
+    """Take one item off a shared list without ticking it: not needed after all ("take crisps off the list",
+    "nimm die Chips wieder runter", "把薯片从清单上删掉").
+
+    Name the item by item_id or by its words. Returns the list, the item's words and its id.
+    """
+    tool = "remove_list_item"
+    item_id = args.item_id if args.item_id is not None else await _match(ctx, tool, args.item, args.list_name)
+    before = await stored.by_ids(ctx.conn, ctx.household_id, [item_id], lock=True)
+    if not before:
+        raise RowNotFound(tool, f"there is no item {item_id} on any list; take ids from show_list")
+    await check_change(ctx, tool, f"item {item_id}", before[0]["created_by"])
+    await stored.set_cleared(ctx.conn, ctx.household_id, [item_id], cleared=True, by=ctx.user_id)
+    return RemovedItem(list_name=before[0]["list_name"], text=before[0]["text"], cleared=[item_id])
+
+
+async def _match(ctx: ToolContext, tool: str, item: str | None, list_name: str | None, *, ticking: bool = False) -> int:
     """The one item the words name: an exact match first, then items containing the words (or contained in
     them); open items before ticked ones when the member ticks something off."""
-    assert args.item is not None
-    list_id = None if args.list_name is None else int((await _existing(ctx, "update_list_item", args.list_name))["id"])
+    assert item is not None
+    list_id = None if list_name is None else int((await _existing(ctx, tool, list_name))["id"])
     rows = await stored.items(ctx.conn, ctx.household_id, list_id, include_done=True)
-    words = args.item.lower()
-    if args.done:
+    words = item.lower()
+    if ticking:
         rows = sorted(rows, key=lambda r: r["done_at"] is not None)
     exact = [r for r in rows if r["text"].lower() == words]
     near = exact or [r for r in rows if words in r["text"].lower() or r["text"].lower() in words]
@@ -349,8 +389,8 @@ async def _match(ctx: ToolContext, args: UpdateListItemArgs) -> int:
         return int(near[0]["id"])
     shown = "; ".join(f"[{r['id']}] {r['text']} ({r['list_name']})" for r in (near or rows)[:15])
     if not near:
-        raise ToolRetry("update_list_item", f"no item matches {args.item!r}; the items are: {shown or 'none'}")
-    raise ToolRetry("update_list_item", f"{args.item!r} matches several items, give its item_id: {shown}")
+        raise ToolRetry(tool, f"no item matches {item!r}; the items are: {shown or 'none'}")
+    raise ToolRetry(tool, f"{item!r} matches several items, give its item_id: {shown}")
 
 
 async def clear_done_items(ctx: ToolContext, args: ClearDoneItemsArgs) -> ClearedItems:

@@ -24,7 +24,7 @@ from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
 from tools.events import add_event, cancel_event, list_events, move_event, remind_before_event
 from tools.forgetting import forget_me
-from tools.lists import add_list_items, clear_done_items, show_list, update_list_item
+from tools.lists import add_list_items, clear_done_items, remove_list_item, show_list, update_list_item
 from tools.memories import forget, restore, search, store, update_memory_fields
 from tools.quiet_hours import set_quiet_hours
 from tools.reminders import (
@@ -303,6 +303,7 @@ def default_registry() -> ToolRegistry:
             tool(add_list_items, writes=True),
             tool(show_list, writes=False),
             tool(update_list_item, writes=True),
+            tool(remove_list_item, writes=True),
             tool(clear_done_items, writes=True),
             tool(set_budget, writes=True),
             tool(budget_status, writes=False),

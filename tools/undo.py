@@ -300,5 +300,6 @@ _REVERTS: dict[str, Callable[[_Undoing, dict[str, Any]], Awaitable[None]]] = {
     "add_list_items": _unadd_items,
     "update_list_item": _unupdate_item,
     "clear_done_items": _unclear_items,
+    "remove_list_item": _unclear_items,
     "set_budget": _unset_budget,
 }

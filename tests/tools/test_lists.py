@@ -66,6 +66,21 @@ async def test_add_show_tick_assign_and_clear(db: Database, admin_conn: asyncpg.
     assert [i["text"] for i in again["lists"][0]["items"]] == ["flour"]
 
 
+async def test_an_item_not_needed_after_all_is_taken_off_without_a_tick(
+    db: Database, admin_conn: asyncpg.Connection
+) -> None:
+    family = await make_family(admin_conn, "Anna", "Tom")
+    await call(db, family, "Anna", "add_list_items", {"items": [{"text": "milk"}, {"text": "crisps"}]})
+    removed = await call(db, family, "Tom", "remove_list_item", {"item": "Crisps"})
+    assert (removed["list_name"], removed["text"]) == ("shopping", "crisps") and len(removed["cleared"]) == 1
+    shown = await call(db, family, "Anna", "show_list", {"include_done": True})
+    assert [(i["text"], i["done"]) for i in shown["lists"][0]["items"]] == [("milk", False)]
+    with pytest.raises(ToolRetry, match="no item matches 'crisps'"):
+        await call(db, family, "Tom", "remove_list_item", {"item": "crisps"})  # gone, not ticked
+    with pytest.raises(ToolRetry, match="invalid arguments"):
+        REGISTRY.validate("remove_list_item", {"item": "milk", "item_id": 1})
+
+
 async def test_several_lists_and_a_new_one(db: Database, admin_conn: asyncpg.Connection) -> None:
     family = await make_family(admin_conn, "Anna")
     made = await call(db, family, "Anna", "add_list_items", {"list_name": "packing for the trip", "items": []})

@@ -283,6 +283,11 @@ async def test_a_child_ticks_any_item_but_changes_only_their_own(db: Database, f
     with pytest.raises(NotPermitted):
         await run(db, family, "Mia", "clear_done_items", {"list_name": "shopping"})
     await run(db, family, "Alex", "clear_done_items", {"list_name": "shopping"})
+    bread = (await run(db, family, "Sam", "add_list_items", {"items": [{"text": "bread"}]}))["items"][0]["item_id"]
+    with pytest.raises(NotPermitted):
+        await run(db, family, "Mia", "remove_list_item", {"item_id": bread})  # a parent's item stays on the list
+    sweets = (await run(db, family, "Mia", "add_list_items", {"items": [{"text": "sweets"}]}))["items"][0]["item_id"]
+    assert (await run(db, family, "Mia", "remove_list_item", {"item_id": sweets}))["cleared"] == [sweets]
 
 
 async def test_private_list_items_stay_with_their_author(db: Database, family: Family) -> None:

@@ -38,6 +38,7 @@ EXPECTED_TOOLS = [
     "add_list_items",
     "show_list",
     "update_list_item",
+    "remove_list_item",
     "clear_done_items",
     "set_budget",
     "budget_status",

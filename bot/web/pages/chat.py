@@ -34,7 +34,8 @@ STEP_TOOLS = (
     "store", "store_expense", "search", "aggregate", "update_memory_fields", "forget", "restore", "schedule_reminder",
     "list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder", "set_quiet_hours", "add_event",
     "list_events", "move_event", "cancel_event", "remind_before_event", "forget_me", "add_list_items", "show_list",
-    "update_list_item", "clear_done_items", "set_budget", "budget_status", "render_chart", "undo", "other",
+    "update_list_item", "remove_list_item", "clear_done_items", "set_budget", "budget_status", "render_chart", "undo",
+    "other",
     "read_photo", "hear_voice", "read_file",  # what comes with a message is read first (preprocess)
 )  # fmt: skip
 
