@@ -1,7 +1,8 @@
 """The `render_chart` tool: a bar, line or pie PNG drawn with matplotlib (Agg) from numbers the tools computed.
 
-The chart is stored in `media` for the household; the reply that follows carries its id, so channels that show
-images attach it and the others send a signed link.
+The chart is stored in `media` for the household with what it shows in words (`description`: the web chat's alt
+text); the reply that follows carries its id, so channels that show images attach it and the others send a signed
+link.
 """
 
 from __future__ import annotations
@@ -59,6 +60,11 @@ class RenderChartArgs(BaseModel):
     unit: Annotated[str, StringConstraints(strip_whitespace=True, max_length=12)] | None = Field(
         default=None, description="Axis unit, e.g. EUR"
     )
+    caption: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)] | None = Field(
+        default=None,
+        description="What it shows in words, for whoever cannot see it, e.g. 'Spending by category, this month' "
+        "(default: the title)",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> RenderChartArgs:
@@ -103,9 +109,35 @@ async def render_chart(ctx: ToolContext, args: RenderChartArgs) -> RenderChartRe
     if png is None:
         raise ToolError("render_chart", "too many charts are being drawn right now; try again in a minute")
     media_id = await media.save(
-        ctx.conn, ctx.household_id, kind="chart", mime="image/png", data=png, source_inbox_id=ctx.inbox_id
+        ctx.conn,
+        ctx.household_id,
+        kind="chart",
+        mime="image/png",
+        data=png,
+        source_inbox_id=ctx.inbox_id,
+        description=description(args),
     )
     return RenderChartResult(media_id=media_id, kind=args.kind, width=WIDTH_PX, height=HEIGHT_PX)
+
+
+def description(args: RenderChartArgs) -> str:
+    """The chart in words for whoever cannot see it (an alt text): what it shows, then each label with its numbers,
+    as many as fit in `media.MAX_DESCRIPTION_CHARS` ("…" where the rest are left out). "Spending by category, this
+    month: groceries 35.50 EUR, fuel 60.00 EUR"."""
+    heading = args.caption or args.title
+    points = [_point(args, index, label) for index, label in enumerate(args.labels)]
+    for count in range(len(points), 0, -1):
+        text = f"{heading}: {', '.join(points[:count])}" + ("…" if count < len(points) else "")
+        if len(text) <= media.MAX_DESCRIPTION_CHARS:
+            return text
+    return f"{heading}…"
+
+
+def _point(args: RenderChartArgs, index: int, label: str) -> str:
+    """A label with its numbers: "groceries 35.50 EUR", or one per series: "2026-11 128.20 EUR / 12.00 USD"."""
+    if len(args.series) == 1:
+        return f"{label} {args.series[0].values[index]:f}" + (f" {args.unit}" if args.unit else "")
+    return f"{label} " + " / ".join(f"{series.values[index]:f} {series.name}" for series in args.series)
 
 
 def render_png(args: RenderChartArgs) -> bytes | None:

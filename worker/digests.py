@@ -16,7 +16,7 @@ import structlog
 
 from engine.deps import Deps
 from engine.digests import Digest, gather, household_language, phrased
-from tools.charts import render_png
+from tools.charts import description, render_png
 from tools.context import ToolContext
 from tools.infra.queue import RUN_DIGEST, digest_job_id, enqueue_urgent
 from tools.storage import digests, households, identities, media, outbox
@@ -94,8 +94,11 @@ async def _record(
         if digest.phrasing == "skipped":
             return []
         media_ids = []
-        if png is not None:
-            media_ids.append(await media.save(conn, household_id, kind="chart", mime="image/png", data=png))
+        if png is not None and digest.chart is not None:
+            words = description(digest.chart)
+            media_ids.append(
+                await media.save(conn, household_id, kind="chart", mime="image/png", data=png, description=words)
+            )
             await digests.attach_media(conn, run_id, media_ids)
         payload = {
             "kind": "digest",

@@ -184,6 +184,8 @@ _PHRASES: dict[str, dict[str, str]] = {
     # The title is drawn in the image, where the bundled fonts have no Chinese: a Chinese chart is titled by its days.
     "title": {"en": "{Subject}, {by}: {first} – {last}", "de": "{Subject}, {by}: {first} – {last}",
               "zh": "{first} – {last}"},
+    # What the chart shows in words, for whoever cannot see it (its numbers follow: `tools.charts.description`).
+    "caption": {"en": "{Subject} {by}, {span}", "de": "{Subject} {by}, {span}", "zh": "{span}{Subject}（{by}）"},
 }  # fmt: skip
 
 
@@ -415,20 +417,17 @@ def drawing(result: dict[str, Any], answer: ChartAnswer, language: str) -> dict[
     ]
     kind = "line" if over_time and len(labels) > 12 else "bar"
     by = _say(answer.by, language)
-    title = _say(
-        "title",
-        language,
-        Subject=subject(answer, language)[:1].upper() + subject(answer, language)[1:],
-        by=by,
-        first=answer.first.isoformat(),
-        last=answer.last.isoformat(),
-    )
+    named = subject(answer, language)
+    named = named[:1].upper() + named[1:]
+    title = _say("title", language, Subject=named, by=by, first=answer.first.isoformat(), last=answer.last.isoformat())
+    caption = _say("caption", language, Subject=named, by=by, span=answer.span)
     return {
         "kind": kind,
         "title": title[:100],
         "labels": labels,
         "series": series,
         "unit": currencies[0] if len(currencies) == 1 else None,
+        "caption": caption[:100],
     }
 
 

@@ -9,7 +9,7 @@ import time
 import asyncpg
 import pytest
 
-from tools.charts import HEIGHT_PX, MAX_POINTS, WIDTH_PX
+from tools.charts import HEIGHT_PX, MAX_POINTS, WIDTH_PX, RenderChartArgs, description
 from tools.errors import ToolRetry
 from tools.storage import media
 from tools.storage.database import Database
@@ -78,10 +78,28 @@ async def test_chart_is_a_png_stored_for_the_household(
         "height": HEIGHT_PX,
     }
     row = await admin_conn.fetchrow(
-        "SELECT household_id, kind, mime, data FROM media WHERE id = $1", result["media_id"]
+        "SELECT household_id, kind, mime, data, description FROM media WHERE id = $1", result["media_id"]
     )
     assert (row["household_id"], row["kind"], row["mime"]) == (family.household_id, "chart", "image/png")
     assert png_size(row["data"]) == (WIDTH_PX, HEIGHT_PX)
+    assert row["description"] == description(RenderChartArgs.model_validate(args))
+
+
+def test_a_chart_in_words_says_what_it_shows_and_its_numbers_in_at_most_200_characters() -> None:
+    bar, line, pie = (RenderChartArgs.model_validate(args) for args in CHARTS)
+    assert description(bar) == "February: groceries 35.50 EUR, rent 800 EUR"
+    assert description(line) == "Months: 2025-01 1 EUR / 0 USD, 2025-02 2.5 EUR / 0 USD, 2025-03 3 EUR / 9 USD"
+    assert description(pie) == "Shares: 超市 1.10, rent 2, zero 0"
+    captioned = RenderChartArgs.model_validate({**CHARTS[0], "caption": "Spending by category, this month"})
+    assert description(captioned) == "Spending by category, this month: groceries 35.50 EUR, rent 800 EUR"
+
+    labels = [f"category {i}" for i in range(MAX_POINTS)]
+    many = RenderChartArgs.model_validate(
+        {**CHARTS[0], "title": "x" * 100, "labels": labels, "series": [{"name": "EUR", "values": [1] * MAX_POINTS}]}
+    )
+    words = description(many)
+    assert len(words) <= media.MAX_DESCRIPTION_CHARS and words.endswith("…")
+    assert words.startswith("x" * 100 + ": category 0 1 EUR, category 1 1 EUR")
 
 
 async def test_charts_asked_for_together_wait_their_turn_instead_of_running_out_of_time(

@@ -198,8 +198,9 @@ async def test_monthly_digest_equals_the_sql_truth(settings: Settings, fake_llm:
         r.payload == {"kind": "digest", "digest": "monthly", "period_start": "2025-02-01", "media_ids": [media_id]}
         for r in sent
     )
-    chart = await admin_conn.fetchrow("SELECT household_id, data FROM media WHERE id = $1", media_id)
+    chart = await admin_conn.fetchrow("SELECT household_id, data, description FROM media WHERE id = $1", media_id)
     assert chart["household_id"] == family.household_id and png_size(chart["data"]) == (800, 500)
+    assert chart["description"].startswith(run["facts"]["title"] + ": ")  # what it shows, in words: an alt text
 
 
 async def test_llm_failure_falls_back_to_the_template(settings: Settings, fake_llm: FakeOpenAI, admin_conn) -> None:

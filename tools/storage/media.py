@@ -10,6 +10,7 @@ from tools.storage.database import Connection
 # The largest file kept: what the largest mail provider delivers in one message (Mailgun, 25 MB). The channels'
 # own limit (`CHANNEL_ATTACHMENT_MAX_BYTES`) may not exceed it, so a file a channel accepted is always stored.
 MAX_MEDIA_BYTES = 25 * 1024 * 1024
+MAX_DESCRIPTION_CHARS = 200  # an image's description in words: an alt text, short enough to be read out
 
 
 @dataclass(frozen=True)
@@ -29,21 +30,34 @@ async def save(
     data: bytes,
     source_inbox_id: int | None = None,
     expires_at: datetime | None = None,
+    description: str | None = None,
 ) -> int:
-    """Store bytes; the id goes into an `Attachment.media_id` or a reply's `media_ids`."""
+    """Store bytes (with what they show in words, for an image made here); the id goes into an
+    `Attachment.media_id` or a reply's `media_ids`."""
     if not data or len(data) > MAX_MEDIA_BYTES:
         raise ValueError(f"media must hold 1 to {MAX_MEDIA_BYTES} bytes, not {len(data)}")
+    if description is not None and len(description) > MAX_DESCRIPTION_CHARS:
+        raise ValueError(f"a description holds at most {MAX_DESCRIPTION_CHARS} characters, not {len(description)}")
     media_id = await conn.fetchval(
-        """INSERT INTO media (household_id, kind, mime, data, source_inbox_id, expires_at)
-           VALUES ($1, $2, $3, $4, $5, $6) RETURNING id""",
+        """INSERT INTO media (household_id, kind, mime, data, source_inbox_id, expires_at, description)
+           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id""",
         household_id,
         kind,
         mime,
         data,
         source_inbox_id,
         expires_at,
+        description,
     )
     return int(media_id)
+
+
+async def descriptions(conn: Connection, media_ids: list[int]) -> dict[int, str]:
+    """What the images of a reply show in words, by id, for those that have a description (charts)."""
+    rows = await conn.fetch(
+        "SELECT id, description FROM media WHERE id = ANY($1::bigint[]) AND description IS NOT NULL", media_ids
+    )
+    return {int(row["id"]): str(row["description"]) for row in rows}
 
 
 async def load(conn: Connection, media_id: int) -> MediaFile | None:

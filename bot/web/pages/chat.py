@@ -77,6 +77,7 @@ async def chat_page(request: web.Request) -> web.Response:
     viewer = request[VIEWER]
     async with request.app[DEPS].db.household(viewer.household_id, viewer.user_id) as conn:
         history = await outbox.conversation(conn, viewer.household_id, viewer.user_id, limit=HISTORY_TURNS)
+        described = await media.descriptions(conn, [m for turn in history for m in _media_ids(turn.payload)])
     t, now = texts(request), request.app[DEPS].clock.now()
     turns = [
         Turn(
@@ -86,7 +87,7 @@ async def chat_page(request: web.Request) -> web.Response:
         )
         for turn in history
     ]
-    return html(request, "chat.html", history=turns, steps=step_texts(t))
+    return html(request, "chat.html", history=turns, steps=step_texts(t), described=described)
 
 
 async def _accept(
@@ -135,22 +136,36 @@ async def _message(request: web.Request) -> tuple[ChatMessage, tuple[uploads.Upl
 async def _reply(deps: Deps, viewer: SessionMember, inbox_id: int) -> dict[str, Any] | None:
     async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
         row = await outbox.for_inbox(conn, inbox_id)
-    if row is None:
-        return None
-    media_ids = row.payload.get("media_ids") or []
+        if row is None:
+            return None
+        media_ids = _media_ids(row.payload)
+        described = await media.descriptions(conn, media_ids)
     return {
         "reply": row.text,
         "outcome": row.payload.get("outcome"),
         "options": row.payload.get("options") or [],
-        "media": [{"id": m, "url": f"/app/media/{int(m)}"} for m in media_ids],
+        "media": [_media(m, described.get(m)) for m in media_ids],
     }
+
+
+def _media_ids(payload: dict[str, Any]) -> list[int]:
+    """The images a reply carries (charts)."""
+    return [int(m) for m in payload.get("media_ids") or []]
+
+
+def _media(media_id: int, description: str | None) -> dict[str, Any]:
+    """A reply's image as the chat script shows it: its link, and what it shows in words (a chart's) if known."""
+    shown: dict[str, Any] = {"id": media_id, "url": f"/app/media/{media_id}"}
+    if description is not None:
+        shown["description"] = description
+    return shown
 
 
 async def stream(request: web.Request) -> web.StreamResponse:
     """POST /app/chat/stream: the message's events as server-sent events, as POST /v1/messages/stream sends them;
-    `stream_end` also carries the stored reply with its options and chart links. The message is JSON, or
-    multipart/form-data when photos, voice notes or files come with it (`bot.web.pages.uploads`); one refused comes
-    back as a JSON error before anything is stored."""
+    `stream_end` also carries the stored reply with its options and charts (`{id, url, description}`: what a chart
+    shows in words is its alt text). The message is JSON, or multipart/form-data when photos, voice notes or files
+    come with it (`bot.web.pages.uploads`); one refused comes back as a JSON error before anything is stored."""
     deps = request.app[DEPS]
     viewer = request[VIEWER]
     try:

@@ -1,6 +1,6 @@
 """The lists page: the household's shared lists (shopping, to-do, packing, …) with their items — add, tick, assign,
-clear the ticked ones — through the same list tools the model calls, and the same as JSON for scripts and apps
-(`/app/lists…`, signed in, with the CSRF token in `X-CSRF-Token`)."""
+take one off, clear the ticked ones — through the same list tools the model calls, and the same as JSON for scripts
+and apps (`/app/lists…`, signed in, with the CSRF token in `X-CSRF-Token`)."""
 
 from __future__ import annotations
 
@@ -24,10 +24,12 @@ from tools.errors import ToolRetry
 from tools.lists import (
     AddListItemsArgs,
     ClearDoneItemsArgs,
+    RemoveListItemArgs,
     ShowListArgs,
     UpdateListItemArgs,
     add_list_items,
     clear_done_items,
+    remove_list_item,
     show_list,
     update_list_item,
 )
@@ -107,6 +109,16 @@ async def assign_item(request: web.Request) -> web.Response:
     return await _form_act(request, build, update_list_item)
 
 
+async def remove_item(request: web.Request) -> web.Response:
+    """One item taken off its list without a tick (not needed after all); a child's account only its own."""
+    item_id = row_id(request, "item_id")
+
+    def build(form: dict[str, str]) -> RemoveListItemArgs:
+        return RemoveListItemArgs.model_validate({"item_id": item_id})
+
+    return await _form_act(request, build, remove_list_item)
+
+
 async def clear_items(request: web.Request) -> web.Response:
     def build(form: dict[str, str]) -> ClearDoneItemsArgs:
         return ClearDoneItemsArgs.model_validate({"list_name": form.get("list_name", "")})
@@ -146,6 +158,12 @@ async def add_items_json(request: web.Request) -> web.Response:
 async def update_item_json(request: web.Request) -> web.Response:
     """POST /app/lists/items/{item_id} {"done": true} or {"assignee": "Tom"} or {"quantity": "3"}."""
     return await _json_act(request, UpdateListItemArgs, update_list_item, item_id=row_id(request, "item_id"))
+
+
+async def remove_item_json(request: web.Request) -> web.Response:
+    """POST /app/lists/items/{item_id}/remove (no body): take the item off its list without a tick; answers
+    `{"list_name", "text", "cleared": [item_id]}`."""
+    return await json_tool(request, RemoveListItemArgs, remove_list_item, {"item_id": row_id(request, "item_id")})
 
 
 async def clear_json(request: web.Request) -> web.Response:

@@ -1,6 +1,7 @@
 """Push notifications for a member whose pages of the web app are closed: the reminders page's switch subscribes this
 browser with its push service (the household's VAPID public key) and posts the subscription here; turning it off
-removes it. Sending is the webpush channel's (`bot.channels.webpush`)."""
+removes it. When the push service replaces a browser's subscription, the service worker subscribes again and posts
+the new one with the endpoint it replaces. Sending is the webpush channel's (`bot.channels.webpush`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from bot.channels.webpush import endpoints
-from bot.web.pages.render import VIEWER, texts
+from bot.web.pages.render import CSRF, VIEWER, texts
 from bot.web.pages.security import DEPS
 from bot.web.pages.tooling import json_body, json_error
+from tools.infra import vapid
 from tools.storage import push
 
 
@@ -45,6 +47,7 @@ class SubscriptionBody(BaseModel):
     endpoint: str = Field(max_length=endpoints.MAX_ENDPOINT_CHARS)
     keys: _Keys
     renew: bool = False  # a page checking in: keep it in step only if push is on for this member already
+    replaces: str | None = Field(None, max_length=endpoints.MAX_ENDPOINT_CHARS)  # the subscription it succeeds
 
 
 class RemovalBody(BaseModel):
@@ -53,10 +56,23 @@ class RemovalBody(BaseModel):
     endpoint: str = Field(max_length=endpoints.MAX_ENDPOINT_CHARS)
 
 
+async def key(request: web.Request) -> web.Response:
+    """GET /app/push: `{"key", "csrf"}`, what the service worker needs to subscribe this browser again for the member
+    signed in (the household's VAPID public key) and to post it (the CSRF token, which a page has in its HTML)."""
+    deps, viewer = request.app[DEPS], request[VIEWER]
+    if not deps.settings.webpush.enabled:
+        return json_error(404, "not_found", texts(request)("push.unavailable"))
+    async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
+        public = vapid.public_key(await push.ensure_key(conn, viewer.household_id))
+    return web.json_response({"key": public, "csrf": request[CSRF]}, headers={"Cache-Control": "no-store"})
+
+
 async def subscribe(request: web.Request) -> web.Response:
     """POST /app/push {"endpoint", "keys": {"p256dh", "auth"}}: push on for this browser and member, `{"push": true}`.
-    With `"renew": true` (the page checks in on load) nothing is turned on: the answer says whether push is on for
-    this member in this browser (a browser another member turned on stays theirs)."""
+    With `"replaces": "<endpoint>"` (the service worker, when the push service replaced the browser's subscription)
+    the member's subscription of that endpoint goes. With `"renew": true` (the page checks in on load) nothing is
+    turned on: the answer says whether push is on for this member in this browser (a browser another member turned
+    on stays theirs)."""
     deps, viewer = request.app[DEPS], request[VIEWER]
     if not deps.settings.webpush.enabled:
         return json_error(404, "not_found", texts(request)("push.unavailable"))
@@ -70,6 +86,8 @@ async def subscribe(request: web.Request) -> web.Response:
     async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
         if body.renew:
             return web.json_response({"push": await push.renew(conn, *member, *keys)})
+        if body.replaces is not None and body.replaces != body.endpoint:
+            await push.unsubscribe(conn, *member, body.replaces)  # only the member's own: another's stays theirs
         await push.subscribe(conn, *member, *keys)
     return web.json_response({"push": True})
 

@@ -155,6 +155,7 @@ def test_over_time_every_step_is_drawn_and_each_currency_is_a_series() -> None:
         ("USD", ["0", "0", "0", "0", "0", "12.00"]),
     ]
     assert (args.kind, args.unit, args.title) == ("bar", None, "Spending, month by month: 2026-06-01 – 2026-11-23")
+    assert args.caption == "Spending month by month, over the last months"
 
 
 def test_by_category_the_biggest_comes_first_and_a_chinese_title_has_no_chinese_glyphs() -> None:
@@ -169,6 +170,7 @@ def test_by_category_the_biggest_comes_first_and_a_chinese_title_has_no_chinese_
     args = RenderChartArgs.model_validate(drawing(result, answer, "zh"))
     assert args.labels == ["fuel", "other"] and args.unit == "CNY"
     assert args.title == "2026-11-01 – 2026-11-30"  # the image's fonts have no Chinese; the reply says the words
+    assert args.caption == "这个月支出（按类别）"  # and so does the chart's description
 
 
 def test_every_phrase_is_in_every_language() -> None:

@@ -232,7 +232,7 @@ function handle(bubble, type, data, state) {
       const img = document.createElement("img");
       img.className = "chart";
       img.src = media.url;
-      img.alt = labels.chart;
+      img.alt = media.description || labels.chart; // what the chart shows, in words
       bubble.append(img);
     }
     optionButtons(bubble, data.options);

@@ -65,6 +65,28 @@ self.addEventListener("push", (event) => {
   );
 });
 
+// The push service replaced this browser's subscription (it expired, or the browser renewed it): unless the server
+// hears of the new one, pushes stop arriving. Subscribe again with the household's key — subscribe() hands back the
+// browser's new subscription if it made one — and post it for the member signed in, in place of the old one.
+// Signed out (or push off on the server), nothing is done: the Reminders page turns it on again.
+self.addEventListener("pushsubscriptionchange", (event) => {
+  event.waitUntil(resubscribe(event.oldSubscription));
+});
+
+async function resubscribe(old) {
+  const state = await fetch("/app/push", { credentials: "same-origin" });
+  if (!state.ok) return;
+  const { key, csrf } = await state.json();
+  const options = { userVisibleOnly: true, applicationServerKey: key };
+  const subscription = await self.registration.pushManager.subscribe(options);
+  await fetch("/app/push", {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
+    body: JSON.stringify({ ...subscription.toJSON(), replaces: old ? old.endpoint : null }),
+  });
+}
+
 // A click opens the app where the message belongs: a window of FAA already open is brought forward, else a new one.
 self.addEventListener("notificationclick", (event) => {
   event.notification.close();

@@ -1,5 +1,6 @@
-"""The lists page and its JSON twin, and budgets on the money page, in Chromium: items added, ticked, assigned and
-cleared by two members; budgets set by an adult (a child sees them but cannot change them)."""
+"""The lists page and its JSON twin, and budgets on the money page, in Chromium: items added, ticked, assigned,
+taken off and cleared by two members (a child takes off only what it added); budgets set by an adult (a child sees
+them but cannot change them)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,51 @@ async def test_two_members_keep_a_list_on_the_page_and_through_json(
     await anna.locator("[data-list='shopping'] button.clear").click()
     await expect(anna.locator("[data-list='shopping'] li[data-item]")).to_have_count(1)
     assert await _items(system, family) == [("flour", "2 kg", None, False)]
+
+
+async def test_an_item_not_needed_is_taken_off_on_the_page_and_through_json(
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]]
+) -> None:
+    family = await make_family(system.admin, "Removing", {"Anna": "Europe/Berlin", "Kid": "Europe/Berlin"})
+    await system.admin.execute("UPDATE users SET role = 'child' WHERE id = $1", family.user_ids["Kid"])
+    anna = await signed_in(system, new_context, family, "Anna")
+    await anna.set_viewport_size({"width": 390, "height": 844})  # a phone
+    await anna.goto(base_url(system) + "/lists")
+    status, added = await _post_json(
+        system, anna, "/app/lists/items", {"items": [{"text": "milk"}, {"text": "bread"}, {"text": "eggs"}]}
+    )
+    assert status == 200
+    milk, bread, eggs = (item["item_id"] for item in added["items"])
+    kid = await signed_in(system, new_context, family, "Kid")
+    await kid.goto(base_url(system) + "/lists")
+    status, added = await _post_json(system, kid, "/app/lists/items", {"items": [{"text": "sweets"}]})
+    sweets = added["items"][0]["item_id"]
+
+    # A child's account takes off only what it added: refused as any other change it may not make.
+    status, refused = await _post_json(system, kid, f"/app/lists/items/{milk}/remove", {})
+    assert status == 403 and refused["error"]["code"] == "not_allowed"
+    assert (await _post_json(system, kid, f"/app/lists/items/{milk}", {"quantity": "3"})) == (status, refused)
+    status, missing = await _post_json(system, kid, "/app/lists/items/999999999/remove", {})
+    assert status == 404 and missing["error"]["code"] == "not_found"
+    assert (await _post_json(system, kid, "/app/lists/items/999999999", {"done": True}))[0] == 404
+    status, removed = await _post_json(system, anna, f"/app/lists/items/{bread}/remove", {})
+    assert (status, removed) == (200, {"list_name": "shopping", "text": "bread", "cleared": [bread]})
+    assert (await _post_json(system, anna, f"/app/lists/items/{bread}/remove", {}))[0] == 404  # gone already
+
+    await kid.reload()
+    await expect(kid.get_by_role("button", name="Remove milk")).to_have_count(0)  # not the child's to take off
+    await kid.get_by_role("button", name="Remove sweets").click()
+    await expect(kid.locator(f"li[data-item='{sweets}']")).to_have_count(0)
+
+    await anna.reload()
+    remove = anna.get_by_role("button", name="Remove milk")
+    row, text = await remove.bounding_box(), await anna.locator(f"li[data-item='{milk}'] .text").bounding_box()
+    assert row is not None and text is not None and abs(row["y"] - text["y"]) < row["height"]  # on the item's line
+    await remove.click()
+    await expect(anna.locator(f"li[data-item='{milk}']")).to_have_count(0)
+    assert await _items(system, family) == [("eggs", None, None, False)]
+    ticked = await system.admin.fetchval("SELECT count(*) FROM list_items WHERE done_at IS NOT NULL AND id = $1", milk)
+    assert ticked == 0  # taken off, never ticked
 
 
 async def test_budgets_on_the_money_page(system: System, new_context: Callable[[], Awaitable[BrowserContext]]) -> None:

@@ -181,6 +181,10 @@ WRITES = {
         "list_item", ("/lists/items/{id}/edit", {"quantity": "7 packs"}), ("/app/lists/items/{id}", {"quantity": "7"}),
         "SELECT quantity FROM list_items WHERE id = $1",
     ),
+    "remove item": Write(
+        "list_item", ("/lists/items/{id}/remove", {}), ("/app/lists/items/{id}/remove", {}),
+        "SELECT cleared_at IS NOT NULL FROM list_items WHERE id = $1",
+    ),
 }  # fmt: skip
 
 
@@ -193,8 +197,8 @@ def _answers(write: Write, row: Row) -> bool:
 @pytest.mark.parametrize("path", ["form", "json"])
 @pytest.mark.parametrize("actor", list(ROLES))
 async def test_every_other_write_of_the_web_app(system: System, new_context: NewContext, actor: str, path: str) -> None:
-    """Forgetting a memory, moving an event, snoozing and completing a reminder, ticking and editing a list item:
-    each on fresh rows of the matrix, posted as the page's form or the JSON endpoint would post it."""
+    """Forgetting a memory, moving an event, snoozing and completing a reminder, ticking, editing and taking off a list
+    item: each on fresh rows of the matrix, posted as the page's form or the JSON endpoint would post it."""
     family = await family_of_three(system.admin, f"Writes {path} {actor}")
     page = await signed_in(system, new_context, family, actor)
     await page.goto(base_url(system) + "/lists")

@@ -121,6 +121,43 @@ async def test_a_member_turns_push_on_and_off_for_a_browser(pushing: System, pus
     assert await stored(pushing.admin, other) == [(other.user_ids["Cleo"], body["endpoint"])]
 
 
+async def test_a_subscription_the_push_service_replaced_is_replaced_for_the_member(
+    pushing: System, push_service: FakePushService
+) -> None:
+    """The service worker's `pushsubscriptionchange`: it reads the key and the CSRF token, subscribes again and posts
+    the new subscription with the endpoint it replaces."""
+    family = await make_family(pushing.admin, "Rotate", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    anna, ben = await session(pushing, family, "Anna"), await session(pushing, family, "Ben")
+    old, new, bens = (
+        subscription(push_service, push_service.subscriber(f"{name}-{family.household_id}"))
+        for name in ("old", "new", "bens")
+    )
+    client = pushing.client
+    assert (await client.post("/app/push", json=old, headers=anna)).status == 200
+    assert (await client.post("/app/push", json=bens, headers=ben)).status == 200
+
+    assert (await client.get("/app/push")).status == 401  # signed out: the worker leaves it
+    given = await (await client.get("/app/push", headers={"Cookie": anna["Cookie"]})).json()
+    key = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
+    assert given == {"key": vapid.public_key(key), "csrf": anna["X-CSRF-Token"]}
+
+    changed = {**new, "replaces": old["endpoint"]}
+    assert (await client.post("/app/push", json=changed, headers={"Cookie": anna["Cookie"]})).status == 403
+    assert await (await client.post("/app/push", json=changed, headers=anna)).json() == {"push": True}
+    assert await stored(pushing.admin, family) == [
+        (family.user_ids["Ben"], bens["endpoint"]),
+        (family.user_ids["Anna"], new["endpoint"]),
+    ]
+    # Only the member's own subscription is replaced: Ben's endpoint stays his.
+    taking = {**old, "replaces": bens["endpoint"]}
+    assert (await client.post("/app/push", json=taking, headers=anna)).status == 200
+    assert await stored(pushing.admin, family) == [
+        (family.user_ids["Ben"], bens["endpoint"]),
+        (family.user_ids["Anna"], new["endpoint"]),
+        (family.user_ids["Anna"], old["endpoint"]),
+    ]
+
+
 async def test_a_closed_page_stops_counting_as_open_within_seconds(pushing: System) -> None:
     """As `faa serve` runs it, aiohttp tells a handler of a lost connection only when it next writes (the keep-alive
     every 25 s): the event stream must notice sooner, or a reminder fired meanwhile would be pushed to nobody."""

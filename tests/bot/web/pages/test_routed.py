@@ -87,7 +87,8 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     await expect(answer.locator(".step.ok")).to_have_text(["Adding up the numbers…", "Drawing the chart…"])
     chart = answer.locator("img.chart")
     await expect(chart).to_have_count(1)
-    await expect(chart).to_have_attribute("alt", "Chart")
+    described = "Spending by category, this month: fuel 60.00 EUR, groceries 35.50 EUR"  # what it shows, in words
+    await expect(chart).to_have_attribute("alt", described)
     await chart.evaluate("image => image.decode()")
     assert await chart.evaluate("image => image.naturalWidth") == 800  # the PNG, served under the member's RLS
     shown = await chart.bounding_box()
@@ -103,6 +104,7 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     await reloaded.evaluate("image => image.decode()")
     assert await reloaded.evaluate("image => image.naturalWidth") == 800
     assert await reloaded.get_attribute("src") == await chart.get_attribute("src")
+    assert await reloaded.get_attribute("alt") == described
 
 
 # Every version of the newest reply's text, as the page showed it.
