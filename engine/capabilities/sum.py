@@ -16,6 +16,7 @@ from engine.capabilities.phrases import say
 from engine.capabilities.words import cues
 from engine.executor import StepResult
 from engine.grounding.categories import categories_named
+from engine.grounding.language import CJK
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
 
@@ -256,7 +257,8 @@ class Sum(Capability):
         kind = "income" if INCOME.search(situation.text) else "expense"
         async with run.transaction() as conn:
             categories = await stored.categories(conn, run.message.household_id, kind=kind)
-            merchants = await stored.merchants(conn, run.message.household_id)
+            merchants = await stored.names(conn, run.message.household_id, "merchant")
+            people = await stored.names(conn, run.message.household_id, "person")
         situation.choices["categories"] = categories
         if _MOST_ON.search(situation.text):
             situation.choices["op"], situation.choices["group_by"] = ["sum"], ["category"]
@@ -268,6 +270,9 @@ class Sum(Capability):
         situation.choices["period"] = ["all", *PERIODS] if named_period else ["all"]
         lowered = situation.text.lower()
         situation.choices["merchant"] = [m for m in merchants if m and m.lower() in lowered][:1]
+        # Money spent on someone ("what have we spent on mia this month", "was hat bens geburtstag gekostet"): the
+        # rows about that person, whoever paid.
+        situation.choices["person"] = [p for p in people if p and _says_name(p, lowered)][:1]
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel]:
@@ -306,6 +311,9 @@ class Sum(Capability):
             conditions.append({"field": "author", "op": "eq", "value": answer.whose})
         if situation.choices.get("merchant"):
             conditions.append({"field": "merchant", "op": "eq", "value": situation.choices["merchant"][0]})
+        person = situation.choices.get("person")
+        if person and person[0].lower() != answer.whose.lower():  # "what did ben spend" is Ben's, not about him
+            conditions.append({"field": "person", "op": "eq", "value": person[0]})
         if answer.op in ("max", "min") and answer.group_by == "none":
             # The biggest expense is a memory, not only a number: find it, so the reply can say what it was.
             order = "amount_desc" if answer.op == "max" else "amount_asc"
@@ -370,3 +378,10 @@ def _number(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return 0.0
+
+
+def _says_name(name: str, lowered: str) -> bool:
+    """Whether the question names someone: a name as a word of its own ("mia", "mia's"), Chinese anywhere."""
+    if CJK.search(name):
+        return name.lower() in lowered
+    return re.search(rf"(?<!\w){re.escape(name.lower())}(?:'?s)?(?!\w)", lowered) is not None

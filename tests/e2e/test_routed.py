@@ -16,6 +16,7 @@ import pytest
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, System, make_family, routed_system
+from tools.storage import memories
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -143,6 +144,44 @@ async def test_a_sum_is_computed_by_sql_and_the_model_picks_among_the_households
     await send(routed, family, "How much did we spend on groceries?")
     [request] = routed.llm.requests
     assert "last_month" not in json.dumps(request.schema["properties"]["period"])
+
+
+async def test_money_spent_on_someone_is_the_rows_about_them_whoever_paid(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed sum person", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    anna = family.user_ids["Anna"]
+    async with routed.deps.db.household(family.household_id, anna) as conn:
+        for content, category, amount, person in (
+            ("Swimming lessons for Mia", "kids", "45.00", "Mia"),
+            ("School trip for Mia", "school", "12.00", "Mia"),
+            ("Football boots for Tom", "sports", "60.00", "Tom"),
+        ):
+            await memories.insert(
+                conn,
+                household_id=family.household_id,
+                author_id=anna,
+                content=content,
+                understanding={"kind": "expense", "category": category, "person": person},
+                embedding=[0.1] * 64,
+                amount=Decimal(amount),
+                currency="EUR",
+                occurred_at=routed.deps.clock.now(),
+                visibility="household",
+                source_inbox_id=None,
+            )
+    every = lambda r: r.schema["properties"]["categories"]["items"]["enum"]  # noqa: E731 — the model names all
+    routed.llm.script(
+        answers(sum=lambda r: {"op": "sum", "categories": every(r), "whose": "household", "group_by": "none",
+                               "period": "this_month"})
+    )  # fmt: skip
+
+    body = await send(routed, family, "what have we spent on mia this month")
+
+    assert "57.00 EUR" in body["reply"], body["reply"]  # not Tom's boots, whatever categories the model named
+    routed.llm.script(
+        answers(sum=lambda r: {"op": "sum", "categories": every(r), "whose": "Ben", "group_by": "none",
+                               "period": "this_month"})
+    )  # fmt: skip
+    assert "no matching" in (await send(routed, family, "what did ben spend on mia this month"))["reply"].lower()
 
 
 async def test_a_number_no_source_holds_never_reaches_the_member(routed: System) -> None:

@@ -235,16 +235,18 @@ async def categories(conn: Connection, household_id: int, *, kind: str | None = 
     return [row["category"] for row in rows]
 
 
-async def merchants(conn: Connection, household_id: int, *, limit: int = 40) -> list[str]:
-    """The merchants named in live memories, most used first, as first written."""
+async def names(
+    conn: Connection, household_id: int, key: Literal["merchant", "person"], *, limit: int = 40
+) -> list[str]:
+    """The merchants (or the people) named in live memories, most used first, as first written."""
     rows = await conn.fetch(
-        """SELECT min(ai_understanding ->> 'merchant') AS merchant FROM memories
-           WHERE household_id = $1 AND deleted_at IS NULL AND merchant_key IS NOT NULL
-           GROUP BY merchant_key ORDER BY count(*) DESC, merchant_key LIMIT $2""",
+        f"""SELECT min(ai_understanding ->> '{key}') AS name FROM memories
+            WHERE household_id = $1 AND deleted_at IS NULL AND {key}_key IS NOT NULL
+            GROUP BY {key}_key ORDER BY count(*) DESC, {key}_key LIMIT $2""",
         household_id,
         limit,
     )
-    return [row["merchant"] for row in rows]
+    return [row["name"] for row in rows]
 
 
 async def usual_currency(conn: Connection, household_id: int) -> str | None:
