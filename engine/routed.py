@@ -22,11 +22,13 @@ from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute,
 from engine.capabilities._memories import candidate_rows
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
+from engine.capabilities.words import FILLER, VAGUE
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding, ground
+from engine.grounding.language import CJK
 from engine.llm_types import LLMResponse, Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
@@ -66,7 +68,7 @@ def two_requests(text: str, run: Run) -> tuple[str, str] | None:
     now = run.deps.clock.now()
     for seam in _SEAMS.finditer(text):
         first, second = text[: seam.start()].strip(), text[seam.end() :].strip()
-        if min(_size(first), _size(second)) < 8:
+        if min(_size(first), _size(second)) < 8 or _refers_back(second):
             continue
         groundings = [ground(part, now, run.timezone, members) for part in (first, second)]
         names = [
@@ -80,6 +82,15 @@ def two_requests(text: str, run: Run) -> tuple[str, str] | None:
 
 # Claims that make no request of their own beside another: a greeting, a vague word, a note's "add"/"remember".
 _NO_REQUEST = frozenset({None, "chat", "fact", UNCLEAR})
+
+
+def _refers_back(part: str) -> bool:
+    """A request without a thing of its own ("der torcode stimmt nicht mehr, kannst du rausnehmen", "…, and delete
+    it", "…，删掉吧"): at most two words of substance and no number, so it acts on what the first part names."""
+    rest = FILLER.sub(" ", VAGUE.sub(" ", part))
+    if re.search(r"\d", rest):
+        return False
+    return len(re.findall(r"[^\W\d_]{3,}", rest)) + len(CJK.findall(rest)) / 2 <= 2
 
 
 def _size(text: str) -> int:

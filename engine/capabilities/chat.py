@@ -27,6 +27,11 @@ GREETING = cues(
 SMALL_TALK = cues(
     r"\bhow are you\b",
     r"\bwhat can you do\b",
+    # what FAA can help with: "what sort of things can you help with", "wobei kannst du mir helfen", "你都能帮我做些
+    # 什么"
+    r"\bwhat (?:\w+ ){0,3}(?:can|could) (?:you|u) (?:do|help)\b|\bhow (?:can|could) (?:you|u) help\b",
+    r"\b(?:wo ?bei|wie|womit) (?:kannst|könntest) du\b.{0,30}\bhelfen\b",
+    r"你(?:都|还)?(?:能|会|可以)(?:帮(?:我们?|忙))?(?:做|干)?(?:些|点)?(?:什么|啥)",
     r"\bwho are you\b",
     r"\bare (?:you|u) (?:a |an |even )?(?:robot|bot|human|real|real person|person|ai|machine|computer)\b",
     r"\bbist du (?:ein |eine |echt |wirklich )?(?:roboter|bot|mensch|echt|ki|maschine|computer)\b",
@@ -35,8 +40,6 @@ SMALL_TALK = cues(
     r"\btell me a joke\b",
     r"\bhelp\W*$",
     r"你是谁",
-    r"你能做什么",
-    r"你会什么",
     r"你好吗",
     r"\bwie geht'?s\b",
     r"\bwas kannst du\b",

@@ -48,6 +48,9 @@ UPDATE = cues(
     r"\bstimmt nicht\b|\bfalsch (?:eingetragen|notiert|gespeichert|aufgeschrieben)\b|\b(?:ist|war) falsch\b|"
     r"\brichtig (?:ist|wäre|sind)\b|\bgehört (?:unter|zu|in)\b|\bdraus\b",
     r"\bfile (?:the|my|our) \w+(?: \w+)? under\b",
+    # filed under another category: "bitte unter geschenke", "als geschenk verbuchen", "in die kategorie kinder"
+    r"\bunter \w+(?: (?:ablegen|einordnen|einsortieren|verbuchen|buchen|packen|speichern|eintragen))?\W*$|"
+    r"\bals \w+ (?:ablegen|einordnen|einsortieren|verbuchen|buchen|eintragen)\b|\bin die kategorie\b",
     r"写反|归到|归为|算到|改一下|是[^。！？\s]{1,12}\s*不是",
     r"\b(?:war|waren|ist|sind|kostete)\b[^.?!]{0,15}\bdoch\b[^.?!]{0,15}\d",
     r"改成",

@@ -39,6 +39,8 @@ FORGET = cues(
     r"\bentfernen\b",  # asked for ("bitte entfernen"); "entfernt" is news unless it points at an entry
     r"\b(?:no need to|don'?t need to|dont need to|no point in|stop) keep(?:ing)?\b",
     r"\bmuss(?: du)? nicht (?:mehr )?(?:gespeichert|aufheben|merken)\b|不用(?:再)?(?:存|留|保存)",
+    # asked of FAA with the thing left out: "der torcode stimmt nicht mehr, kannst du rausnehmen"
+    r"\b(?:kannst du|kannste|bitte)\b.{0,20}\b(?:raus|weg) ?(?:nehmen|machen|werfen|schmeißen)\b",
 )
 
 # Casual removal words forget only when they point at something stored ("bin that netflix entry", "das mit bens

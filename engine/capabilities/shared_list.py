@@ -36,7 +36,8 @@ SHARED_LIST = cues(
     r"aufgabenliste",
     r"\b(?:auf|von) (?:die|der|den|unsere|meine|meiner|unserer|unseren|meinen) (?:\w+)?(?:liste|zettel)\b",
     r"\bneue \w*\s?liste\b",
-    r"^\W*(?:bitte |kannst du |kannste )?(?:schreib|notier)\w*\b(?! (?:mir|dir|ihm|ihr|uns|das|es|dies\w*)\b)[^\d?]{1,60}\bauf\W*$",
+    r"^\W*(?:bitte |kannst du |kannste )?(?:schreib|notier)\w*\b(?! (?:mir|dir|ihm|ihr|uns|das|es|dies\w*)\b)"
+    r"[^\d?]{1,60}\bauf\W*$",
     r"\bübernimmt\b.{0,30}\baufgabe\b",
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
     r"^\W*(?:ich |wir )?(?:habe |hab |haben |ham )?[^\d?]{1,60} (?:ist |sind )?"

@@ -17,7 +17,8 @@ QUESTION = cues(
     r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
     r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
-    r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig)\b",
+    r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig|warum|wieso|weshalb|"
+    r"wo(?:bei|mit|für|ran|rauf|raus|zu|hin|her|von|nach|rüber|durch))\b",
     # a question word after its preposition: "auf was is mia nochmal allergisch", "in which drawer is the key"
     r"^\W*(?:in|on|at|for|from|to|with|by|about|auf|an|mit|für|von|bei|zu|um|über|nach|aus|seit|bis)\s+"
     r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",
@@ -25,8 +26,7 @@ QUESTION = cues(
     r"^\W*(?:steht|stehen|gibt'?s|gibt es|läuft)\b",  # impersonal verb first: "steht freitag abend schon was"
     # a German verb first with its subject after it asks: "hast du omas nummer", "brauchen wir noch milch"
     r"^\W*(?:hast|habt|haben|hattest|hattet|hatten|weißt|weisst|wisst|wissen|kennst|kennt|kennen|brauchst|braucht|"
-    r"brauchen|musst|müsst|müssen|sollst|sollen|kannst|könnt|können|bist|seid|warst|wart|waren|findest|erinnerst)"
-    r"\s+(?:du|ihr|wir|sie)\b",
+    r"brauchen|bist|seid|warst|wart|waren|findest|erinnerst)\s+(?:du|ihr|wir|sie)\b",
     r"有\S{0,12}没\W*$",  # "孩子们周四有活动没"
     r"多少",
     r"几[次点号个天]",

@@ -227,6 +227,14 @@ _NOW_BEFORE_CLOCK = re.compile(
 )
 
 
+# A festival's name before a thing of the festival names the thing, not a day: "圣诞装饰放在阁楼" (the Christmas
+# decorations), "中秋月饼", "春节礼物买好了" — but "圣诞去奶奶家", "圣诞前", "国庆出去玩" are days.
+_FESTIVAL_BEFORE_NOUN = re.compile(
+    r"(?:圣诞|中秋|端午|国庆|元旦|元宵|重阳|七夕|清明|春节|新年|情人)节?(?=装饰|树|礼物|礼品|月饼|粽子|汤圆|晚会|晚餐|大餐|"
+    r"贺卡|卡片|蛋糕|袜子|帽子|灯|彩灯|衣服|红包|对联|歌|电影|老人|饼干|零食|购物|用品|装扮|布置|花|活动|演出)"
+)
+
+
 def _chinese(text: str, now: datetime) -> list[Found]:
     wall = now.replace(tzinfo=None, second=0, microsecond=0)
     text = _NOW_BEFORE_CLOCK.sub(lambda match: " " * len(match.group()), text)
@@ -235,12 +243,19 @@ def _chinese(text: str, now: datetime) -> list[Found]:
         detail = entity["detail"]
         if detail["type"] not in ("time_point", "time_span"):
             continue
+        if _festival_noun(text, entity["text"]):
+            continue
         moment = _chinese_point(detail["time"], wall, entity["text"])
         if moment is not None and _ZH_RELATIVE_CLOCK.search(entity["text"]):  # jionlp adds hours to the wall clock
             moment = Found(after(now, moment.at - wall), True, moment.text)
         if moment is not None:
             found.append(moment)
     return found
+
+
+def _festival_noun(text: str, said: str) -> bool:
+    """Whether jionlp's entity is a festival's short name used before a noun (`_FESTIVAL_BEFORE_NOUN`)."""
+    return any(match.group() == said for match in _FESTIVAL_BEFORE_NOUN.finditer(text))
 
 
 def jionlp_times(text: str, wall: datetime) -> list[dict[str, Any]]:

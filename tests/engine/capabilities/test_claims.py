@@ -62,6 +62,11 @@ def decided(text: str) -> str | None:
         ("put 30 down for that thing", "unclear"),  # a number beside a reference says nothing of its own
         ("are you a robot lol", "chat"),
         ("你是机器人吗", "chat"),
+        ("what sort of things can you help with", "chat"),  # what FAA can do is small talk, not a question back
+        ("wobei kannst du mir eigentlich helfen", "chat"),
+        ("你都能帮我做些什么", "chat"),
+        ("der torcode stimmt nicht mehr, kannst du rausnehmen", "forget"),  # asked of FAA, the thing left out
+        ("die amazon bestellung war ein geschenk für lena, bitte unter geschenke", "update"),  # another category
         ("gutters need clearing before winter, stick it on the to do list", "shared_list"),
         ("grabbed milk on the way home", "shared_list"),  # a tick when the list has milk, news otherwise
         ("milch ist alle", "shared_list"),
@@ -314,6 +319,7 @@ def test_a_question_is_never_scored_as_a_note_nor_a_statement_as_a_lookup() -> N
         "医生上回怎么说的 关于小宝的耳朵",
         "steht freitag abend schon was",  # an impersonal verb first
         "hast du omas nummer",  # a verb first with its subject after it
+        "woran erkenne ich den neuen code",  # a German question word made of "wo" and a preposition
         "brauchen wir noch milch",
         "孩子们周四有活动没",
         "ben's allergic to some medicine right? which one",  # the question mark before a short tail
@@ -434,6 +440,9 @@ def test_a_seam_splits_two_requests_only_where_each_side_is_whole() -> None:
     assert two_requests("买菜花了50块，明天早上八点提醒我交电费", run) == ("买菜花了50块", "明天早上八点提醒我交电费")
     assert two_requests("delete yesterday's parking ticket, the company paid for that", run) is None
     assert two_requests("add milk and eggs to the shopping list", run) is None
+    # a second part without a thing of its own acts on what the first names: one request
+    assert two_requests("der torcode stimmt nicht mehr, kannst du rausnehmen", run) is None
+    assert two_requests("the gate code note is out of date, can you delete it", run) is None
 
 
 def test_a_german_message_with_number_words_is_read_as_german() -> None:

@@ -49,6 +49,8 @@ def test_moments(text: str, at: str, has_time: bool) -> None:
         "My salary came in, 3200 euros",
         "she is 104 cm",
         "change the amount to 12",  # nothing moved: "to 12" is no time
+        "圣诞装饰放在阁楼行李箱后面了",  # a festival's name before its things names the things, not a day
+        "春节礼物买好了",
     ],
 )
 def test_numbers_are_not_moments(text: str) -> None:
