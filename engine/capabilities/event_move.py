@@ -49,6 +49,7 @@ _SHIFTED = cues(
 )
 _EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor|nach vorne?)\b|提前|往前|早(?:一|半|两|\d)")
 
+
 def shift(text: str, grounding: Grounding) -> timedelta | None:
     """How far the words move a thing by a span ("pushed back an hour", "half an hour earlier", "提前半小时"):
     later unless they say earlier; None when they name no span moved."""
