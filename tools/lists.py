@@ -5,7 +5,7 @@ common names in English, German and Chinese all reach the same list ("Einkaufsli
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 import asyncpg
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, model_validator
@@ -82,7 +82,9 @@ class ShowListArgs(BaseModel):
     include_done: bool = Field(False, description="also the ticked items not yet cleared")
 
 
-class UpdateListItemArgs(BaseModel):
+class ItemArgs(BaseModel):
+    """One item on a list, named by its id or by its words."""
+
     model_config = ConfigDict(extra="forbid")
 
     item_id: RowId | None = Field(None, description="the item's id from show_list or add_list_items")
@@ -92,35 +94,28 @@ class UpdateListItemArgs(BaseModel):
     list_name: Annotated[ListName | None, BeforeValidator(blank_is_none)] = Field(
         None, description="the list to look in; null: every list"
     )
+
+    @model_validator(mode="after")
+    def _which(self) -> Self:
+        if (self.item_id is None) == (self.item is None):
+            raise ValueError("give exactly one of item_id or item")
+        return self
+
+
+class UpdateListItemArgs(ItemArgs):
     done: bool | None = Field(None, description="true: ticked (bought, done); false: open again")
     assignee: Assignee = Field(None, description='the member who takes it on; "nobody" to unassign')
     quantity: Quantity = None
 
     @model_validator(mode="after")
-    def _which_and_what(self) -> UpdateListItemArgs:
-        if (self.item_id is None) == (self.item is None):
-            raise ValueError("give exactly one of item_id or item")
+    def _what(self) -> UpdateListItemArgs:
         if self.done is None and self.assignee is None and self.quantity is None:
             raise ValueError("give at least one of done, assignee or quantity")
         return self
 
 
-class RemoveListItemArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    item_id: RowId | None = Field(None, description="the item's id from show_list or add_list_items")
-    item: Annotated[ItemText | None, BeforeValidator(blank_is_none)] = Field(
-        None, description="or the item's words, e.g. 'crisps'"
-    )
-    list_name: Annotated[ListName | None, BeforeValidator(blank_is_none)] = Field(
-        None, description="the list to look in; null: every list"
-    )
-
-    @model_validator(mode="after")
-    def _which(self) -> RemoveListItemArgs:
-        if (self.item_id is None) == (self.item is None):
-            raise ValueError("give exactly one of item_id or item")
-        return self
+class RemoveListItemArgs(ItemArgs):
+    """The item to take off its list: nothing else to say."""
 
 
 class ClearDoneItemsArgs(BaseModel):
