@@ -132,6 +132,25 @@ def time_only(said: str) -> bool:
     return _CLOCK_ONLY.fullmatch(said.strip()) is not None
 
 
+# What says which half of the day a time is in: "pm", "abends", "晚上", a 24-hour clock ("18 uhr", "08:30").
+_HALF_OF_DAY = re.compile(
+    r"(?<![^\W\d_])(?:am|pm|a\.m\.|p\.m\.)(?!\w)|\b(?:noon|midnight|morning|afternoon|evening|night|tonight|mittags?|"
+    r"mitternacht|morgens|früh|vormittags?|nachmittags?|abends?|nachts?)\b|\b0\d|\b(?:1[3-9]|2[0-3])\b|"
+    r"上午|下午|晚上|早上|早晨|中午|凌晨|傍晚|夜里|半夜",
+    re.IGNORECASE,
+)
+
+
+def retimed(current: datetime, at: datetime, said: str) -> datetime:
+    """`current`'s day at the time of day of `at`, which the member said as `said`. An hour on a twelve-hour clock
+    with nothing to say its half of the day ("the bins one at 8 instead", "改到七点半", "lieber erst um 11") is the
+    reading nearest the old time: 20:00 for a reminder at 19:00, 11:00 for one at 09:00."""
+    hour = at.hour
+    hours = [hour] if _HALF_OF_DAY.search(said) else [hour % 12, hour % 12 + 12]
+    readings = [current.replace(hour=h, minute=at.minute, second=0, microsecond=0) for h in hours]
+    return min(readings, key=lambda reading: (abs(reading - current), reading.hour != hour))
+
+
 # Asking when one thing is ("wann ist nochmal der elternabend?", "when's ben's next checkup").
 WHEN = cues(
     r"^\W*(?:when|what time|what day)\b", r"\bwann\b|\bum wie ?viel uhr\b|\ban welchem tag\b", r"什么时候|几点|哪天"

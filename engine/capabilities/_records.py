@@ -13,6 +13,7 @@ from pydantic import StringConstraints
 from engine.capabilities.capability import Situation
 from engine.capabilities.words import (
     BODY,
+    BOUND,
     COMING,
     CONTACT_DETAILS,
     DOSE,
@@ -39,16 +40,18 @@ def slug(value: str) -> str:
 def checked_kind(kind: str, situation: Situation) -> str:
     """The model's kind, held against the message's own evidence: a dose of a medicine is a health note, a note is
     a contact only when it holds a number, an address or a link to reach someone by, a plan only when it speaks of a
-    time still ahead, a repetition or something coming ("mia's new teacher is called mrs patel", "we agreed on an
-    hour of screen time today" and "the bus comes at 7:42 now" are facts) and is not a place's hours ("the gp is
-    closed on wednesday afternoons"), and a health note only when it speaks of the body (`BODY`: "ben doesn't like
-    mushrooms" and "the boiler pressure should be 1.5" are facts)."""
+    time still ahead, a repetition not told as how things now stand, or something coming ("mia's new teacher is
+    called mrs patel", "we agreed on an hour of screen time today", "the bus comes at 7:42 now" and "the bin men come
+    on thursdays now" are facts) and is not a place's hours ("the gp is closed on wednesday afternoons"), and a
+    health note only when it speaks of the body (`BODY`: "ben doesn't like mushrooms" and "the boiler pressure
+    should be 1.5" are facts)."""
     text, grounding = situation.text, situation.grounding
     if DOSE.search(text):
         return "health"
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
-    if kind == "plan" and not (_ahead(situation) or grounding.repeats or COMING.search(text)):
+    habit = grounding.repeats and not STANDING.search(text)  # "the bin men come on thursdays now": a schedule
+    if kind == "plan" and not (_ahead(situation) or habit or COMING.search(text)):
         return "fact"
     if kind == "plan" and HOURS.search(text):
         return "fact"  # a place's hours: when the family can go, no plan of theirs
@@ -59,15 +62,18 @@ def checked_kind(kind: str, situation: Situation) -> str:
 
 def _ahead(situation: Situation) -> list[Moment]:
     """The moments the message names that are still ahead on the member's clock (a day: from tomorrow on). A time of
-    day without a day, told as how things stand now (`STANDING`: "the bus comes at 7:42 now, not 7:35"), is a
-    schedule, not a moment to come."""
-    today = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
-    standing = STANDING.search(situation.text) is not None
+    day without a day is none of them when the message tells how things stand now (`STANDING`: "the bus comes at
+    7:42 now, not 7:35") or a rule's bound (`BOUND`: "parking is free after 6pm"), or tells of a moment gone by
+    ("ben had 38.5 last night, gave him calpol at 10": the time is that night's)."""
+    now = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
+    moments = situation.grounding.moments
+    past = any(m.at < now if m.has_time else m.at.date() < now.date() for m in moments)
+    dayless = past or any(cue.search(situation.text) for cue in (STANDING, BOUND))
     return [
         m
-        for m in situation.grounding.moments
-        if (m.at >= today if m.has_time else m.at.date() > today.date())
-        and not (standing and m.has_time and not _names_day(m.text, today.date()))
+        for m in moments
+        if (m.at >= now if m.has_time else m.at.date() > now.date())
+        and not (dayless and m.has_time and not _names_day(m.text, now.date()))
     ]
 
 

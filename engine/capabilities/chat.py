@@ -55,7 +55,8 @@ PLEASANTRIES = cues(
     r"(?:good )?(?:morning|night|evening)|hi|hello|hey|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
     r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|guten morgen|morgen|moin|hallo|tschüss|"
     r"bis später|du bist super|ihr lieben|ihr|all|everyone|guys|folks|leute|zusammen|love you|hab dich lieb|merci|"
-    r"prima|top|spitze|supi|gerne|geht klar|sounds good|will do|np|sweet|ta)\b",
+    r"prima|top|spitze|supi|gerne|geht klar|sounds good|will do|np|sweet|ta|alright|all right|right|righto|yep|yup|"
+    r"yeah|sure|fine|k|kk|jo|jep|jup|klar|gut|okidoki|okey ?dokey)\b",
     # farewells: "night night, talk tomorrow", "schlaf gut, bis morgen", "明天见"
     r"\b(?:(?:talk|speak|see|catch) (?:to )?(?:you|ya|u) ?|(?:talk|speak) )(?:tomorrow|tmrw|later|soon)\b|"
     r"\b(?:night night|nighty night|sleep (?:well|tight)|sweet dreams|gn|bis (?:morgen|dann|bald|später)|"

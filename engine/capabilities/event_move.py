@@ -12,6 +12,7 @@ from engine.capabilities._events import (
     EventPick,
     NamedEventChange,
     event_line,
+    retimed,
     time_only,
 )
 from engine.capabilities.capability import Ask, Reading, Situation
@@ -135,7 +136,8 @@ class EventMove(NamedEventChange):
             return [PlannedCall(id="s1", tool="move_event", args=args)]
         moment = moments[0]
         if moment.has_time and time_only(moment.text):  # "moved to 16:30": the same day, a new time
-            start = f"{str(row['start'])[:10]}T{moment.at:%H:%M}"
+            old = datetime.fromisoformat(str(row["start"])[:16])
+            start = retimed(old, moment.at, moment.text).isoformat(timespec="minutes")
         elif moment.has_time:
             start = moment.at.isoformat(timespec="minutes")
         elif row.get("all_day"):

@@ -12,7 +12,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, money_text, occurred, slug
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import SPEND, cues, says_what
+from engine.capabilities.words import PRICED, SPEND, cues, says_what
 from engine.executor import StepResult
 from engine.grounding.categories import OTHER, categories, category_of
 from engine.grounding.money import home_currency
@@ -156,7 +156,13 @@ class Expense(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return not reading.question and bool(reading.grounding.money or SPEND.search(reading.text))
+        """A statement of money spent or received: an amount, or words of paying — not an amount told as a price, a
+        quote or a rate ("the plumber quoted 450"), unless the words also say it was paid."""
+        if reading.question:
+            return False
+        if SPEND.search(PRICED.sub(" ", reading.text)):
+            return True
+        return bool(reading.grounding.money) and not PRICED.search(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money

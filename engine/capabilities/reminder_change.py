@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
-from engine.capabilities._events import time_only
+from engine.capabilities._events import retimed, time_only
 from engine.capabilities._reminders import recipient, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.event_move import MOVED, shift
@@ -369,16 +369,12 @@ def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask
         return _at(row, current + delta, situation)
     hour = _BARE_HOUR.search(situation.text)
     if not moments and current is not None and hour is not None:  # "the plumber one 11 instead": 11:00 that day
-        at = min(
-            (current.replace(hour=h % 24, minute=0) for h in (int(hour["h"]), int(hour["h"]) + 12)),
-            key=lambda candidate: abs(candidate - current),
-        )
-        return _at(row, at, situation)
+        return _at(row, retimed(current, current.replace(hour=int(hour["h"]), minute=0), hour.group(0)), situation)
     if not moments:
         return Ask(say("ask_when_instead", situation.language))
     moment = moments[0]
     if current is not None and moment.has_time and time_only(moment.text):  # "to 6pm": the same day, a new time
-        at = current.replace(hour=moment.at.hour, minute=moment.at.minute)
+        at = retimed(current, moment.at, moment.text)
     elif current is not None and not moment.has_time:  # "to Friday": the same time of day on the new day
         at = datetime.combine(moment.at.date(), current.time())
     else:

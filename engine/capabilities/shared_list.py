@@ -147,6 +147,14 @@ Action = Literal["add", "show", "done", "remove", "assign", "clear", "new_list"]
 _I = re.IGNORECASE
 
 
+# Asking to put something on a list, even as a question ("can you add milk?", "could you pop oat milk on the list").
+_PUT = re.compile(
+    r"\b(?:add|put|pop|stick|chuck|bung|throw|whack|jot|write)\b|\bhinzu|\bsetz|\bschreib|\btun\b|\btu\b.{0,40}\bdrauf\b|"
+    r"加|添加|放到|放进|记上|写上|写到",
+    _I,
+)
+
+
 # What the member does to a list, by its words; the first family that matches decides.
 _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     ("new_list", re.compile(r"\bnew\b.{0,30}\blist\b|\bneue\b.{0,30}liste|新建|新的.{0,10}清单|创建.{0,10}清单", _I)),
@@ -185,13 +193,9 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
             _I,
         ),
     ),
-    ("add", re.compile(r"\badd\b|\bput\b|\bneed\b|\bauf die\b|\bhinzu|\bbrauchen\b|加|添加|放到|放进|记上", _I)),
+    ("add", re.compile(rf"{_PUT.pattern}|\bneed\b|\bauf die\b|\bbrauchen\b", _I)),
     ("show", re.compile(r"\bshow\b|\bwhat'?s on\b|\bzeig|\bwas steht\b|看看|有什么|有哪些", _I)),
 ]
-
-
-# Asking to put something on a list, even as a question ("can you add milk?").
-_PUT = re.compile(r"\badd\b|\bput\b|\bhinzu|\bsetz|\bschreib|加|添加|放到|放进|记上", _I)
 
 
 _PHRASES: dict[str, dict[str, str]] = {

@@ -97,6 +97,18 @@ PAYING = cues(
 )
 
 
+# Money told as a price, a quote or a rate rather than as spent: "the plumber quoted 450", "swimming costs 80 a
+# term", "the babysitter charges 12 an hour", "der klempner hat 450 veranschlagt", "游泳课每节课收费80". Such an amount
+# is something to remember, not a payment — unless the words also say it was paid.
+PRICED = cues(
+    r"\b(?:quoted?|quotes|estimated?|estimates|costs|(?:will|would|'ll|'d|going to|gonna|might|could|should) cost|"
+    r"charges|asking|asks|wants?|priced?|prices?|offered|offers)\b"
+    r"|\b(?:an?|per|each|every) (?:hour|lesson|session|class|term|night|visit)\b|/\s?(?:h|hr|hour)\b",
+    r"\b(?:veranschlagt|kostenvoranschlag|angebot|angeboten|kostet|kosten würde|würde\b.{0,30}\bkosten|"
+    r"soll\b.{0,30}\bkosten|verlangt|will\b.{0,30}\bhaben|(?:pro|die|je) (?:stunde|einheit|termin|nacht))\b",
+    r"报价|要价|估价|收费|大概要|得花|要花|每(?:节|个)?(?:课|小时|次|晚)",
+)
+
 SPEND = cues(
     r"\bspen[dt]\b",
     r"\bpaid\b",
@@ -183,7 +195,7 @@ COMING = cues(
 
 # What says how things stand from now on rather than what happens once: "the bus comes at 7:42 now, not 7:35", "from
 # december the hort closes at 16:30", "校车现在早上7点40到". A time of day told so, with no day, is a schedule — a fact,
-# never a calendar event.
+# never a calendar event; and so is a repetition ("the bin men come on thursdays now, not wednesdays").
 STANDING = cues(
     r"\b(?:now|nowadays|these days|from now on|any ?more|no longer|instead of|not \d{1,2}(?:[:.]\d{2})?\b|"
     r"from (?:next|this|january|february|march|april|may|june|july|august|september|october|november|december)|"
@@ -194,6 +206,14 @@ STANDING = cues(
     r"现在|目前|如今|从.{1,6}起|改成|改为|不再|不是.{1,8}了",
 )
 
+
+# A time of day as a bound, a rule's rather than a moment's: "parking is free after 6pm", "no screens after 7", "kein
+# fernsehen nach 19 uhr", "九点以后不能玩手机". Without a day, such a time is no calendar event.
+BOUND = cues(
+    r"\b(?:after|before|until|till|til|by) (?:\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?|noon|midnight)(?!\w)",
+    r"\b(?:nach|vor|bis) \d{1,2}(?:[:.]\d{2})?\s*uhr\b",
+    r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})点(?:半|\d{1,2}分?)?(?:以后|之后|以前|之前)",
+)
 
 # What a health note speaks of: the body, its ailments, its care and its measures. A note without any of these is
 # not a health note whatever the model says ("the boiler pressure should sit at 1.5", "tyre pressure 2.4 bar").

@@ -47,6 +47,12 @@ _ORD = r"(?:st|nd|rd|th|\.)?"
 _UNIT_DAYS = {"day": 1, "days": 1, "tag": 1, "tage": 1, "tagen": 1, "week": 7, "weeks": 7, "woche": 7, "wochen": 7}
 _UNIT_MONTHS = {"month": 1, "months": 1, "monat": 1, "monate": 1, "monaten": 1}
 _UNIT = "|".join(sorted([*_UNIT_DAYS, *_UNIT_MONTHS], key=len, reverse=True))
+# What an ordinal counts when it is no day of the month: "on the 3rd shelf", "the 2nd floor", "the 4th time".
+_COUNTED = (
+    r"shelf|shelves|floor|storey|story|drawer|cupboard|box|row|door|room|house|street|road|exit|turning|turn|stop|"
+    r"platform|gate|grade|class|year|place|step|page|chapter|level|round|attempt|try|go|time|half|one|child|kid|"
+    r"tooth|bin|slot|locker|seat|bed|tab|button|item|line|block|lane|bay|pew|hole|lesson|week|month|day"
+)
 _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern, re.IGNORECASE))
     for kind, pattern in (
@@ -79,7 +85,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("weekend", r"\b(?:this|the|on\s+the|at\s+the|over\s+the)\s+weekend\b|\bam\s+wochenende\b|"
                     r"\b(?:dieses|kommendes)\s+wochenende\b"),
         ("weekday", rf"\b(?:(?P<mod>{_NEXT}|{_THIS}|{_LAST}|{_ON})\s+)?(?P<day>{_WEEKDAY})(?:s)?\b\.?"),
-        ("month_day", rf"\b(?:on\s+)?the\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:{_MONTH}))|"
+        ("month_day", rf"\b(?:on\s+)?the\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:{_MONTH}))"
+                      rf"(?!\s+(?:{_COUNTED})\b)|"
                       rf"\bam\s+(?P<d2>\d{{1,2}})\.(?!\s*\d)(?!\s*(?:{_MONTH}))"),
     )
 )  # fmt: skip

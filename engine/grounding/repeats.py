@@ -29,6 +29,11 @@ _DAY = "|".join(sorted(_FULL_DAYS, key=len, reverse=True))
 _EN_DAY = "|".join(n for n in _FULL_DAYS if n.isascii() and n.endswith("day"))
 _DE_DAY = "|".join(n for n in _FULL_DAYS if n.endswith(("tag", "woch")) or n == "sonnabend")
 _DAY_PART = "morgens|vormittags|mittags|nachmittags|abends|nachts"
+# A weekday given up for another: "thursdays now, not wednesdays", "donnerstags statt mittwochs".
+_REPLACED = re.compile(
+    rf"\b(?:instead of|rather than|not|no longer|statt|anstatt|nicht mehr)\s+(?:on\s+|am\s+)?(?:{_DAY})s?\b",
+    re.IGNORECASE,
+)
 # A weekday said as a habit — "wednesdays", "on friday evenings", "mittwochs", "donnerstagabends" — repeats weekly.
 _EVERY = r"(?:every|each|jeden|jede|jedes|jeder|alle)"
 _OTHER = r"(?:other|second|2nd|zweiten|zweite|2\.)"
@@ -71,6 +76,8 @@ _INTERVAL = re.compile(
 )
 _ZH_DAY_INDEX = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _ZH_WEEKDAYS = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+# A weekday given up for another: "不是周三了", "而不是每周三".
+_ZH_REPLACED = re.compile(r"(?:不是|而不是|不再是?)(?:每个?)?(?:周|星期|礼拜)[一二三四五六日天]")
 _ZH_NTH = re.compile(r"每(?:个)?月(?:的)?(第[一二三四1-4]|最后一)个?(?:周|星期|礼拜)([一二三四五六日天])")
 _ZH_MONTH_DAY = re.compile(r"每(?:个)?月(?:的)?(\d{1,2}|[一二三四五六七八九十]{1,3})[号日]")
 _ZH_WORKDAYS = re.compile(r"工作日|周一到周五|星期一到星期五")
@@ -116,7 +123,8 @@ def _english_german(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | Non
     elif name == "month_day":
         month_day = int(cue.group("md") or cue.group("md2"))
     elif name in ("days", "weekly") and byday is None:
-        days = sorted({_FULL_DAYS[w.lower()] for w in re.findall(rf"\b({_DAY})(?=s?\b|{_DAY_PART})", normal)})
+        said = _REPLACED.sub(" ", normal)  # "thursdays now, not wednesdays": the day given up is none of the rule's
+        days = sorted({_FULL_DAYS[w.lower()] for w in re.findall(rf"\b({_DAY})(?=s?\b|{_DAY_PART})", said)})
         byday = ",".join(_DAYS[d] for d in days) or None
     anchor = _anchor(rest, part_of_day(normal), now, tz)
     return _rule(freq, interval, byday, month_day, nth, anchor, now, cue.group(0).strip())
@@ -155,7 +163,7 @@ def _chinese(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | None:
         raw = month_day.group(1)
         day = int(raw) if raw.isdigit() else _chinese_number(raw)
         return _rule("MONTHLY", 1, None, day, None, anchor, now, month_day.group(0))
-    weekdays = sorted({_ZH_DAY_INDEX[d] for d in _ZH_WEEKDAYS.findall(text)})
+    weekdays = sorted({_ZH_DAY_INDEX[d] for d in _ZH_WEEKDAYS.findall(_ZH_REPLACED.sub(" ", text))})
     if weekdays and re.search(r"每(?:个)?(?:周|星期|礼拜)|每两周|每隔一周|隔周|双周", text):
         byday = ",".join(_DAYS[i] for i in weekdays)
         return _rule("WEEKLY", interval, byday, None, None, anchor, now, "每周")

@@ -69,6 +69,11 @@ def test_a_longer_story_of_buying_is_no_tick(text: str) -> None:
         ("eier und brot hab ich", "done"),
         ("did you get the milk?", "show"),
         ("welche sachen hab ich", "show"),
+        # asked to put something on it in everyday words
+        ("could you pop oat milk on the shopping list", "add"),
+        ("can you stick bread on the list?", "add"),
+        ("kannst du backpapier auf die liste tun?", "add"),
+        ("what's on the packing list?", "show"),
     ],
 )
 def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> None:

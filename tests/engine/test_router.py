@@ -164,6 +164,17 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("plan", "ben is only allowed 1 hour of screen time on school nights, we agreed that with him today", "fact"),
         ("plan", "swimming is at 5 now on friday", "plan"),  # a day named: the time is that day's
         ("plan", "dentist at 3pm", "plan"),
+        # a repetition told as how things now stand is a schedule; a rule's bound is no moment; a time in a message
+        # about a moment gone by is that moment's
+        ("plan", "oh and the bin men come on thursdays now not wednesdays", "fact"),
+        ("plan", "die müllabfuhr kommt jetzt donnerstags statt mittwochs", "fact"),
+        ("plan", "收垃圾改成每周四了", "fact"),
+        ("plan", "mia hat dienstags um 16 uhr ballett", "plan"),
+        ("plan", "parking at the hospital is free after 6pm btw", "fact"),
+        ("plan", "kein fernsehen nach 19 uhr unter der woche", "fact"),
+        ("plan", "ben had a temp of 38.5 last night, gave him calpol at 10", "fact"),
+        ("plan", "yesterday we booked the dentist for friday at 3", "plan"),
+        ("plan", "the kids school photos are on the 3rd shelf in the study", "fact"),
     ],
 )
 def test_a_stored_kind_follows_the_messages_evidence(kind: str, text: str, expected: str) -> None:

@@ -34,6 +34,9 @@ def decided(text: str) -> str | None:
     [
         # thanks and acknowledgements write nothing
         ("haha thanks mate 👍", "chat"),
+        ("alright ta", "chat"),
+        ("yeah fine", "chat"),
+        ("jo passt", "chat"),
         ("Thanks, that's all for now!", "chat"),
         ("you're a lifesaver 🙏", "chat"),
         ("谢谢，晚安", "chat"),
@@ -503,6 +506,11 @@ def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in
         ("ben takes his inhaler every morning", "health", False),
         ("儿科王医生周二上午出诊", "plan", False),  # a place's hours are no event of the family's
         ("the tip is closed on monday", "plan", False),
+        ("ben had a temp of 38.5 last night, gave him calpol at 10", "health", False),  # 10 was that night's
+        ("本昨晚发烧38度5，十点给他吃了退烧药", "health", False),
+        ("parking at the hospital is free after 6pm btw", "fact", False),  # a rule's bound
+        ("the kids school photos are on the 3rd shelf in the study", "fact", False),  # an ordinal counting shelves
+        ("school photos on the 9th, kids need white shirts", "fact", True),
     ],
 )
 def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:
@@ -604,3 +612,56 @@ async def test_a_budget_asked_removed_is_sent_to_the_money_page_and_nothing_chan
     situation = SimpleNamespace(text=text, grounding=grounding, language="en", run=run, rows=[], choices={})
     result = await CAPABILITIES["budget"].prepare(situation)  # type: ignore[arg-type]
     assert isinstance(result, Said) and "Money page" in result.text
+
+
+@pytest.mark.parametrize(
+    ("text", "expense"),
+    [
+        ("the plumber quoted 450 for the new boiler", False),  # a price, a quote or a rate is something to remember
+        ("der klempner hat 450 für den neuen boiler veranschlagt", False),
+        ("swimming costs 80 a term", False),
+        ("the babysitter charges 12 an hour", False),
+        ("游泳课每节课收费80", False),
+        ("the new tyres will cost about 400", False),
+        ("paid the babysitter 36, she charges 12 an hour", True),  # unless the words say it was paid
+        ("im angebot für 2,99 gekauft", True),
+        ("the haircut cost 35", True),
+        ("Netflix 13.99 monthly subscription charged today", True),
+    ],
+)
+def test_money_told_as_a_price_is_no_expense(text: str, expense: bool) -> None:
+    assert (decided(text) == "expense") is expense
+
+
+@pytest.mark.parametrize(
+    ("old", "said", "new"),
+    [
+        ("19:00", "at 8", "20:00"),  # a twelve-hour clock read against the old time
+        ("18:00", "七点半", "19:30"),
+        ("09:00", "um 11", "11:00"),
+        ("19:00", "at 8am", "08:00"),  # what says its half of the day decides
+        ("09:00", "um 18 uhr", "18:00"),
+        ("07:00", "08:30", "08:30"),
+        ("15:00", "at 4", "16:00"),
+    ],
+)
+def test_a_new_time_of_day_is_read_against_the_old_one(old: str, said: str, new: str) -> None:
+    from engine.capabilities._events import retimed
+
+    current = datetime.fromisoformat(f"2026-11-24T{old}")
+    at = ground(said, NOW, "Europe/Berlin", MEMBERS).moments[0].at
+    assert retimed(current, at, said).strftime("%H:%M") == new
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        ("oh and the bin men come on thursdays now not wednesdays", "FREQ=WEEKLY;BYDAY=TH"),
+        ("die müllabfuhr kommt jetzt donnerstags statt mittwochs", "FREQ=WEEKLY;BYDAY=TH"),
+        ("收垃圾改成每周四了，不是周三了", "FREQ=WEEKLY;BYDAY=TH"),
+        ("swimming is on mondays and wednesdays", "FREQ=WEEKLY;BYDAY=MO,WE"),
+    ],
+)
+def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> None:
+    [repeat] = ground(text, NOW, "Europe/Berlin", MEMBERS).repeats
+    assert repeat.rrule == rule
