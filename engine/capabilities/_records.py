@@ -19,6 +19,7 @@ from engine.capabilities.words import (
     DOSE,
     HOURS,
     STANDING,
+    TOLD_DONE,
 )
 from engine.grounding import Grounding, Moment, Money
 from engine.grounding.days import find_days
@@ -63,12 +64,12 @@ def checked_kind(kind: str, situation: Situation) -> str:
 def _ahead(situation: Situation) -> list[Moment]:
     """The moments the message names that are still ahead on the member's clock (a day: from tomorrow on). A time of
     day without a day is none of them when the message tells how things stand now (`STANDING`: "the bus comes at
-    7:42 now, not 7:35") or a rule's bound (`BOUND`: "parking is free after 6pm"), or tells of a moment gone by
-    ("ben had 38.5 last night, gave him calpol at 10": the time is that night's)."""
+    7:42 now, not 7:35") or a rule's bound (`BOUND`: "parking is free after 6pm"), or tells of a moment gone by or
+    of a thing done (`TOLD_DONE`: "ben had 38.5 last night, gave him calpol at 10": the time is that night's)."""
     now = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
     moments = situation.grounding.moments
     past = any(m.at < now if m.has_time else m.at.date() < now.date() for m in moments)
-    dayless = past or any(cue.search(situation.text) for cue in (STANDING, BOUND))
+    dayless = past or any(cue.search(situation.text) for cue in (STANDING, BOUND, TOLD_DONE))
     return [
         m
         for m in moments
@@ -84,7 +85,7 @@ def _names_day(text: str, today: date) -> bool:
 _ZH_DAY = re.compile(r"[今明后昨前]天|[今明][晚早]|[周週]|星期|礼拜|\d{1,2}\s*[号日]|[一二三四五六七八九十]+[号日]")
 
 
-_NOT_EVENTS = frozenset({"contact", "shopping"})
+_NOT_EVENTS = frozenset({"contact"})
 # A moment that is only a part of today: a plan's time ("晚上去看电影"), but of a health note or a fact only when it
 # happens ("孩子一直咳嗽 晚上更厉害", "mia's fever is up again tonight") — no calendar event.
 _PART_OF_TODAY = re.compile(

@@ -31,7 +31,7 @@ def _bodily(text: str) -> bool:
 class FactAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["health", "plan", "fact", "contact", "shopping", "note"]
+    kind: Literal["health", "plan", "fact", "contact", "note"]
     person: Short | None = Field(None, description="who it is about, as written; null for the writer or nobody")
     category: Annotated[Label, AfterValidator(slug)]
 
@@ -40,8 +40,8 @@ INSTRUCTIONS = """\
 You keep a family's notes. Classify what the member tells you:
 - kind: "health" (illness, symptoms, medicine, doctor's advice, allergies, vaccines, growth and body measurements),
   "plan" (appointments, events, trips, lessons, things someone will do at a time), "contact" (phone numbers,
-  addresses, people to call), "shopping" (things to buy), "fact" (anything else to remember: sizes, passwords,
-  preferences, where things are), "note" (a general note).
+  addresses, people to call), "fact" (anything else to remember: sizes, passwords, preferences, where things are,
+  prices and quotes), "note" (a general note).
 - person: the person it is about, as written (a name like "Tom" or a relation like "妈妈"); null when it is about
   the writer or nobody in particular.
 - category: one lowercase English word for the topic, e.g. allergy, fever, vaccine, dentist, school, travel, wifi.

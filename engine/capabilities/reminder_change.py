@@ -339,9 +339,10 @@ def change_action(text: str, grounding: Grounding | None = None) -> Literal["can
 def pointed_at(reading: Reading) -> bool:
     """A change said of a thing pointed at — moved to a time ("push the plumber thing to 4pm", "make the plumber one
     11 instead", "交水费那个改到明天早上九点") or dropped ("nvm the dry cleaning one") — or of a thing said by its words
-    with a new day or time ("oma anrufen bitte erst übermorgen"). The rows that exist decide what it is (`prepare`)."""
+    with a new day or time ("oma anrufen bitte erst übermorgen"), also when asked as a question ("can the bins one be
+    at 8 instead?"). The rows that exist decide what it is (`prepare`)."""
     text = reading.text
-    if reading.question or reading.grounding.repeats or reading.grounding.money:
+    if (reading.question and not MOVE.search(text)) or reading.grounding.repeats or reading.grounding.money:
         return False
     moved = MOVE.search(text) and (reading.grounding.moments or _BARE_HOUR.search(text))
     if not POINTED.search(text):  # a reminder said by its words and "erst übermorgen" (an event's move is its own)

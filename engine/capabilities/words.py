@@ -215,6 +215,13 @@ BOUND = cues(
     r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})点(?:半|\d{1,2}分?)?(?:以后|之后|以前|之前)",
 )
 
+# A thing told as done: "had a temp of 38.5, gave him calpol at 10", "hatte fieber, hab ihm um 22 uhr nurofen
+# gegeben". A time of day without a day in such a message is when it happened, not a moment to come.
+TOLD_DONE = cues(
+    r"\b(?:had|gave|took|was|were|did|went|came|felt|slept|woke|threw up)\b",
+    r"\b(?:hatte|hatten|war|waren|gegeben|genommen|bekommen|gehabt|geschlafen|erbrochen|gemessen)\b",
+)
+
 # What a health note speaks of: the body, its ailments, its care and its measures. A note without any of these is
 # not a health note whatever the model says ("the boiler pressure should sit at 1.5", "tyre pressure 2.4 bar").
 BODY = cues(

@@ -130,6 +130,7 @@ def decided(text: str) -> str | None:
         # a reminder changed in passing: pointed at with a bare hour, said by its words with "only then", dropped,
         # or no longer wanted
         ("make the plumber one 11 instead", "reminder_change"),
+        ("can the bins one be at 8 instead", "reminder_change"),  # a move asked as a question is still a move
         ("oma anrufen bitte erst übermorgen", "reminder_change"),
         ("already booked the mot so scrap that reminder", "reminder_change"),
         ("das mit dem reifenwechsel hat sich erledigt, brauchst mich nicht erinnern", "reminder_change"),
@@ -511,6 +512,8 @@ def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in
         ("parking at the hospital is free after 6pm btw", "fact", False),  # a rule's bound
         ("the kids school photos are on the 3rd shelf in the study", "fact", False),  # an ordinal counting shelves
         ("school photos on the 9th, kids need white shirts", "fact", True),
+        ("mias temp is 38.9 gave her nurofen at 9", "health", False),  # a thing done: 9 was when
+        ("ben hatte heute nacht 38,5 fieber, hab ihm um 22 uhr nurofen gegeben", "health", False),
     ],
 )
 def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:
