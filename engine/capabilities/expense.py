@@ -12,7 +12,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, money_text, occurred, slug
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import PRICED, SPEND, cues, says_what
+from engine.capabilities.words import SPEND, UNPAID, cues, says_what
 from engine.executor import StepResult
 from engine.grounding.categories import OTHER, categories, category_of
 from engine.grounding.money import home_currency
@@ -157,12 +157,13 @@ class Expense(Capability):
 
     def claims(self, reading: Reading) -> bool:
         """A statement of money spent or received: an amount, or words of paying — not an amount told as a price, a
-        quote or a rate ("the plumber quoted 450"), unless the words also say it was paid."""
+        debt or a balance (`UNPAID`: "the plumber quoted 450", "tom still owes us 40"), unless the words also say it
+        was paid."""
         if reading.question:
             return False
-        if SPEND.search(PRICED.sub(" ", reading.text)):
+        if SPEND.search(UNPAID.sub(" ", reading.text)):
             return True
-        return bool(reading.grounding.money) and not PRICED.search(reading.text)
+        return bool(reading.grounding.money) and not UNPAID.search(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | None:
         money = situation.grounding.money

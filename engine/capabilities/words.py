@@ -97,16 +97,19 @@ PAYING = cues(
 )
 
 
-# Money told as a price, a quote or a rate rather than as spent: "the plumber quoted 450", "swimming costs 80 a
-# term", "the babysitter charges 12 an hour", "der klempner hat 450 veranschlagt", "游泳课每节课收费80". Such an amount
-# is something to remember, not a payment — unless the words also say it was paid.
-PRICED = cues(
+# Money told as something other than a payment: a price, a quote or a rate ("the plumber quoted 450", "swimming
+# costs 80 a term", "the babysitter charges 12 an hour", "der klempner hat 450 veranschlagt", "游泳课每节课收费80"), a
+# debt ("tom still owes us 40", "小王还欠我们400块") or a balance ("2300 left in the holiday fund", "im urlaubstopf sind
+# noch 2300 übrig"). Such an amount is something to remember, not money spent — unless the words also say it was paid.
+UNPAID = cues(
     r"\b(?:quoted?|quotes|estimated?|estimates|costs|(?:will|would|'ll|'d|going to|gonna|might|could|should) cost|"
-    r"charges|asking|asks|wants?|priced?|prices?|offered|offers)\b"
+    r"charges|asking|asks|wants?|priced?|prices?|offered|offers|owes?|owed|owing|lent|loaned|borrowed|remaining|"
+    r"balance|saved up|left (?:in|on|over)|does\b.{0,40}\bcost)\b"
     r"|\b(?:an?|per|each|every) (?:hour|lesson|session|class|term|night|visit)\b|/\s?(?:h|hr|hour)\b",
     r"\b(?:veranschlagt|kostenvoranschlag|angebot|angeboten|kostet|kosten würde|würde\b.{0,30}\bkosten|"
-    r"soll\b.{0,30}\bkosten|verlangt|will\b.{0,30}\bhaben|(?:pro|die|je) (?:stunde|einheit|termin|nacht))\b",
-    r"报价|要价|估价|收费|大概要|得花|要花|每(?:节|个)?(?:课|小时|次|晚)",
+    r"soll\b.{0,30}\bkosten|verlangt|will\b.{0,30}\bhaben|(?:pro|die|je) (?:stunde|einheit|termin|nacht)|"
+    r"schuldet|schulden|geliehen|ausgeliehen|übrig|gespart|guthaben|kontostand)\b",
+    r"报价|要价|估价|收费|大概要|得花|要花|(?<!平均)每(?:节|个)?(?:课|小时|次|晚)|欠|借了|借给|还剩|剩下|余额|攒了",
 )
 
 SPEND = cues(

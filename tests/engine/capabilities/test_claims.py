@@ -626,13 +626,16 @@ async def test_a_budget_asked_removed_is_sent_to_the_money_page_and_nothing_chan
         ("the babysitter charges 12 an hour", False),
         ("游泳课每节课收费80", False),
         ("the new tyres will cost about 400", False),
+        ("tom still owes us 40 for the concert tickets", False),  # a debt or a balance neither
+        ("tom schuldet uns noch 40 € fürs konzert", False),
+        ("小王还欠我们400块", False),
         ("paid the babysitter 36, she charges 12 an hour", True),  # unless the words say it was paid
         ("im angebot für 2,99 gekauft", True),
         ("the haircut cost 35", True),
         ("Netflix 13.99 monthly subscription charged today", True),
     ],
 )
-def test_money_told_as_a_price_is_no_expense(text: str, expense: bool) -> None:
+def test_money_told_as_a_price_a_debt_or_a_balance_is_no_expense(text: str, expense: bool) -> None:
     assert (decided(text) == "expense") is expense
 
 
@@ -668,3 +671,17 @@ def test_a_new_time_of_day_is_read_against_the_old_one(old: str, said: str, new:
 def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> None:
     [repeat] = ground(text, NOW, "Europe/Berlin", MEMBERS).repeats
     assert repeat.rrule == rule
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("how much did tom owe us again", None),  # a question about a note, not a sum of spending
+        ("小王欠我们多少钱来着", None),
+        ("what does swimming cost", None),
+        ("这个月平均每次买菜花多少钱？", "sum"),
+        ("wie viel ist vom lebensmittelbudget übrig", "budget"),
+    ],
+)
+def test_a_question_about_a_price_a_debt_or_a_balance_is_no_sum(text: str, expected: str | None) -> None:
+    assert decided(text) == expected
