@@ -135,8 +135,11 @@ ERRAND = cues(
     r"顺路带|顺便带|回来(?:的时候)?带",
 )
 TAKING_ON = cues(
-    r"\b(?:can|could|would) you (?:do|take|handle|sort)\b|\bwill do\b|\b(?:is|'s) doing\b|\b(?:'s|is) on\b.{0,20}"
-    r"\b(?:duty|this week)\b|\b(?:'s|is) (?:your |his |her )?turn\b",
+    r"\b(?:can|could|would) you (?:do|take|handle|sort)\b|\bwill do\b|\b(?:'s|is) on\b.{0,20}\b(?:duty|this week)\b|"
+    r"\b(?:'s|is) (?:your |his |her )?turn\b|"
+    # "tom's doing the hoovering", not "he's doing really well in maths"
+    r"\b(?:is|'s) doing\b(?! (?:really |so |very |pretty |quite )?(?:well|great|fine|better|worse|good|badly|ok|okay|"
+    r"alright|amazing|brilliant)\b)",
     r"\bübernimmt\b|\bkannst du\b.{0,30}\b(?:machen|übernehmen)\b|\bist\b.{0,30}\bdran\b",
     r"负责|轮到|归",
 )

@@ -91,6 +91,8 @@ def decided(text: str) -> str | None:
         ("交水费那个改到明天早上九点吧", "reminder_change"),
         # a member taking a chore on; things brought home are ticked off
         ("tom will do the hoovering this week", "shared_list"),
+        ("tom's doing the hoovering this week", "shared_list"),
+        ("ben's teacher said he's doing really well in maths", None),  # how someone is doing takes nothing on
         ("ben can you do the bins this week", "shared_list"),
         ("hab brot und klopapier mitgebracht", "shared_list"),
         # a ceiling on a month's spending, a raised budget: amounts, never clock times
@@ -627,6 +629,7 @@ async def test_a_budget_asked_removed_is_sent_to_the_money_page_and_nothing_chan
         ("游泳课每节课收费80", False),
         ("the new tyres will cost about 400", False),
         ("tom still owes us 40 for the concert tickets", False),  # a debt or a balance neither
+        ("im urlaubstopf sind noch 2300 €", False),
         ("tom schuldet uns noch 40 € fürs konzert", False),
         ("小王还欠我们400块", False),
         ("paid the babysitter 36, she charges 12 an hour", True),  # unless the words say it was paid
@@ -679,6 +682,7 @@ def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> N
         ("how much did tom owe us again", None),  # a question about a note, not a sum of spending
         ("小王欠我们多少钱来着", None),
         ("what does swimming cost", None),
+        ("wie viel ist noch im urlaubstopf", None),
         ("这个月平均每次买菜花多少钱？", "sum"),
         ("wie viel ist vom lebensmittelbudget übrig", "budget"),
     ],
