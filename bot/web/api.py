@@ -18,10 +18,10 @@ from bot.channels import intake, rates
 from bot.channels.live import ReplyWaiter, follow_events, notification, reply_message
 from bot.channels.web import CHANNEL
 from bot.web.errors import ApiError
-from bot.web.media import media_links
+from bot.web.media import ids, media_links
 from engine.deps import Deps
 from engine.domain import finished_status
-from tools.storage import households, inbox, outbox
+from tools.storage import households, inbox, media, outbox
 from tools.storage.households import Principal
 from tools.storage.inbox import InboxRow
 
@@ -121,16 +121,24 @@ async def _status(deps: Deps, household_id: int, user_id: int, inbox_id: int) ->
     if found is None or found[0].user_id != user_id:
         return None
     row, reply = found
-    return _message_body(deps, row, row.status, None if reply is None else reply_message(reply))
+    return await _message_body(deps, row, row.status, None if reply is None else reply_message(reply))
 
 
-def _message_body(deps: Deps, row: InboxRow, status: str, reply: dict[str, Any] | None) -> dict[str, Any]:
-    """A message as the API shows it; `reply` as `bot.channels.live.reply_message` has it (stored or just published)."""
+async def _message_body(deps: Deps, row: InboxRow, status: str, reply: dict[str, Any] | None) -> dict[str, Any]:
+    """A message as the API shows it; `reply` as `bot.channels.live.reply_message` has it (stored or just published),
+    its charts with what they show in words."""
     body: dict[str, Any] = {"message_id": row.id, "status": status, "received_at": row.received_at.isoformat()}
     if reply is not None:
         body.update(reply=reply["reply"], outcome=reply.get("outcome"), options=reply.get("options", []))
-        body["media"] = media_links(deps.settings.media, reply.get("media_ids"), row.household_id)
+        media_ids = ids(reply.get("media_ids"))
+        described = await _descriptions(deps, row.household_id, media_ids) if media_ids else {}
+        body["media"] = media_links(deps.settings.media, media_ids, row.household_id, described)
     return body
+
+
+async def _descriptions(deps: Deps, household_id: int, media_ids: list[int]) -> dict[int, str]:
+    async with deps.db.household(household_id) as conn:
+        return await media.descriptions(conn, media_ids)
 
 
 async def post_message(request: web.Request) -> web.StreamResponse:
@@ -152,7 +160,7 @@ async def post_message(request: web.Request) -> web.StreamResponse:
             status = await _status(deps, row.household_id, row.user_id, row.id)
         if status is None or "reply" not in status:
             reply = await asyncio.wait_for(asyncio.shield(future), wait_s)
-            status = _message_body(deps, row, finished_status(reply.get("outcome")), reply)
+            status = await _message_body(deps, row, finished_status(reply.get("outcome")), reply)
     except TimeoutError:
         pass
     finally:
@@ -232,9 +240,13 @@ async def get_notifications(request: web.Request) -> web.Response:
     deps = request.app[DEPS]
     async with deps.db.household(principal.household_id, principal.user_id) as conn:
         rows = await outbox.notifications(conn, principal.user_id, since=since, limit=limit)
+        described = await media.descriptions(conn, [m for row in rows for m in ids(row.payload.get("media_ids"))])
     newest = rows[0].sent_at if rows else since
     entries = [
-        {**notification(row), "media": media_links(deps.settings.media, row.payload.get("media_ids"), row.household_id)}
+        {
+            **notification(row),
+            "media": media_links(deps.settings.media, row.payload.get("media_ids"), row.household_id, described),
+        }
         for row in rows
     ]
     return web.json_response(

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import hmac
 import time
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -46,14 +47,24 @@ def media_link(settings: MediaSettings, media_id: int, household_id: int, *, now
     return (settings.base_url or "").rstrip("/") + path
 
 
-def media_links(settings: MediaSettings, media_ids: Any, household_id: int) -> list[dict[str, Any]]:
-    """`[{"id": …, "url": …}]` for a reply's media (no `url` when links are off); bad ids are skipped."""
+def media_links(
+    settings: MediaSettings, media_ids: Any, household_id: int, described: Mapping[int, str] | None = None
+) -> list[dict[str, Any]]:
+    """`[{"id": …, "url": …, "description": …}]` for a reply's media: no `url` when links are off, a `description`
+    (what a chart shows, in words) where `described` has one; bad ids are skipped."""
     found = []
-    for media_id in media_ids or ():
-        if isinstance(media_id, int):
-            link = media_link(settings, media_id, household_id)
-            found.append({"id": media_id} if link is None else {"id": media_id, "url": link})
+    for media_id in ids(media_ids):
+        link = media_link(settings, media_id, household_id)
+        item: dict[str, Any] = {"id": media_id} if link is None else {"id": media_id, "url": link}
+        if described and media_id in described:
+            item["description"] = described[media_id]
+        found.append(item)
     return found
+
+
+def ids(media_ids: Any) -> list[int]:
+    """The valid ids of a reply's media (a payload's `media_ids`)."""
+    return [media_id for media_id in media_ids or () if isinstance(media_id, int)]
 
 
 def check_link(settings: MediaSettings, media_id: int, query: Any, *, now: float | None = None) -> int:

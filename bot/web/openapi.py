@@ -10,6 +10,17 @@ _ERROR = {
         "error": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string"}}}
     },
 }
+
+_MEDIA_ITEM = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "url": {"type": "string"},
+        "description": {"type": "string", "description": "What the image shows, in words (a chart's alt text)"},
+    },
+    "required": ["id"],
+}
+
 _STATUS = {
     "type": "object",
     "properties": {
@@ -21,11 +32,7 @@ _STATUS = {
         "media": {
             "type": "array",
             "description": "Images sent with the reply (charts); url is a signed, expiring link when links are on",
-            "items": {
-                "type": "object",
-                "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
-                "required": ["id"],
-            },
+            "items": _MEDIA_ITEM,
         },
         "duplicate": {"type": "boolean"},
     },
@@ -43,14 +50,7 @@ _NOTIFICATIONS = {
                     "id": {"type": "integer"},
                     "text": {"type": "string"},
                     "kind": {"type": "string", "enum": ["reminder", "digest"]},
-                    "media": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {"id": {"type": "integer"}, "url": {"type": "string"}},
-                            "required": ["id"],
-                        },
-                    },
+                    "media": {"type": "array", "items": _MEDIA_ITEM},
                     "reminder_id": {"type": "integer"},
                     "options": {"type": "array", "items": {"type": "string"}},
                     "created_at": {"type": "string", "format": "date-time"},

@@ -103,8 +103,11 @@ async def test_a_chart_is_drawn_without_the_model_and_reaches_the_member_with_th
     [item] = body["media"]
     image = await charted.client.get(item["url"])
     assert image.status == 200 and png_size(await image.read()) == (800, 500)
+    assert "groceries 58.20 EUR" in item["description"]  # what the chart shows, in words, for who cannot see it
     payload = await charted.admin.fetchval("SELECT payload FROM outbox WHERE inbox_id = $1", body["message_id"])
     assert json.loads(payload)["media_ids"] == [item["id"]]  # what Telegram, Threema and email attach
+    again = await charted.client.get(f"/v1/messages/{body['message_id']}", headers=family.auth("Anna"))
+    assert (await again.json())["media"][0]["description"] == item["description"]  # and read back later
 
 
 async def test_german_and_chinese_requests_are_answered_in_their_language(
