@@ -95,6 +95,11 @@ async def settings(migrated: PostgresInfo, fake_llm: FakeOpenAI, redis_url: str,
     return make_settings(migrated, fake_llm.base_url, redis_url)
 
 
+def on_routed_engine(settings: Settings) -> Settings:
+    """The settings with every message on the routed engine."""
+    return settings.model_copy(update={"engine": settings.engine.model_copy(update={"variants": {"routed": 1}})})
+
+
 @dataclass
 class Family:
     household_id: int
