@@ -163,6 +163,8 @@ def choose_route(request: ChatRequest, preferred: Any = ()) -> str:
     offered = offered_routes(request)
     text = routed_words(request).lower()
     guesses = [name for name in preferred if name in offered]
+    if re.fullmatch(r"\[[^\]]*could not be (?:read|heard)[^\]]*\]", text):  # nothing the member said came through
+        return "unclear"
     if re.search(r"\b(?:remind|erinner)|提醒", text):
         guesses.append("reminder")
     if "?" in text or re.match(r"(?:how|what|when|where|who|which|wie|was|wann|wo|wer)\b", text):
@@ -200,13 +202,15 @@ def _fill(name: str, prop: dict[str, Any], defs: dict[str, Any], text: str, prom
         return False
     if any(option.get("format") == "date" for option in options):
         return "2026-01-01"
-    return _WORDS_FIELDS.get(name, lambda words: words[:60])(text)
+    written = _WORDS_FIELDS.get(name, lambda words: words)(text)
+    return written[: min(option.get("maxLength", 60) for option in options if option.get("type") == "string")]
 
 
 _WORDS_FIELDS: dict[str, Callable[[str], str]] = {
     "reply": lambda words: "Happy to help.",
     "what": lambda words: " ".join(_WORDS.findall(words)[:4]) or "it",
-    "text": lambda words: words[:100] or "it",
+    "text": lambda words: words or "it",
+    "category": lambda words: "other",
 }
 
 
