@@ -137,25 +137,34 @@ def routed_model(**answers: Any) -> Callable[[ChatRequest], Scripted]:
     `answers[name]` that is a `Scripted` is sent as it is (a hostile or broken answer)."""
 
     def model(request: ChatRequest) -> Scripted:
-        name = request.schema_name or ""
+        schema = answer_schema(request)
+        name = request.schema_name or ("route" if schema is not None and set(schema["properties"]) == {"route"} else "")
         if name == "route":
             return Scripted.json({"route": choose_route(request, answers)})
-        if not name.startswith("route_") or request.schema is None:
-            return Scripted(content=f"routed_model: no answer for a call without a route schema ({name})", status=500)
-        route = name.removeprefix("route_")
+        if schema is None:
+            return Scripted(content=f"routed_model: no answer for a call without a schema ({name})", status=500)
+        route = name.removeprefix("route_")  # "" in JSON mode, where the call carries no name: no override
         given = answers.get(route, {})
         given = given(request) if callable(given) else given
         if isinstance(given, Scripted):
             return given
-        filled = fill_schema(request.schema, routed_words(request), routed_prompt(request))
+        filled = fill_schema(schema, routed_words(request), routed_prompt(request))
         return Scripted.json({**filled, **given})
 
     return model
 
 
+def answer_schema(request: ChatRequest) -> dict[str, Any] | None:
+    """The JSON schema the call's answer must fit: a named JSON schema, or in JSON mode (llama.cpp's json_object)
+    the schema given beside it."""
+    response_format = request.body.get("response_format") or {}
+    return request.schema or response_format.get("schema")
+
+
 def offered_routes(request: ChatRequest) -> list[str]:
-    assert request.schema is not None
-    return list(request.schema["properties"]["route"]["enum"])
+    schema = answer_schema(request)
+    assert schema is not None
+    return list(schema["properties"]["route"]["enum"])
 
 
 def choose_route(request: ChatRequest, preferred: Any = ()) -> str:
