@@ -118,6 +118,7 @@ def story_reply(request: ChatRequest) -> Scripted:
 # (schema "route_<name>"), answered as a competent model would from the member's words and the offered choices.
 
 _WORDS = re.compile(r"[^\W_]+")
+_ALL = re.compile(r"\b(?:all|every\w*|alle|alles)\b|全部|所有", re.IGNORECASE)
 _ROWS = re.compile(r"\[(\d+)\] ([^|\n]*)")
 
 
@@ -212,10 +213,13 @@ def _fill(name: str, prop: dict[str, Any], defs: dict[str, Any], text: str, prom
     if any(option.get("format") == "date" for option in options):
         return "2026-01-01"
     written = _WORDS_FIELDS.get(name, lambda words: words)(text)
+    if written is None:
+        return None
     return written[: min(option.get("maxLength", 60) for option in options if option.get("type") == "string")]
 
 
-_WORDS_FIELDS: dict[str, Callable[[str], str]] = {
+_WORDS_FIELDS: dict[str, Callable[[str], str | None]] = {
+    "merchant": lambda words: at.group(1) if (at := re.search(r"\bat (\w+)", words)) else None,
     "reply": lambda words: "Happy to help.",
     "what": lambda words: " ".join(_WORDS.findall(words)[:4]) or "it",
     "text": lambda words: words or "it",
@@ -230,6 +234,8 @@ def _fill_array(name: str, prop: dict[str, Any], defs: dict[str, Any], text: str
     if "enum" in items:
         offered = [value for value in items["enum"] if value is not None]
         said = [value for value in offered if _said(value, text)]
+        if not said and _ALL.search(text):  # "forget all the groceries expenses": every row offered
+            said = offered
         if not said and isinstance(next(iter(offered), None), int):
             best = _best_row(text, prompt, offered)
             said = [best] if best is not None else []
