@@ -19,7 +19,7 @@ from bot.channels.live import ReplyWaiter
 from engine.settings import Settings
 from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI
-from tests.system import System, make_family, on_routed_engine, running_system
+from tests.system import System, make_family, running_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import _golden as g  # noqa: E402
@@ -30,11 +30,6 @@ from _golden_time import DEFAULT_START, VirtualClock  # noqa: E402
 pytestmark = pytest.mark.slow
 
 CASES = {case.id: case for case in g.load_cases()}
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 careful = routed_model()  # what a competent model answers each capability

@@ -10,18 +10,12 @@ import pytest
 from arq.connections import ArqRedis
 
 from bot.channels import intake
-from engine.settings import Settings
 from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import ChatRequest, Scripted
-from tests.system import System, eventually, make_family, on_routed_engine
+from tests.system import System, eventually, make_family
 from tools.storage import households
 from tools.storage.database import Connection
 from tools.storage.households import Principal
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def test_unknown_or_missing_token_is_401(system: System) -> None:

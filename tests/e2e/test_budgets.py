@@ -9,7 +9,7 @@ from tests.system import make_family, make_settings, running_system
 async def test_tool_call_budget_stops_the_plan_with_an_honest_reply(
     migrated, fake_llm, redis_url, redis, admin_conn
 ) -> None:
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, max_tool_calls=1, variants={"routed": 1})
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, max_tool_calls=1)
     fake_llm.reset()
     family = await make_family(admin_conn, "Budget", {"Anna": "Europe/Berlin"})
     fake_llm.script(routed_model(reminder={"text": "pay the bill"}))
@@ -26,9 +26,7 @@ async def test_tool_call_budget_stops_the_plan_with_an_honest_reply(
 async def test_a_household_over_its_daily_allowance_gets_a_note_and_no_model_call(
     migrated, fake_llm, redis_url, redis, admin_conn
 ) -> None:
-    settings = make_settings(
-        migrated, fake_llm.base_url, redis_url, household_daily_tokens=20_000, variants={"routed": 1}
-    )
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, household_daily_tokens=20_000)
     fake_llm.reset()
     spent = await make_family(admin_conn, "Spent", {"Anna": "Asia/Shanghai"})
     fresh = await make_family(admin_conn, "Fresh", {"Anna": "Asia/Shanghai"})
@@ -51,7 +49,7 @@ async def test_a_household_over_its_daily_allowance_gets_a_note_and_no_model_cal
 
 
 async def test_the_prompt_version_each_member_got_is_recorded(migrated, fake_llm, redis_url, redis, admin_conn) -> None:
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
+    settings = make_settings(migrated, fake_llm.base_url, redis_url)
     fake_llm.reset()
     family = await make_family(admin_conn, "Versions", {"Anna": "Europe/Berlin"})
     fake_llm.script(routed_model())
@@ -60,4 +58,4 @@ async def test_the_prompt_version_each_member_got_is_recorded(migrated, fake_llm
     variants = await admin_conn.fetch(
         "SELECT DISTINCT variant FROM experiment_results WHERE household_id = $1", family.household_id
     )
-    assert [r["variant"] for r in variants] == ["routed"]
+    assert [r["variant"] for r in variants] == ["default"]

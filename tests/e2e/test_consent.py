@@ -4,16 +4,8 @@ plan without asking the model again."""
 
 from __future__ import annotations
 
-import pytest
-
-from engine.settings import Settings
 from tests.e2e.scripts import routed_model
-from tests.system import Family, System, make_family, on_routed_engine
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
+from tests.system import Family, System, make_family
 
 
 async def groceries(system: System, name: str) -> Family:

@@ -13,8 +13,8 @@ from tests.system import make_family, make_settings, running_system
 async def test_a_sum_question_with_local_model_settings(
     migrated, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
 ) -> None:
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
-    local_llm = {"structured_output": "json_object", "native_tools": False, "max_output_tokens": 700}
+    settings = make_settings(migrated, fake_llm.base_url, redis_url)
+    local_llm = {"structured_output": "json_object", "max_output_tokens": 700}
     settings = settings.model_copy(update={"llm": settings.llm.model_copy(update=local_llm)})
     fake_llm.reset()
     family = await make_family(admin_conn, "Local", {"Anna": "Europe/Berlin"})

@@ -22,15 +22,10 @@ from tests.conftest import PostgresInfo
 from tests.e2e.scripts import routed_model
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI, Scripted
-from tests.system import System, make_family, on_routed_engine, routed_system, running_system
+from tests.system import System, make_family, routed_system, running_system
 from tools.infra.queue import DELIVER_OUTBOUND
 
 BERLIN = ZoneInfo("Europe/Berlin")
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 class Scrape:

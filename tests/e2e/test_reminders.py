@@ -17,7 +17,7 @@ from tests.e2e.scripts import routed_model
 from tests.e2e.test_stories import send
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import System, make_family, on_routed_engine, running_system
+from tests.system import System, make_family, running_system
 from tools.infra.queue import reminder_job_id
 from tools.infra.recurrence import resolve_wall_time
 from worker.jobs import sweep_reminders
@@ -26,11 +26,6 @@ BERLIN = ZoneInfo("Europe/Berlin")
 
 
 reminder_model = routed_model(reminder={"text": "Call the dentist"})
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.fixture

@@ -9,17 +9,11 @@ import json
 import pytest
 
 from engine.pipeline import Engine
-from engine.settings import Settings
 from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.openai_server import ChatRequest, Scripted
-from tests.system import System, accept_unqueued, make_family, on_routed_engine
+from tests.system import System, accept_unqueued, make_family
 from tools.storage import inbox
 from worker.jobs import handle_inbound
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def count(system: System, table: str, household_id: int) -> int:

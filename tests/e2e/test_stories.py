@@ -5,21 +5,14 @@ from __future__ import annotations
 import asyncio
 from decimal import Decimal
 
-import pytest
 import structlog.contextvars
 import structlog.testing
 
 from engine.capabilities.phrases import say
-from engine.settings import Settings
 from tests.e2e.scripts import routed_model
-from tests.system import System, make_family, on_routed_engine
+from tests.system import System, make_family
 
 family_model = routed_model()  # a model that fills each capability's answer from the member's words
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def send(system: System, auth: dict[str, str], text: str, **extra: object) -> dict:
@@ -34,7 +27,7 @@ async def test_simple_record_stores_one_memory_with_one_llm_call(system: System)
 
     body = await send(system, family.auth("Anna"), "I spent 35.50 euros on groceries at Lidl")
 
-    assert body["reply"] == "Saved: groceries, 35.50 EUR."
+    assert body["reply"] == "Saved: groceries (Lidl), 35.50 EUR."
     assert body["outcome"] == "answered"
     rows = await system.admin.fetch(
         "SELECT amount, currency, ai_understanding->>'category' AS category, author_id FROM memories "

@@ -22,14 +22,9 @@ from engine.settings import OCRSettings, Settings, SpeechSettings
 from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.images import CHINESE_FONT, drawing, picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import Family, make_family, on_routed_engine
+from tests.system import Family, make_family
 from tools.storage import media
 from tools.storage.inbox import InboxRow
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.fixture(scope="module")

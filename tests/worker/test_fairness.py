@@ -7,19 +7,13 @@ import asyncio
 from typing import Any
 
 import asyncpg
-import pytest
 
 from engine.pipeline import Engine
 from engine.settings import Settings
 from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI
-from tests.system import accept_unqueued, eventually, make_family, on_routed_engine, running_system
+from tests.system import accept_unqueued, eventually, make_family, running_system
 from worker.jobs import handle_inbound, sweep
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def test_a_flooding_household_holds_its_slots_only_and_hands_them_on_in_order(

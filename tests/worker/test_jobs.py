@@ -17,18 +17,13 @@ from engine.pipeline import Engine
 from engine.settings import Settings
 from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import FakeOpenAI, Scripted
-from tests.system import System, accept_unqueued, eventually, make_family, on_routed_engine, running_system
+from tests.system import System, accept_unqueued, eventually, make_family, running_system
 from tools.storage import outbox
 from tools.storage.database import Database
 from tools.storage.households import Principal
 from tools.storage.outbox import OutboxRow
 from worker import delivery, messages
 from worker.jobs import deliver_outbound, handle_inbound, sweep
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def test_sweeper_leaves_an_admitted_message_whose_job_waits_alone(

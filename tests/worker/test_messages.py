@@ -12,18 +12,11 @@ import pytest
 from arq import Retry
 
 from engine.pipeline import Engine
-from engine.settings import Settings
 from tests.conftest import PostgresInfo
 from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import FakeOpenAI, Scripted
-from tests.system import Family, System, accept_unqueued, make_family, make_settings, on_routed_engine, running_system
+from tests.system import Family, System, accept_unqueued, make_family, make_settings, running_system
 from worker.jobs import handle_inbound
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
-
 
 EXPENSE = "I spent 7.20 euros on groceries"
 
@@ -34,7 +27,7 @@ async def quick_tools(
 ) -> AsyncIterator[System]:
     """The system without a background worker (the tests run the job themselves), with a 1 s tool time limit."""
     fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, tool_timeout_s=1.0, variants={"routed": 1})
+    settings = make_settings(migrated, fake_llm.base_url, redis_url, tool_timeout_s=1.0)
     async with running_system(settings, fake_llm, admin_conn, worker=False) as running:
         yield running
 

@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import asyncpg
-import pytest
 import redis.asyncio as redis_asyncio
 from arq import Worker
 
@@ -16,13 +15,8 @@ from engine.settings import MetricsSettings, Settings
 from tests.e2e.scripts import routed_model
 from tests.e2e.test_metrics import Scrape
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import make_family, on_routed_engine, running_system
+from tests.system import make_family, running_system
 from worker.main import background_worker, create_worker
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @contextlib.asynccontextmanager

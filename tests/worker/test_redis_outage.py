@@ -26,18 +26,12 @@ from tests.system import (
     eventually,
     free_port,
     make_family,
-    on_routed_engine,
     running_system,
 )
 from tools.infra.queue import enqueue_message
 from worker.main import background_worker, run_worker
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs the redis-server program")
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 class PrivateRedis:

@@ -13,16 +13,11 @@ from bot.web.media import media_link
 from engine.settings import MediaSettings, Settings
 from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import System, make_family, on_routed_engine, running_system
+from tests.system import System, make_family, running_system
 from tests.tools.test_charts import PNG_MAGIC, png_size
 from tools.storage import households, media, outbox
 
 SECRET = "test-media-secret-0123456789abcdefghij"
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.fixture

@@ -17,16 +17,11 @@ from engine.settings import Settings
 from tests.bot.channels.email.conftest import FAA_ADDRESS, SmtpPeer, mime, signed
 from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import Family, System, make_family, on_routed_engine, running_system
+from tests.system import Family, System, make_family, running_system
 from tools.storage import identities
 
 PATH = "/v1/email/inbound/mime"
 MESSAGES = Path(__file__).parent / "messages"
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.fixture

@@ -19,14 +19,9 @@ from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.images import picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
-from tests.system import System, eventually, make_family, on_routed_engine, running_system
+from tests.system import System, eventually, make_family, running_system
 from tools.storage import inbox
 from worker.main import _shutdown, _startup
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 def model(request: ChatRequest) -> Scripted:

@@ -7,21 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from engine.settings import Settings
 from tests.bot.channels.telegram import updates
 from tests.bot.channels.telegram.conftest import link, post
 from tests.bot.channels.telegram.test_flow import delivered
 from tests.e2e.scripts import routed_model
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 from tests.privacy_matrix import ROLES, call, expected, family_of_three, rows_for
-from tests.system import Family, System, on_routed_engine
+from tests.system import Family, System
 
 GROUP = updates.GROUP_CHAT["id"]
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.mark.parametrize("actor", list(ROLES))

@@ -23,18 +23,13 @@ from tests.bot.ops.test_local_servers import free_port
 from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
-from tests.system import System, make_family, on_routed_engine, running_system
+from tests.system import System, make_family, running_system
 
 SAMPLES = Path(__file__).parents[3] / "fakes" / "voice"
 SAID: dict[bytes, str] = {
     (SAMPLES / name).read_bytes(): sentence
     for name, sentence in json.loads((SAMPLES / "samples.json").read_text()).items()
 }
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.fixture

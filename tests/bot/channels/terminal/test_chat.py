@@ -44,7 +44,7 @@ terminal_model = routed_model(chat={"reply": "Hello Anna, how can I help?"})
 async def runtime(own_database: PostgresInfo, fake_llm: FakeOpenAI, redis_url: str, redis: object) -> Runtime:
     fake_llm.reset()
     fake_llm.script(terminal_model)
-    return Runtime(make_settings(own_database, fake_llm.base_url, redis_url, max_seconds=10, variants={"routed": 1}))
+    return Runtime(make_settings(own_database, fake_llm.base_url, redis_url, max_seconds=10))
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ async def test_a_record_and_a_chat_reply_are_printed_and_kept(
             await chat(runtime.settings, runtime.admin_dsn, "Anna", household, read_line=keyboard)
 
     out, err = capsys.readouterr()
-    assert out.splitlines() == ["FAA: Saved: groceries, 35.50 EUR.", "FAA: Hello Anna, how can I help?"]
+    assert out.splitlines() == ["FAA: Saved: groceries (Lidl), 35.50 EUR.", "FAA: Hello Anna, how can I help?"]
     assert "Chatting as Anna" in err
     assert keyboard.prompts == ["Anna> "] * 3
     assert [e["channel"] for e in logs if e["event"] == "message.received"] == ["terminal", "terminal"]
@@ -88,7 +88,7 @@ async def test_a_record_and_a_chat_reply_are_printed_and_kept(
     ]
     interactions = await admin.fetch("SELECT inbox_id, channel, reply_text FROM interactions ORDER BY inbox_id")
     assert [(r["inbox_id"], r["channel"], r["reply_text"]) for r in interactions] == [
-        (inbox[0]["id"], "terminal", "Saved: groceries, 35.50 EUR."),
+        (inbox[0]["id"], "terminal", "Saved: groceries (Lidl), 35.50 EUR."),
         (inbox[1]["id"], "terminal", "Hello Anna, how can I help?"),
     ]
 

@@ -23,7 +23,7 @@ async def test_faa_chat_forgets_what_the_member_may_change(
 ) -> None:
     """`forget the note <owner>-<visibility>` through the terminal: the model is offered only the notes the member
     sees, and the tool refuses what the member may not change."""
-    settings = make_settings(own_database, fake_llm.base_url, redis_url, max_seconds=20, variants={"routed": 1})
+    settings = make_settings(own_database, fake_llm.base_url, redis_url, max_seconds=20)
     admin = await asyncpg.connect(own_database.admin_dsn)
     try:
         family = await family_of_three(admin, "Terminal")

@@ -18,19 +18,13 @@ from bot.channels.threema.fetcher import ThreemaFetcher
 from bot.channels.threema.gateway import GatewayClient
 from engine.channel_settings import ThreemaSettings
 from engine.domain import Attachment
-from engine.settings import Settings
 from tests.bot.channels.threema.gateway_fake import FakeGateway, Peer, sign
 from tests.e2e.scripts import routed_model
-from tests.system import Family, System, make_family, on_routed_engine
+from tests.system import Family, System, make_family
 from tools.storage import identities
 
 MakePeer = Callable[[], Awaitable[Peer]]
 FORM = "application/x-www-form-urlencoded"
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def post(system: System, form: dict[str, str]) -> int:

@@ -7,22 +7,15 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-import pytest
 from playwright.async_api import BrowserContext, expect
 
-from engine.settings import Settings
 from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.bot.web.pages.test_calendar import session
 from tests.e2e.scripts import routed_model
-from tests.system import System, accept_unqueued, make_family, on_routed_engine
+from tests.system import System, accept_unqueued, make_family
 from tools.storage import outbox
 
 CLOCK = ZoneInfo("Etc/GMT-1")  # a zone of no country: where the member lives says no currency
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def test_a_clarifying_question_offers_its_options_as_buttons(

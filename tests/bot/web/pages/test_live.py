@@ -20,7 +20,7 @@ from tests.bot.web.pages.test_calendar import session
 from tests.e2e.scripts import routed_model
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import Family, System, eventually, make_family, on_routed_engine, running_system
+from tests.system import Family, System, eventually, make_family, running_system
 from tools.storage import reminders
 from worker.jobs import sweep_reminders
 
@@ -38,11 +38,6 @@ Object.defineProperty(document, "visibilityState", { get: () => "hidden" });
 """
 
 NONE = "No reminders. Create one below or ask in the chat."
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 @pytest.fixture

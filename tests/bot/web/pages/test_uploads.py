@@ -22,7 +22,7 @@ from tests.bot.web.pages.test_calendar import session
 from tests.e2e.scripts import routed_model
 from tests.fakes.images import picture
 from tests.fakes.openai_server import FakeOpenAI
-from tests.system import Family, System, make_family, on_routed_engine, running_system
+from tests.system import Family, System, make_family, running_system
 
 RECEIPT = picture(["BAKERY", "TOTAL EUR 4.80"], format="JPEG")
 SAID = "We paid 50 euros for groceries today"
@@ -31,11 +31,6 @@ WEBM = b"\x1a\x45\xdf\xa3"  # the EBML magic every WebM file starts with
 
 model = routed_model()
 SAVED_RECEIPT = re.compile(r"^Saved: .*4\.80 EUR")
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    return on_routed_engine(settings)
 
 
 async def expenses(system: System, family: Family) -> list[tuple[str, str]]:
