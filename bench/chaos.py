@@ -76,7 +76,7 @@ import asyncpg  # noqa: E402
 import redis.asyncio as redis_asyncio  # noqa: E402
 from redis.exceptions import RedisError  # noqa: E402
 
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message  # noqa: E402
+from tests.e2e.scripts import routed_model, routed_words  # noqa: E402
 from tests.fakes.openai_server import ChatRequest, Scripted  # noqa: E402
 from tools.infra import local_postgres  # noqa: E402
 from tools.storage import identities  # noqa: E402
@@ -101,12 +101,7 @@ REMINDER_AFTER_S = 30.0  # into the flood, when its reminder falls due
 REMINDER = re.compile(r"^Remind me at (\S+) to (.+)$")
 
 
-def model(request: ChatRequest) -> Scripted:
-    """An expense message is stored, and its reply written in the same call."""
-    step = expense_plan(member_message(request)) if is_analysis(request) else None
-    if step is None:
-        return Scripted(content="Saved.")
-    return analysis("record", plan=[step], reply=f"Saved {step['args']['amount']} EUR for groceries.")
+model = routed_model()  # an expense is stored from its one call, its reply written from the tool's result
 
 
 class Model:
@@ -121,16 +116,12 @@ class Model:
         return dataclasses.replace(self._answer(request), delay_s=self.delay_s)
 
     def _answer(self, request: ChatRequest) -> Scripted:
-        if not is_analysis(request):
-            return model(request)
-        text = member_message(request)
-        self.read.append(text)
-        if expense_plan(text) is not None:
-            return model(request)
+        text = routed_words(request)
+        if request.schema_name != "route":
+            self.read.append(text)
         if match := REMINDER.match(text):
-            step = {"tool": "schedule_reminder", "args": {"text": match.group(2), "when": match.group(1)}}
-            return analysis("record", plan=[step], reply="I'll remind you.")
-        return analysis("chat", reply="Got it.")
+            return routed_model(reminder={"text": match.group(2)})(request)
+        return model(request)
 
 
 class Replies:

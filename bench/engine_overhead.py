@@ -27,8 +27,7 @@ import numpy as np  # noqa: E402
 from _memories import load_memories  # noqa: E402
 
 from engine.settings import Settings  # noqa: E402
-from tests.e2e.scripts import analysis, is_analysis, member_message, story_analysis, story_reply  # noqa: E402
-from tests.fakes.openai_server import ChatRequest, Scripted  # noqa: E402
+from tests.e2e.scripts import routed_model  # noqa: E402
 
 REDIS_DB = 14
 MEMBERS = ("Anna", "Ben", "Tom", "Lea")
@@ -38,11 +37,7 @@ MAIN_BUDGET_S = 150.0  # for the messages of the main pass; whatever is done by 
 # ---------------------------------------------------------------------------------------------------- scripted model
 
 
-def bench_model(request: ChatRequest) -> Scripted:
-    """What a competent model plans for the three benchmark messages (the stories of tests/e2e/test_stories.py)."""
-    if is_analysis(request):
-        return story_analysis(member_message(request)) or analysis("chat", reply="Hello!")
-    return story_reply(request)
+bench_model = routed_model()  # what a competent model answers each call (the stories of tests/e2e/test_stories.py)
 
 
 def messages(n: int, seed: int = 7) -> list[tuple[str, str]]:

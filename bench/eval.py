@@ -1,7 +1,7 @@
 """How well FAA answers: the golden set (bench/golden/cases.yaml, the dev split; `--cases bench/golden/test.yaml`
 for the held-out test split) against whatever model endpoint is configured.
 
-    .venv/bin/python bench/eval.py [--cases FILE] [--only ID_OR_CATEGORY ...] [--variant fast] [--now ISO]
+    .venv/bin/python bench/eval.py [--cases FILE] [--only ID_OR_CATEGORY ...] [--variant NAME] [--now ISO]
                                    [--timeout 600]
 
 The endpoint comes from the environment / .env like `faa up` reads it (LLM_BASE_URL, LLM_API_KEY, LLM_MODEL,

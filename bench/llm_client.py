@@ -13,7 +13,7 @@ measured in alternating rounds (the machine is noisy) and the median round is re
 - `embed_typed_httpx_us` / `embed_faa_us`: the same for one 384-dimensional embedding
   (`tools.infra.embeddings.OpenAIEmbedder`).
 
-The request is an analysis call's size: a 6,000-character system prompt, the message, a JSON schema.
+The request is a long model call's size: a 6,000-character system prompt, the message, a JSON schema.
 """
 
 from __future__ import annotations

@@ -75,7 +75,7 @@ async def open_deps(
         )
     registry = default_registry()
     capabilities.check(registry)
-    prompts = PromptBook.load(registry, settings.engine.prompts_file)
+    prompts = PromptBook.load(settings.engine.prompts_file)
     db = await Database.connect(
         settings.database.url, min_size=settings.database.pool_min, max_size=settings.database.pool_max
     )

@@ -9,7 +9,6 @@ and the journal replays what already committed — except on the job's last try,
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -224,7 +223,3 @@ async def _finish(run: Run, outcome: StepResult) -> StepResult:
 def _from_entry(step_id: str, entry: journal.Entry) -> StepResult:
     payload = entry.payload
     return StepResult(step_id, payload["tool"], True, result=payload["result"], writes=payload.get("writes", False))
-
-
-def results_text(results: list[StepResult]) -> str:
-    return json.dumps([r.for_model() for r in results], ensure_ascii=False, default=str)

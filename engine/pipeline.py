@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 import structlog
 
-from engine import consent, metrics, planner, routed
+from engine import consent, metrics, routed
 from engine.context import (
     History,
     People,
@@ -154,12 +154,7 @@ class Engine:
             if decided is not None:
                 return decided, None
             history = replace(history, pending=None)  # a new message: the kept plan is dropped with the question
-        version = self._experiment(run)
-        if version.routed:
-            return await routed.answer(run, version, text, history)
-        grounding = await routed.ground_message(run, text)
-        rows, reminders = await routed.pointed_rows(run, text, grounding, history)
-        return await planner.answer(run, version, text, history, grounding, rows, reminders)
+        return await routed.answer(run, self._experiment(run), text, history)
 
     def _experiment(self, run: Run) -> PromptVersion:
         started = time.monotonic()

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import functools
-import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.errors import BudgetExceeded
 
 if TYPE_CHECKING:
     from engine.executor import StepResult
     from engine.run import Run
-    from tools.registry import ToolRegistry
 
 _FAILURE = {
     "en": "Sorry, I couldn't handle that message just now. Nothing you sent is lost — please try again in a moment.",
@@ -111,43 +108,3 @@ def basic_answer(results: list[StepResult], budget: BudgetExceeded | None = None
     elif budget is not None:
         lines.append(f"I stopped early because this message used up its {budget.budget} budget.")
     return "\n".join(lines) or "Sorry, I couldn't finish that. Please try again."
-
-
-# How the hints written for the model read ("take ids from tool results", "the tool call"): no member's reply says so.
-_MODEL_PHRASES = re.compile(
-    r"\btool (?:results?|calls?)\b|\b(?:take|find) (?:the )?ids?\b|\bids? from\b", re.IGNORECASE
-)
-_WORD = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b", re.IGNORECASE)
-
-
-def readable(reply: str, results: list[StepResult], words: frozenset[str]) -> str:
-    """`reply` when a member can read it; a plain account of `results` instead when it quotes a hint written for the
-    model: a tool's or an argument's name (`words`, see `model_words`: "show_list", "reminder_ids") or the
-    wording of a repair hint ("take ids from tool results")."""
-    named = {word.lower().removesuffix("s") for word in _WORD.findall(reply)}
-    if not (named & words or any(word.endswith("_id") for word in named) or _MODEL_PHRASES.search(reply)):
-        return reply
-    return basic_answer(results)
-
-
-@functools.cache
-def model_words(registry: ToolRegistry) -> frozenset[str]:
-    """The names written for the model alone: the tools' and their arguments' names with an underscore (plurals
-    without their "s")."""
-    words: set[str] = set(registry.names())
-    for name in registry.names():
-        words |= {key for key in _keys(registry.get(name).parameters()) if "_" in key}
-    return frozenset(word.lower().removesuffix("s") for word in words)
-
-
-def _keys(schema: Any) -> set[str]:
-    found: set[str] = set()
-    if isinstance(schema, dict):
-        for key, value in schema.items():
-            if key == "properties" and isinstance(value, dict):
-                found |= set(value)
-            found |= _keys(value)
-    elif isinstance(schema, list):
-        for value in schema:
-            found |= _keys(value)
-    return found

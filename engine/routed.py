@@ -19,7 +19,6 @@ from pydantic import BaseModel
 from engine import consent, metrics, privacy, reply_field
 from engine.analysis import PlannedCall, read_answer
 from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute, Said, Situation, routing
-from engine.capabilities._memories import candidate_rows
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
 from engine.capabilities.words import FILLER, VAGUE
@@ -167,7 +166,7 @@ async def _one(
         return _ask(run, name, text, plan)
     plan = privacy.apply(plan, audience, run.members)  # who sees a new row is the words' to say, not the model's
     if route.consent == "always" or consent.must_ask(plan, text):
-        return consent.ask(run, plan, plan, text)
+        return consent.ask(run, plan, text)
     results = await run_plan(run, plan) if plan else []
     if model is not None and any(not r.ok and r.fixable for r in results):
         answer_, results = await _repair(run, version, route, situation, model, answer_, plan, results)
@@ -194,20 +193,6 @@ async def ground_message(run: Run, text: str) -> Grounding:
 
 async def _grounded(text: str, now: Any, timezone: str, members: list[str]) -> dict[str, Any]:
     return ground(text, now, timezone, members).to_json()
-
-
-async def pointed_rows(
-    run: Run, text: str, grounding: Grounding, history: History
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The stored memories and the reminders a message that changes something may point at, for a planner that
-    cannot look them up before it plans."""
-    route = routing.decisive(routing.reading(text, grounding, reminder_just_sent=bool(history.fired)))
-    situation = Situation(run, text, grounding, history)
-    if route in ("update", "forget"):
-        return await candidate_rows(situation), []
-    if route == "reminder_change" and await CAPABILITIES[route].prepare(situation) is None:
-        return [], situation.rows
-    return [], []
 
 
 def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str | None]:

@@ -63,10 +63,6 @@ class LLMSettings(BaseSettings):
     max_output_tokens: int | None = Field(
         default=None, ge=16, description="Cap on the tokens of one answer; unset: the endpoint's own limit."
     )
-    native_tools: bool = Field(
-        default=True,
-        description="Offer tools to the reply call for verification rounds; off for models whose tool calls fail.",
-    )
 
     @property
     def configured(self) -> bool:
@@ -187,7 +183,7 @@ class EngineSettings(BaseSettings):
     experiment: str = Field(default="prompt_version", description="Name of the running prompt A/B experiment.")
     variants: dict[str, int] = Field(
         default_factory=lambda: {"default": 100},
-        description='Prompt versions and weights, e.g. {"default":50,"fast":50}',
+        description='Prompt versions (engine/prompts.yaml) and their weights, e.g. {"default":50,"terse":50}',
     )
     route_margin: float = Field(
         default=0.3,
@@ -195,8 +191,6 @@ class EngineSettings(BaseSettings):
         description="How far the capability nearest by its examples must lead the runner-up to be chosen without "
         "asking the model, when no cue decides (higher: the model chooses more often).",
     )
-    max_rounds: int = Field(default=3, ge=1, le=3)
-    max_verification_rounds: int = Field(default=3, ge=0, le=3)
     max_tool_calls: int = Field(default=12, ge=1)
     max_tokens: int = Field(default=40_000, ge=100)
     max_seconds: float = Field(default=90.0, gt=0)

@@ -190,10 +190,9 @@ async def routed_system(
     clock: Clock | None = None,
     **update: object,
 ) -> AsyncIterator[System]:
-    """The whole system on the routed engine (the offline default), the scripted model reset; `update` replaces
-    whole settings sections (media, telegram, …)."""
+    """The whole system, the scripted model reset; `update` replaces whole settings sections (media, telegram, …)."""
     fake_llm.reset()
-    settings = make_settings(migrated, fake_llm.base_url, redis_url, variants={"routed": 1})
+    settings = make_settings(migrated, fake_llm.base_url, redis_url)
     async with running_system(settings.model_copy(update=update), fake_llm, admin, clock=clock) as system:
         yield system
 

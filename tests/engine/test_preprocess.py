@@ -19,7 +19,7 @@ from engine.errors import AttachmentError, LLMError
 from engine.ocr import RapidOCRReader, join_lines
 from engine.pipeline import Engine
 from engine.settings import OCRSettings, Settings, SpeechSettings
-from tests.e2e.scripts import analysis, is_analysis, member_message
+from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.images import CHINESE_FONT, drawing, picture
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import Family, make_family
@@ -137,10 +137,13 @@ async def process(deps: Deps, family: Family, external_id: str, text: str, *atta
 
 
 def echo_model(seen: list[str]):  # type: ignore[no-untyped-def]
+    """The routed scripted model, keeping the words each capability's call read."""
+    answer = routed_model()
+
     def model(request: ChatRequest) -> Scripted:
-        assert is_analysis(request)
-        seen.append(member_message(request))
-        return analysis("chat", reply="Got it.")
+        if request.schema_name != "route":
+            seen.append(routed_words(request))
+        return answer(request)
 
     return model
 
@@ -151,7 +154,7 @@ async def test_photo_voice_and_stored_file_reach_the_model_as_text(
     family = await make_family(admin_conn, "Prep", {"Anna": "Europe/Berlin"})
     async with deps.db.household(family.household_id) as conn:
         note = await media.save(conn, family.household_id, kind="file", mime="text/plain", data=b"Wifi: blue-42")
-    fake_llm.transcripts[b"OggS voice"] = "remind me to buy milk"
+    fake_llm.transcripts[b"OggS voice"] = "the milk was for Tom"
     files = deps.fetchers["telegram"]
     assert isinstance(files, ChannelFiles)
     files.files["voice-1"] = b"OggS voice"
@@ -169,11 +172,11 @@ async def test_photo_voice_and_stored_file_reach_the_model_as_text(
         Attachment(kind="image", mime="image/jpeg", ref="photo-gone"),
     )
 
-    assert reply == "Got it."
+    assert reply
     [text] = seen
     assert text.startswith("see attached")
     assert "[image, text extracted]\nPHARMACY" in text and "8.90" in text
-    assert "remind me to buy milk" in text
+    assert "the milk was for Tom" in text
     assert "[file 'wifi.txt', text extracted]\nWifi: blue-42" in text
     assert "[image: could not be read — the file has expired on the channel's server]" in text
     assert fake_llm.transcription_requests == [("scripted-whisper", b"OggS voice")]
@@ -227,7 +230,7 @@ async def test_a_download_that_may_work_later_retries_the_job_then_goes_on_witho
 
     finished = await Engine(deps).process(row.id, family.household_id, final_attempt=True)
 
-    assert finished is not None and finished.reply.text == "Got it."
+    assert finished is not None and finished.reply.outcome == "answered"
     assert "[image: could not be read — the channel's server did not answer]" in seen[0]
 
 

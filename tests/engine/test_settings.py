@@ -21,10 +21,10 @@ def test_env_example_documents_every_setting() -> None:
 
 def test_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LLM_MODEL", "qwen2.5")
-    monkeypatch.setenv("ENGINE_VARIANTS", '{"default": 50, "fast": 50}')
+    monkeypatch.setenv("ENGINE_VARIANTS", '{"default": 50, "terse": 50}')
     settings = Settings.load()
     assert settings.llm.model == "qwen2.5"
-    assert settings.engine.variants == {"default": 50, "fast": 50}
+    assert settings.engine.variants == {"default": 50, "terse": 50}
 
 
 def test_bad_settings_are_refused_clearly(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ import asyncpg
 
 from engine.pipeline import Engine
 from engine.settings import Settings
-from tests.e2e.scripts import analysis
+from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI
 from tests.system import accept_unqueued, eventually, make_family, running_system
 from worker.jobs import handle_inbound, sweep
@@ -33,7 +33,7 @@ async def test_a_flooding_household_holds_its_slots_only_and_hands_them_on_in_or
         if "slow" in request.last_user_text:
             started.append(request.last_user_text)
             await released.wait()
-        return analysis("chat", reply="Done.")
+        return routed_model(chat={"reply": "Done."})(request)
 
     async with running_system(fair, fake_llm, admin_conn, worker=False) as system:
         system.llm.script(model)
@@ -115,7 +115,7 @@ async def test_a_message_whose_own_job_still_waits_is_run_by_that_job_alone(
 
     family = await make_family(admin_conn, "Once", {"Anna": "Europe/Berlin"})
     async with running_system(settings, fake_llm, admin_conn, worker=False) as system:
-        system.llm.script(lambda request: analysis("chat", reply="Once."))
+        system.llm.script(routed_model(chat={"reply": "Once."}))
         first = await accept_unqueued(system.deps, family, "Anna", f"once-{family.household_id}-1", "one")
         await admin_conn.execute("UPDATE inbox SET status = 'processing' WHERE id = $1", first.id)
         second = await accept_unqueued(system.deps, family, "Anna", f"once-{family.household_id}-2", "two")

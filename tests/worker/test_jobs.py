@@ -15,7 +15,7 @@ from bot.channels import intake
 from engine.errors import DeliveryError, StorageError
 from engine.pipeline import Engine
 from engine.settings import Settings
-from tests.e2e.scripts import analysis
+from tests.e2e.scripts import routed_model
 from tests.fakes.openai_server import FakeOpenAI, Scripted
 from tests.system import System, accept_unqueued, eventually, make_family, running_system
 from tools.storage import outbox
@@ -55,9 +55,9 @@ async def test_sweeper_leaves_an_admitted_message_whose_job_waits_alone(
 
 async def test_sweeper_runs_a_message_whose_job_was_lost(system: System) -> None:
     family = await make_family(system.admin, "Lost", {"Anna": "Europe/Berlin"})
-    system.llm.script(lambda request: analysis("chat", reply="Found you."))
+    system.llm.script(routed_model(chat={"reply": "Found you."}))
     # Committed, but the enqueue never happened (Redis flushed, process died in between).
-    row = await accept_unqueued(system.deps, family, "Anna", "lost-1", "hello?")
+    row = await accept_unqueued(system.deps, family, "Anna", "lost-1", "how are you?")
     await system.admin.execute("UPDATE inbox SET updated_at = now() - interval '1 hour' WHERE id = $1", row.id)
 
     await sweep({"deps": system.deps})
@@ -228,7 +228,7 @@ async def test_a_running_message_renews_its_lease_and_one_whose_worker_died_is_t
     deps = dataclasses.replace(
         system.deps, settings=settings.model_copy(update={"worker": settings.worker.model_copy(update={"lease_s": 3})})
     )
-    row = await accept_unqueued(system.deps, family, "Anna", "leased-1", "hello?")
+    row = await accept_unqueued(system.deps, family, "Anna", "leased-1", "how are you?")
     job = asyncio.create_task(
         handle_inbound({"deps": deps, "engine": Engine(deps), "job_try": 1}, row.id, family.household_id)
     )
@@ -270,7 +270,7 @@ async def test_after_redis_restarted_empty_the_sweep_returns_every_lost_message(
     """More lost messages than one page of the sweep: admitted messages whose jobs were lost, and households with
     messages waiting for their turn. One sweep enqueues them all."""
     monkeypatch.setattr(messages, "_SWEEP_PAGE", 4)
-    system.llm.script(lambda request: analysis("chat", reply="Back."))
+    system.llm.script(routed_model(chat={"reply": "Back."}))
     admitted = []
     for n in range(10):  # admitted when Redis went away: their jobs were lost with it
         family = await make_family(system.admin, f"Flushed{n}", {"Anna": "Europe/Berlin"})

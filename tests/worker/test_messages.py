@@ -13,8 +13,8 @@ from arq import Retry
 
 from engine.pipeline import Engine
 from tests.conftest import PostgresInfo
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.e2e.scripts import routed_model
+from tests.fakes.openai_server import FakeOpenAI, Scripted
 from tests.system import Family, System, accept_unqueued, make_family, make_settings, running_system
 from worker.jobs import handle_inbound
 
@@ -47,24 +47,23 @@ async def _message_state(system: System, inbox_id: int) -> tuple[str, int, list[
     return row["status"], row["attempts"], [reply["text"] for reply in replies]
 
 
-def _analyses(system: System) -> int:
-    return sum(is_analysis(request) for request in system.llm.requests)
+def _expense_calls(system: System) -> int:
+    return sum(request.schema_name == "route_expense" for request in system.llm.requests)
 
 
-async def test_a_planning_error_is_answered_at_once_without_a_retry(system: System) -> None:
-    family = await make_family(system.admin, "Cycle", {"Anna": "Europe/Berlin"})
-    store = {"tool": "store", "args": {"content": "milk", "kind": "note"}}
-    cyclic = [{**store, "id": "a", "depends_on": ["b"]}, {**store, "id": "b", "depends_on": ["a"]}]
-    system.llm.script(lambda request: analysis("record", plan=cyclic, reply="Saved."))
-    row = await accept_unqueued(system.deps, family, "Anna", "cycle-1", "note milk twice")
+async def test_an_answer_the_model_cannot_repair_is_answered_at_once_without_a_retry(system: System) -> None:
+    family = await make_family(system.admin, "Unreadable", {"Anna": "Europe/Berlin"})
+    system.llm.script(routed_model(expense=Scripted(content="not json")))
+    row = await accept_unqueued(system.deps, family, "Anna", "unreadable-1", EXPENSE)
 
     assert await _try(system, row.id, family.household_id, job_try=1) == "failed"
 
     status, attempts, replies = await _message_state(system, row.id)
-    assert (status, attempts, _analyses(system)) == ("failed", 1, 1)
+    assert (status, attempts, _expense_calls(system)) == ("failed", 1, 2)  # the answer and its one repair
     assert len(replies) == 1 and "try again" in replies[0]
     error = await system.admin.fetchval("SELECT error FROM inbox WHERE id = $1", row.id)
-    assert error.startswith("PlanningError")
+    assert error.startswith("analysis:")
+    assert await _count_memories(system, family) == 0
 
 
 @pytest.mark.parametrize(("status", "outcome"), [(400, "failed"), (422, "failed"), (429, "Retry"), (503, "Retry")])
@@ -122,12 +121,7 @@ async def test_a_database_fault_inside_a_tool_retries_the_job_and_the_effect_hap
     system = quick_tools
     family = await make_family(system.admin, f"Fault {fault.__name__}", {"Anna": "Europe/Berlin"})
 
-    def model(request: ChatRequest) -> Scripted:
-        if is_analysis(request):
-            return analysis("record", plan=[expense_plan(member_message(request))], needs_results=True)
-        return Scripted(content="Saved 7.20 EUR for groceries.")
-
-    system.llm.script(model)
+    system.llm.script(routed_model())
     row = await accept_unqueued(system.deps, family, "Anna", f"fault-{fault.__name__}", EXPENSE)
     locker = await asyncpg.connect(migrated.admin_dsn)
     watcher = await asyncpg.connect(migrated.admin_dsn)
@@ -147,9 +141,10 @@ async def test_a_database_fault_inside_a_tool_retries_the_job_and_the_effect_hap
     assert await _count_memories(system, family) == 0
     assert await _try(system, row.id, family.household_id, job_try=2) == "answered"
     status, attempts, replies = await _message_state(system, row.id)
-    assert (status, attempts, replies) == ("done", 2, ["Saved 7.20 EUR for groceries."])
+    assert (status, attempts) == ("done", 2)
+    assert len(replies) == 1 and "7.20 EUR" in replies[0]
     assert await _count_memories(system, family) == 1
-    assert _analyses(system) == 1  # the retry replayed the journaled analysis
+    assert _expense_calls(system) == 1  # the retry replayed the journaled answer
 
 
 async def _count_memories(system: System, family: Family) -> Any:

@@ -12,7 +12,7 @@ import redis.asyncio as redis_asyncio
 from arq import Worker
 
 from engine.settings import MetricsSettings, Settings
-from tests.e2e.scripts import analysis
+from tests.e2e.scripts import routed_model
 from tests.e2e.test_metrics import Scrape
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import make_family, running_system
@@ -52,7 +52,7 @@ async def test_the_worker_serves_its_metrics_behind_the_token(
 ) -> None:  # `redis`: the database emptied first, so the worker meets no job another test left queued
     served = settings.model_copy(update={"metrics": MetricsSettings(token="w-token", worker_port=0)})
     family = await make_family(admin_conn, "Worked", {"Anna": "Europe/Berlin"})
-    fake_llm.script(lambda request: analysis("chat", reply="Hi Anna."))
+    fake_llm.script(routed_model(chat={"reply": "Hi Anna."}))
     async with (
         running_system(served, fake_llm, admin_conn, worker=False) as system,
         worker_process(served) as worker,
@@ -60,7 +60,7 @@ async def test_the_worker_serves_its_metrics_behind_the_token(
     ):
         url = metrics_url(worker)
         before = await http.get(url, headers={"Authorization": "Bearer w-token"})
-        response = await system.client.post("/v1/messages", json={"text": "hi"}, headers=family.auth("Anna"))
+        response = await system.client.post("/v1/messages", json={"text": "how are you?"}, headers=family.auth("Anna"))
         assert (await response.json())["reply"] == "Hi Anna."
         for _ in range(200):  # the worker counts the message just before it delivers the reply
             sent = "SELECT status FROM outbox WHERE household_id = $1 AND text = 'Hi Anna.'"

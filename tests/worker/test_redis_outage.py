@@ -17,9 +17,17 @@ from arq import create_pool
 from arq.connections import RedisSettings
 
 from engine.settings import Settings
-from tests.e2e.scripts import analysis, member_message
+from tests.e2e.scripts import routed_model, routed_words
 from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import Family, System, accept_unqueued, eventually, free_port, make_family, running_system
+from tests.system import (
+    Family,
+    System,
+    accept_unqueued,
+    eventually,
+    free_port,
+    make_family,
+    running_system,
+)
 from tools.infra.queue import enqueue_message
 from worker.main import background_worker, run_worker
 
@@ -98,14 +106,14 @@ async def test_the_worker_finishes_its_job_waits_for_redis_and_resumes(
     answering, released = asyncio.Event(), asyncio.Event()
 
     async def model(request: ChatRequest) -> Scripted:
-        if member_message(request) == "before":
+        if routed_words(request) == "how are you? (before)":
             answering.set()
             await released.wait()
-        return analysis("chat", reply="Here I am.")
+        return routed_model(chat={"reply": "Here I am."})(request)
 
     fake_llm.script(model)
     async with running_system(settings, fake_llm, admin_conn, worker=False) as system, worker_of(settings) as alive:
-        before = await send(system, family, "before")
+        before = await send(system, family, "how are you? (before)")
         await asyncio.wait_for(answering.wait(), 20)
 
         private_redis.stop()  # Redis goes away while the job runs
@@ -115,7 +123,7 @@ async def test_the_worker_finishes_its_job_waits_for_redis_and_resumes(
         assert alive()  # waiting for Redis, not exited
 
         await private_redis.start()  # back, and empty
-        after = await send(system, family, "after")
+        after = await send(system, family, "how are you? (after)")
         await eventually(lambda: finished(admin_conn, after), 60)
         assert alive()
     assert await admin_conn.fetchval("SELECT text FROM outbox WHERE inbox_id = $1", before) == "Here I am."

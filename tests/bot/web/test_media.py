@@ -11,8 +11,8 @@ import pytest
 
 from bot.web.media import media_link
 from engine.settings import MediaSettings, Settings
-from tests.e2e.scripts import analysis, is_analysis
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.e2e.scripts import routed_model
+from tests.fakes.openai_server import FakeOpenAI
 from tests.system import System, make_family, running_system
 from tests.tools.test_charts import PNG_MAGIC, png_size
 from tools.storage import households, media, outbox
@@ -106,32 +106,18 @@ async def test_without_a_secret_there_are_no_links(system: System) -> None:
     assert (await system.client.get(signed_elsewhere)).status == 404
 
 
-CHART = {
-    "kind": "pie",
-    "title": "Groceries vs rent",
-    "labels": ["groceries", "rent"],
-    "series": [{"name": "EUR", "values": ["47.75", "800.00"]}],
-}
-
-
-def chart_conversation(request: ChatRequest) -> Scripted:
-    if is_analysis(request):
-        return analysis(
-            "query", plan=[{"tool": "aggregate", "args": {"op": "sum", "group_by": "category"}}], needs_results=True
-        )
-    if not any(message["role"] == "tool" for message in request.messages):
-        return Scripted(tool_calls=[("render_chart", CHART)])
-    return Scripted(content="Here is your chart.")
-
-
-async def test_a_chart_the_model_draws_comes_with_the_reply(linked: System) -> None:
+async def test_a_chart_asked_for_comes_with_the_reply(linked: System) -> None:
     family = await make_family(linked.admin, "Charted", {"Anna": "Europe/Berlin"})
-    linked.llm.script(chart_conversation)
+    linked.llm.script(routed_model())
+    for spent in ("I spent 47.75 euros on groceries", "I paid 800 euros rent"):
+        sent = await linked.client.post("/v1/messages", json={"text": spent}, headers=family.auth("Anna"))
+        assert (await sent.json())["outcome"] == "answered"
 
-    response = await linked.client.post("/v1/messages", json={"text": "show me a chart"}, headers=family.auth("Anna"))
+    asked = {"text": "show me a chart of our spending"}
+    response = await linked.client.post("/v1/messages", json=asked, headers=family.auth("Anna"))
 
     body = await response.json()
-    assert response.status == 200 and body["reply"] == "Here is your chart."
+    assert response.status == 200 and "847.75 EUR" in body["reply"]
     [item] = body["media"]
     image = await linked.client.get(item["url"])
     assert image.status == 200 and png_size(await image.read()) == (800, 500)

@@ -39,7 +39,7 @@ def test_a_capability_with_unknown_tools_is_refused_at_start(monkeypatch: pytest
 
 def test_every_model_call_has_its_instructions_and_the_router_lists_every_capability() -> None:
     sections = capability_sections()
-    routed = PromptBook.load(default_registry()).get("routed")
+    routed = PromptBook.load().get("default")
     for name in sections:
         assert routed.route_system(name).endswith(sections[name].strip())
     for name in CAPABILITIES:

@@ -15,8 +15,8 @@ import pytest
 
 from engine.settings import Settings
 from tests.bot.channels.email.conftest import FAA_ADDRESS, SmtpPeer, mime, signed
-from tests.e2e.scripts import analysis, is_analysis, member_message
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.e2e.scripts import routed_model, routed_words
+from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, make_family, running_system
 from tools.storage import identities
 
@@ -24,18 +24,11 @@ PATH = "/v1/email/inbound/mime"
 MESSAGES = Path(__file__).parent / "messages"
 
 
-def echo_model(request: ChatRequest) -> Scripted:
-    """Answers every message with what it read, so a test sees exactly the text the engine got."""
-    if is_analysis(request):
-        return analysis("chat", reply=f"You wrote: {member_message(request)}")
-    return Scripted(content="Done.")
-
-
 @pytest.fixture
 async def mail_system(
     email_enabled: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    fake_llm.script(echo_model)
+    fake_llm.script(routed_model())
     async with running_system(email_enabled, fake_llm, admin_conn) as running:
         yield running
         await _settle(admin_conn)
@@ -93,7 +86,9 @@ async def test_a_linked_member_gets_a_threaded_reply_to_only_the_new_text(
     assert msg["In-Reply-To"] == "<CAJx3kE8g0ZqW=8N+gmail.1@mail.gmail.com>"
     assert msg["References"].split() == ["<a1b2c3.faa@family.example>", "<CAJx3kE8g0ZqW=8N+gmail.1@mail.gmail.com>"]
     assert msg["Subject"] == "Re: Saved 12.00 EUR for bread"
-    assert msg.get_content().strip() == "You wrote: I spent 35.50 euros on groceries at Lidl"
+    assert "35.50 EUR" in msg.get_content()
+    [request] = mail_system.llm.requests  # the model read exactly the new text
+    assert routed_words(request) == "I spent 35.50 euros on groceries at Lidl"
     [row] = await rows(mail_system.admin, "anna.miller@gmail.com")
     assert row["text"] == "I spent 35.50 euros on groceries at Lidl" and row["status"] == "done"
 
@@ -209,7 +204,8 @@ async def test_a_reply_below_the_quote_with_only_in_reply_to_is_read_and_answere
     assert response.status == 200 and (await response.json())["status"] == "accepted"
 
     reply = (await smtp_peer.wait_for(2))[-1]
-    assert reply.message.get_content().strip() == "You wrote: 12 Euro für Brot und Brötchen."
+    assert "12" in reply.message.get_content()
+    assert [routed_words(request) for request in mail_system.llm.requests] == ["12 Euro für Brot und Brötchen."]
     assert reply.message["In-Reply-To"] == "<tb-5@web.de>"
     assert reply.message["References"].split() == ["<q-5.faa@family.example>", "<tb-5@web.de>"]
     [row] = await rows(mail_system.admin, "klaus@web.de")

@@ -24,8 +24,7 @@ from tests.system import System, make_family, running_system
 async def tg_routed(
     tg_settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
 ) -> AsyncIterator[System]:
-    engine = tg_settings.engine.model_copy(update={"variants": {"routed": 1}})
-    async with running_system(tg_settings.model_copy(update={"engine": engine}), fake_llm, admin_conn) as running:
+    async with running_system(tg_settings, fake_llm, admin_conn) as running:
         yield running
 
 

@@ -5,19 +5,15 @@ list shown again holds nobody's private items, and a reply in the group holds no
 
 from __future__ import annotations
 
-import json
-import re
-
 import pytest
 
 from tests.bot.channels.telegram import updates
 from tests.bot.channels.telegram.conftest import link, post
 from tests.bot.channels.telegram.test_flow import delivered
-from tests.e2e.scripts import analysis, is_analysis, member_message, tool_results
-from tests.fakes.openai_server import ChatRequest, Scripted
+from tests.e2e.scripts import routed_model
 from tests.fakes.telegram_server import BOT_USERNAME, FakeTelegram
 from tests.privacy_matrix import ROLES, call, expected, family_of_three, rows_for
-from tests.system import System
+from tests.system import Family, System
 
 GROUP = updates.GROUP_CHAT["id"]
 
@@ -54,14 +50,6 @@ async def test_a_list_ticked_in_a_group_shows_nobodys_private_items(gate: System
     assert "milk" in shown and "ring" not in shown
 
 
-def _echoing_model(request: ChatRequest) -> Scripted:
-    """A model that searches for what it is asked and says every result it got back, word for word."""
-    if is_analysis(request):
-        return analysis("query", plan=[{"tool": "search", "args": {"query": "locker code"}}], needs_results=True)
-    found = re.findall(r'"content": "([^"]*)"', json.dumps(tool_results(request), ensure_ascii=False))
-    return Scripted(content="Found: " + "; ".join(found) if found else "Nothing found.")
-
-
 async def test_a_group_chat_reply_holds_nobodys_private_rows(tg_system: System, fake_telegram: FakeTelegram) -> None:
     """Alex asks for her locker code in the family group: the model is shown nothing private, and the group reads
     nothing of it; asked in her own chat, the same question finds it."""
@@ -71,7 +59,7 @@ async def test_a_group_chat_reply_holds_nobodys_private_rows(tg_system: System, 
                                                    "visibility": "private"})  # fmt: skip
     await call(tg_system, family, "Mia", "store", {"content": "Mia's locker code is 7788", "kind": "fact",
                                                   "hidden_from": "Alex"})  # fmt: skip
-    tg_system.llm.script(_echoing_model)
+    tg_system.llm.script(routed_model())
 
     await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} what is my locker code?", chat=updates.GROUP_CHAT))
     [in_group] = await delivered(tg_system, alex)
@@ -86,48 +74,31 @@ async def test_a_group_chat_reply_holds_nobodys_private_rows(tg_system: System, 
     assert "4312" in in_private["text"] and "7788" not in in_private["text"]
 
 
-def _remembering_model(request: ChatRequest) -> Scripted:
-    """Stores what it is told in a private chat; asked anything else, answers with what the conversation it was
-    shown holds (as a model asked "what did I just tell you?" would)."""
-    text = member_message(request)
-    if text.startswith("Private"):
-        return analysis("record", plan=[{"tool": "store", "args": {"content": text, "kind": "plan"}}], reply="Saved.")
-    shown = "\n".join(str(m["content"]) for m in request.messages if m["role"] == "user")
-    return analysis("query", reply="You said: " + shown.split("Recent conversation:")[-1][:300])
+def _shown(system: System, words: str) -> bool:
+    """Whether any model call so far was shown these words."""
+    return any(words in str(m["content"]) for r in system.llm.requests for m in r.messages)
 
 
 async def test_a_group_chat_reply_is_not_written_from_the_members_private_chat(
     tg_system: System, fake_telegram: FakeTelegram
 ) -> None:
-    """What Alex told FAA in her own chat is not the group's conversation: asked in the group what she just said,
-    the model is shown only what was said in that group."""
+    """What Alex asked FAA in her own chat is not the group's conversation: "and last month?" goes on from her
+    question in her own chat, but not in the group."""
     family = await family_of_three(tg_system.admin, "Group history")
     alex = await link(tg_system, family, "Alex")
-    tg_system.llm.script(_remembering_model)
-    secret = "Private, only for me: I am planning a zeppelin ride for Sam on December 12"
-    await post(tg_system, updates.message(alex, secret))
+    tg_system.llm.script(routed_model())
+    await post(tg_system, updates.message(alex, "How much did we spend on zeppelin rides this month?"))
     await delivered(tg_system, alex)
     tg_system.llm.reset()
+    await post(tg_system, updates.message(alex, "and last month?"))
+    await delivered(tg_system, alex, 2)
+    assert _shown(tg_system, "zeppelin rides last month")  # her own chat goes on from her own question
+    tg_system.llm.reset()
 
-    asked = f"@{BOT_USERNAME} what did I just tell you?"
-    await post(tg_system, updates.message(alex, asked, chat=updates.GROUP_CHAT))
-    [_, in_group] = await delivered(tg_system, alex, 2)
-
-    shown = [str(m["content"]) for request in tg_system.llm.requests for m in request.messages]
-    assert not any("zeppelin" in text for text in shown)
+    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} and the month before?", chat=updates.GROUP_CHAT))
+    [*_, in_group] = await delivered(tg_system, alex, 3)
+    assert not _shown(tg_system, "zeppelin")
     assert "zeppelin" not in in_group["text"]
-
-
-def _asking_model(request: ChatRequest) -> Scripted:
-    """A model that asks back about a zeppelin ride, and otherwise answers "Ok."."""
-    if is_analysis(request) and "zeppelin" in member_message(request):
-        return analysis("record", clarification={"question": "When is the zeppelin ride?", "options": ["Dec 12"]})
-    return analysis("query", reply="Ok.")
-
-
-def _pending_shown(system: System) -> bool:
-    """Whether the model was told of a question FAA asked and is waiting on."""
-    return any("Pending question" in str(m["content"]) for r in system.llm.requests for m in r.messages)
 
 
 @pytest.mark.parametrize("asked_in", ["private", "group"])
@@ -139,21 +110,26 @@ async def test_a_question_asked_in_one_chat_is_answered_only_in_that_chat(
     family = await family_of_three(tg_system.admin, f"Pending {asked_in}")
     alex = await link(tg_system, family, "Alex")
     here, there = (None, updates.GROUP_CHAT) if asked_in == "private" else (updates.GROUP_CHAT, None)
-    tg_system.llm.script(_asking_model)
-    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} Private: book the zeppelin for Sam", chat=here))
+    tg_system.llm.script(routed_model())
+    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} remind Sam to book the zeppelin", chat=here))
     [question] = await delivered(tg_system, alex)
-    assert "zeppelin" in question["text"]
-    tg_system.llm.reset()
+    assert question["payload"] is not None and await _zeppelin_reminders(tg_system, family) == 0
 
-    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} what is on today?", chat=there))
+    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} tomorrow at 5 pm", chat=there))
     await delivered(tg_system, alex, 2)
-    assert not _pending_shown(tg_system)
-    if asked_in == "private":  # what was said in the group is the member's own conversation too
-        assert not any("zeppelin" in str(m["content"]) for r in tg_system.llm.requests for m in r.messages)
+    assert not _shown(tg_system, "zeppelin") and await _zeppelin_reminders(tg_system, family) == 0
 
-    await post(tg_system, updates.button_press(alex, [("Dec 12", "o:0")], "o:0", chat=here))
+    await post(tg_system, updates.message(alex, f"@{BOT_USERNAME} tomorrow at 5 pm", chat=here))
     await delivered(tg_system, alex, 3)
-    assert _pending_shown(tg_system)  # still waiting where it was asked, and its button answers it
+    assert await _zeppelin_reminders(tg_system, family) == 1  # still waiting where it was asked, and answered there
+
+
+async def _zeppelin_reminders(system: System, family: Family) -> int:
+    return int(
+        await system.admin.fetchval(
+            "SELECT count(*) FROM reminders WHERE household_id = $1 AND text ILIKE '%zeppelin%'", family.household_id
+        )
+    )
 
 
 async def test_a_button_pressed_in_a_group_is_answered_for_the_group(
@@ -163,15 +139,13 @@ async def test_a_button_pressed_in_a_group_is_answered_for_the_group(
     the member's own chat."""
     family = await family_of_three(tg_system.admin, "Group button")
     alex = await link(tg_system, family, "Alex")
-    tg_system.llm.script(_remembering_model)
-    await post(tg_system, updates.message(alex, "Private, only for me: a zeppelin ride for Sam on December 12"))
+    tg_system.llm.script(routed_model())
+    await post(tg_system, updates.message(alex, "How much did we spend on zeppelin rides this month?"))
     await delivered(tg_system, alex)
     tg_system.llm.reset()
 
-    await post(
-        tg_system, updates.button_press(alex, [("what did I just tell you?", "o:0")], "o:0", chat=updates.GROUP_CHAT)
-    )
+    await post(tg_system, updates.button_press(alex, [("and last month?", "o:0")], "o:0", chat=updates.GROUP_CHAT))
     [_, in_group] = await delivered(tg_system, alex, 2)
 
-    assert not any("zeppelin" in str(m["content"]) for r in tg_system.llm.requests for m in r.messages)
+    assert not _shown(tg_system, "zeppelin")
     assert "zeppelin" not in in_group["text"]

@@ -14,13 +14,14 @@ import asyncpg
 import pytest
 
 from bot.ops.speech_server import BadRequest, make_server
+from engine.capabilities.phrases import say
 from engine.settings import Settings, SpeechSettings
 from tests.bot.channels.telegram import updates
 from tests.bot.channels.telegram.conftest import link, post
 from tests.bot.channels.telegram.test_flow import delivered
 from tests.bot.ops.test_local_servers import free_port
-from tests.e2e.scripts import analysis, is_analysis, member_message
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.e2e.scripts import routed_model, routed_words
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_server import FakeTelegram
 from tests.system import System, make_family, running_system
 
@@ -62,27 +63,12 @@ async def voice_system(
         yield running
 
 
-def model(request: ChatRequest) -> Scripted:
-    assert is_analysis(request)
-    text = member_message(request)
-    if "We paid 50 euros for groceries today" in text:
-        step = {
-            "tool": "store",
-            "args": {"content": "We paid 50 euros for groceries today", "kind": "expense", "category": "groceries",
-                     "amount": "50", "currency": "EUR"},
-        }  # fmt: skip
-        return analysis("record", plan=[step], reply="Saved 50 EUR for groceries.")
-    if "[voice: could not be read — speech-to-text answered 400]" in text:  # what the engine tells the model
-        return analysis("chat", reply="Sorry, I could not make out that voice message.")
-    return analysis("chat", reply="I heard: " + text.rsplit("\n", 1)[-1])
-
-
 async def test_a_voice_note_becomes_a_stored_expense_and_a_reply(
     voice_system: System, fake_telegram: FakeTelegram, speech_url: tuple[str, list[str | None]]
 ) -> None:
     family = await make_family(voice_system.admin, "Voice", {"Anna": "Europe/Berlin"})
     anna = await link(voice_system, family, "Anna")
-    voice_system.llm.script(model)
+    voice_system.llm.script(routed_model())
     fake_telegram.files[f"AwACAgQ-voice-{anna}"] = (SAMPLES / "en-02.ogg").read_bytes()
 
     assert (await post(voice_system, updates.voice(anna))).status == 200
@@ -90,7 +76,7 @@ async def test_a_voice_note_becomes_a_stored_expense_and_a_reply(
     [reply] = await delivered(voice_system, anna)
     assert reply["status"] == "sent"
     [sent] = fake_telegram.sent("sendMessage")
-    assert sent.fields["text"] == "Saved 50 EUR for groceries."
+    assert "50.00 EUR" in sent.fields["text"]
     stored = await voice_system.admin.fetch(
         "SELECT amount, currency, ai_understanding->>'category' AS category FROM memories WHERE household_id = $1",
         family.household_id,
@@ -104,7 +90,7 @@ async def test_a_chinese_voice_note_reaches_the_model_and_a_broken_one_gets_a_no
 ) -> None:
     family = await make_family(voice_system.admin, "VoiceZh", {"Li": "Asia/Shanghai", "Ben": "Europe/Berlin"})
     li, ben = await link(voice_system, family, "Li"), await link(voice_system, family, "Ben")
-    voice_system.llm.script(model)
+    voice_system.llm.script(routed_model())
     fake_telegram.files[f"AwACAgQ-voice-{li}"] = (SAMPLES / "zh-01.ogg").read_bytes()
     fake_telegram.files[f"AwACAgQ-voice-{ben}"] = b"OggS but truncated"
 
@@ -114,5 +100,8 @@ async def test_a_chinese_voice_note_reaches_the_model_and_a_broken_one_gets_a_no
     await delivered(voice_system, li)
     await delivered(voice_system, ben)
     texts = {call.fields["chat_id"]: call.fields["text"] for call in fake_telegram.sent("sendMessage")}
-    assert texts[str(li)] == "I heard: 把牛奶和鸡蛋加到购物清单上"
-    assert texts[str(ben)] == "Sorry, I could not make out that voice message."  # told, not guessed at
+    assert any(routed_words(r).endswith("\n把牛奶和鸡蛋加到购物清单上") for r in voice_system.llm.requests)
+    assert "清单" in texts[str(li)]
+    assert texts[str(ben)] == say("ask_what", "en")  # asked, not guessed at
+    stored = "SELECT count(*) FROM memories WHERE household_id = $1"
+    assert await voice_system.admin.fetchval(stored, family.household_id) == 0

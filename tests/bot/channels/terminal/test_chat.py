@@ -16,8 +16,8 @@ from bot.channels.live import LiveReplySender, announce_change
 from bot.channels.terminal.chat import chat
 from bot.ops.runtime import Runtime
 from tests.conftest import PostgresInfo
-from tests.e2e.scripts import analysis, expense_plan, is_analysis, member_message
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
+from tests.e2e.scripts import routed_model
+from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, make_family, make_settings
 from tools.errors import HouseholdError
 from tools.storage.outbox import OutboxRow
@@ -36,16 +36,8 @@ class Keyboard:
         return self._lines.pop(0) if self._lines else None
 
 
-def terminal_model(request: ChatRequest) -> Scripted:
-    """An expense is recorded from the analysis call alone; anything else gets a chat reply."""
-    assert is_analysis(request), "the scripted messages need only the analysis call"
-    text = member_message(request)
-    if step := expense_plan(text):
-        args = step["args"]
-        return analysis(
-            "record", plan=[step], reply=f"Saved {args['amount']} {args['currency']} for {args['category']}."
-        )
-    return analysis("chat", reply="Hello Anna, how can I help?")
+# Small talk the model answers; an expense is recorded from its one call.
+terminal_model = routed_model(chat={"reply": "Hello Anna, how can I help?"})
 
 
 @pytest.fixture
@@ -75,14 +67,14 @@ async def test_a_record_and_a_chat_reply_are_printed_and_kept(
     household: str | None,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    keyboard = Keyboard("I spent 35.50 euros on groceries at Lidl", "Hello FAA")
+    keyboard = Keyboard("I spent 35.50 euros on groceries at Lidl", "how are you, FAA?")
 
     with structlog.testing.capture_logs() as logs:  # structlog prints to stdout by default: keep it for FAA
         async with asyncio.timeout(30), background_worker(runtime.settings):
             await chat(runtime.settings, runtime.admin_dsn, "Anna", household, read_line=keyboard)
 
     out, err = capsys.readouterr()
-    assert out.splitlines() == ["FAA: Saved 35.50 EUR for groceries.", "FAA: Hello Anna, how can I help?"]
+    assert out.splitlines() == ["FAA: Saved: groceries (Lidl), 35.50 EUR.", "FAA: Hello Anna, how can I help?"]
     assert "Chatting as Anna" in err
     assert keyboard.prompts == ["Anna> "] * 3
     assert [e["channel"] for e in logs if e["event"] == "message.received"] == ["terminal", "terminal"]
@@ -92,28 +84,26 @@ async def test_a_record_and_a_chat_reply_are_printed_and_kept(
     inbox = await admin.fetch("SELECT id, channel, user_id, text, status FROM inbox ORDER BY id")
     assert [(r["channel"], r["user_id"], r["text"], r["status"]) for r in inbox] == [
         ("terminal", miller.user_ids["Anna"], "I spent 35.50 euros on groceries at Lidl", "done"),
-        ("terminal", miller.user_ids["Anna"], "Hello FAA", "done"),
+        ("terminal", miller.user_ids["Anna"], "how are you, FAA?", "done"),
     ]
     interactions = await admin.fetch("SELECT inbox_id, channel, reply_text FROM interactions ORDER BY inbox_id")
     assert [(r["inbox_id"], r["channel"], r["reply_text"]) for r in interactions] == [
-        (inbox[0]["id"], "terminal", "Saved 35.50 EUR for groceries."),
+        (inbox[0]["id"], "terminal", "Saved: groceries (Lidl), 35.50 EUR."),
         (inbox[1]["id"], "terminal", "Hello Anna, how can I help?"),
     ]
 
 
 async def test_a_question_back_is_printed_with_numbered_options(
-    runtime: Runtime, miller: Family, fake_llm: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+    runtime: Runtime, miller: Family, admin: asyncpg.Connection, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    question = {"question": "What was the 20 for?", "options": ["groceries (EUR)", "fuel (EUR)"]}
-    fake_llm.script(lambda request: analysis("other", clarification=question))
+    # Where Anna lives says no currency: an amount without one is asked about, with the usual ones to pick.
+    await admin.execute("UPDATE users SET timezone = 'UTC' WHERE id = $1", miller.user_ids["Anna"])
 
     with structlog.testing.capture_logs():
         async with asyncio.timeout(30), background_worker(runtime.settings):
-            await chat(
-                runtime.settings, runtime.admin_dsn, "Anna", "Miller", read_line=Keyboard("add 20 for the thing")
-            )
+            await chat(runtime.settings, runtime.admin_dsn, "Anna", "Miller", read_line=Keyboard("I paid 20 for bread"))
 
-    assert capsys.readouterr().out == "FAA: What was the 20 for?\n  [1] groceries (EUR)\n  [2] fuel (EUR)\n"
+    assert capsys.readouterr().out == "FAA: Which currency was 20 in?\n  [1] EUR\n  [2] USD\n  [3] GBP\n  [4] CNY\n"
 
 
 @pytest.mark.parametrize("command", ["/quit", "/exit"])

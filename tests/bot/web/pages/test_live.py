@@ -17,7 +17,7 @@ from playwright.async_api import BrowserContext, expect
 from engine.settings import Settings
 from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.bot.web.pages.test_calendar import session
-from tests.e2e.scripts import analysis
+from tests.e2e.scripts import routed_model
 from tests.fakes.clock import ManualClock
 from tests.fakes.openai_server import FakeOpenAI
 from tests.system import Family, System, eventually, make_family, running_system
@@ -146,20 +146,16 @@ async def test_the_reminders_page_shows_a_reminder_set_in_a_chat_and_its_firing_
         pages[member] = page
     due = clock.now() + timedelta(minutes=1)
     when = due.astimezone(ZoneInfo("Europe/Berlin")).strftime("%Y-%m-%dT%H:%M")
-    step = {
-        "tool": "schedule_reminder",
-        "args": {"text": "Cake out of the oven", "when": when, "recipient": "household"},
-    }
-    clocked.llm.script(lambda request: analysis("reminder", plan=[step], reply="I'll remind you both."))
+    clocked.llm.script(routed_model(reminder={"text": "take the cake out"}))
 
     said = await clocked.client.post(
-        "/v1/messages", json={"text": "remind us in a minute to take the cake out"}, headers=family.auth("Anna")
+        "/v1/messages", json={"text": "remind us all in a minute to take the cake out"}, headers=family.auth("Anna")
     )
     assert said.status == 200 and (await said.json())["outcome"] == "answered"
 
     for page in pages.values():  # set in Anna's chat: both open lists show it
         row = page.locator("#reminders li[data-reminder]")
-        await expect(row.locator(".text")).to_have_text("Cake out of the oven")
+        await expect(row.locator(".text")).to_have_text("take the cake out")
         await expect(row.locator(".next")).to_have_text(when.replace("T", " "))
     tom = pages["Tom"]
     await tom.locator("#reminders select[name=minutes]").focus()  # Tom is choosing how long to snooze it
@@ -168,13 +164,13 @@ async def test_the_reminders_page_shows_a_reminder_set_in_a_chat_and_its_firing_
     assert worker is not None
     await sweep_reminders(worker.ctx)  # it fires: done, and in each member's feed
     await expect(pages["Anna"].locator("#reminders li")).to_have_text([NONE])
-    await expect(tom.locator(".live-notice")).to_contain_text("Cake out of the oven")  # the firing reached Tom
+    await expect(tom.locator(".live-notice")).to_contain_text("take the cake out")  # the firing reached Tom
     await asyncio.sleep(1)
     await expect(tom.locator("#reminders li[data-reminder]")).to_have_count(1)  # not pulled from under him
     await tom.locator("h1").click()  # done there: the list catches up
     for page in pages.values():
         await expect(page.locator("#reminders li")).to_have_text([NONE])
-        await expect(page.locator("#feed li").first).to_contain_text("Cake out of the oven")
+        await expect(page.locator("#feed li").first).to_contain_text("take the cake out")
     anna = pages["Anna"]  # set on Anna's page: Tom's open list shows it too
     csrf = {"X-CSRF-Token": await anna.locator("meta[name=csrf-token]").get_attribute("content") or ""}
     later = {"text": "Bake another cake", "when": "2030-01-05T09:00", "recipient": "household"}
