@@ -6,7 +6,6 @@ A broken stream falls back to one plain call, since a late reply beats none; eve
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
@@ -20,16 +19,13 @@ from openai.types.chat import (
     ChatCompletion,
     ChatCompletionChunk,
     ChatCompletionMessage,
-    ChatCompletionMessageCustomToolCall,
-    ChatCompletionMessageFunctionToolCall,
 )
 from openai.types.chat.chat_completion import Choice
-from openai.types.chat.chat_completion_chunk import ChoiceDelta, ChoiceDeltaToolCall
-from openai.types.chat.chat_completion_message_function_tool_call import Function
+from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from pydantic import SecretStr
 
 from engine.errors import FAAError, LLMError
-from engine.llm_types import EventSink, LLMResponse, Message, StreamEvent, ToolCallRequest, Usage
+from engine.llm_types import EventSink, LLMResponse, Message, StreamEvent, Usage
 from engine.settings import LLMSettings
 from tools.errors import root_cause
 from tools.infra.api_errors import is_transient
@@ -106,7 +102,6 @@ class OpenAILLM:
         *,
         response_schema: dict[str, Any] | None = None,
         schema_name: str = "response",
-        tools: Sequence[dict[str, Any]] | None = None,
     ) -> LLMResponse:
         """One plain call. With `response_schema` the answer is constrained to that JSON schema."""
         started = time.perf_counter()
@@ -116,7 +111,6 @@ class OpenAILLM:
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
-                tools=cast(Any, list(tools)) if tools else openai.omit,
                 response_format=(
                     cast(Any, self._response_format(response_schema, schema_name))
                     if response_schema is not None
@@ -142,11 +136,10 @@ class OpenAILLM:
         messages: Sequence[Message],
         *,
         emit: EventSink,
-        tools: Sequence[dict[str, Any]] | None = None,
         response_schema: dict[str, Any] | None = None,
         schema_name: str = "response",
     ) -> LLMResponse:
-        """A streaming call that emits `thinking`, `content_delta` and `tool_use` events as they arrive and
+        """A streaming call that emits `thinking` and `content_delta` events as they arrive and
         returns the accumulated response; falls back to `complete` when the stream fails before finishing. With
         `response_schema` the answer is constrained to that JSON schema, and the deltas are pieces of its JSON.
 
@@ -157,22 +150,20 @@ class OpenAILLM:
         state = _StreamState()
         response_format = self._response_format(response_schema, schema_name) if response_schema else None
         try:
-            async with aclosing(self._chunks(messages, tools, response_format)) as chunks:
+            async with aclosing(self._chunks(messages, response_format)) as chunks:
                 async for chunk in chunks:
                     await state.feed(chunk, emit)
             if state.finish_reason is None:
                 raise _StreamFailed("stream ended without a finish_reason")
         except _StreamFailed as failure:
-            return await self._fall_back(messages, tools, emit, str(failure), response_schema, schema_name)
+            return await self._fall_back(messages, emit, str(failure), response_schema, schema_name)
         result = state.result(self._model)
-        await _emit_tool_uses(result, emit)
         self._log_summary(result, started, schema_name if response_schema is not None else None)
         return result
 
     async def _chunks(
         self,
         messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
         response_format: dict[str, Any] | None,
     ) -> AsyncGenerator[ChatCompletionChunk, None]:
         # Only the request and the iteration are guarded here; the listener's own errors must propagate.
@@ -182,7 +173,6 @@ class OpenAILLM:
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
-                tools=cast(Any, list(tools)) if tools else openai.omit,
                 response_format=cast(Any, response_format) if response_format is not None else openai.omit,
                 stream=True,
                 stream_options={"include_usage": True},
@@ -199,7 +189,6 @@ class OpenAILLM:
     async def _fall_back(
         self,
         messages: Sequence[Message],
-        tools: Sequence[dict[str, Any]] | None,
         emit: EventSink,
         reason: str,
         response_schema: dict[str, Any] | None,
@@ -207,10 +196,9 @@ class OpenAILLM:
     ) -> LLMResponse:
         log.warning("llm.stream.failed", model=self._model, reason=reason)
         await emit(StreamEvent("error", {"message": reason, "fallback": True}))
-        result = await self.complete(messages, tools=tools, response_schema=response_schema, schema_name=schema_name)
+        result = await self.complete(messages, response_schema=response_schema, schema_name=schema_name)
         if result.content:
             await emit(StreamEvent("content_delta", {"text": result.content}))
-        await _emit_tool_uses(result, emit)
         return result
 
     def _log_summary(self, result: LLMResponse, started: float, schema_name: str | None) -> None:
@@ -220,7 +208,6 @@ class OpenAILLM:
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
             prompt_tokens=result.usage.prompt_tokens,
             completion_tokens=result.usage.completion_tokens,
-            tool_calls=len(result.tool_calls),
             streamed=result.streamed,
             schema_name=schema_name,
         )
@@ -234,18 +221,10 @@ class _StreamFailed(FAAError):
 
 
 @dataclass
-class _ToolCallParts:
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-@dataclass
 class _StreamState:
-    """What a stream has delivered so far; tool calls are assembled by their index."""
+    """What a stream has delivered so far."""
 
     content: list[str] = field(default_factory=list)
-    calls: dict[int, _ToolCallParts] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     model: str = ""
     finish_reason: str | None = None
@@ -263,27 +242,12 @@ class _StreamState:
             if choice.delta.content:
                 self.content.append(choice.delta.content)
                 await emit(StreamEvent("content_delta", {"text": choice.delta.content}))
-            for delta in choice.delta.tool_calls or ():
-                self._add_tool_delta(delta)
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
 
-    def _add_tool_delta(self, delta: ChoiceDeltaToolCall) -> None:
-        # The id and name come in the first delta of an index; the arguments arrive split across many.
-        parts = self.calls.setdefault(delta.index, _ToolCallParts())
-        parts.id = parts.id or delta.id or ""
-        if delta.function is not None:
-            parts.name = parts.name or delta.function.name or ""
-            parts.arguments.append(delta.function.arguments or "")
-
     def result(self, default_model: str) -> LLMResponse:
-        calls = tuple(
-            ToolCallRequest(id=parts.id or f"call_{index}", name=parts.name, arguments="".join(parts.arguments))
-            for index, parts in sorted(self.calls.items())
-        )
         return LLMResponse(
             content="".join(self.content) or None,
-            tool_calls=calls,
             usage=self.usage,
             model=self.model or default_model,
             finish_reason=self.finish_reason,
@@ -301,11 +265,6 @@ def _reasoning_text(delta: ChoiceDelta) -> str | None:
     return None
 
 
-async def _emit_tool_uses(result: LLMResponse, emit: EventSink) -> None:
-    for call in result.tool_calls:
-        await emit(StreamEvent("tool_use", {"id": call.id, "name": call.name, "arguments": call.arguments}))
-
-
 def _from_completion(completion: object) -> LLMResponse:
     """The first choice of the SDK's `ChatCompletion`. The SDK builds it from the server's JSON without validating
     it (and hands back the text of an answer that is not JSON), so anything not shaped like a completion is a
@@ -318,29 +277,12 @@ def _from_completion(completion: object) -> LLMResponse:
     message = choice.message if isinstance(choice, Choice) else None
     if not isinstance(message, ChatCompletionMessage) or not isinstance(message.content, str | None):
         raise LLMError("malformed response", transient=True)
-    calls = tuple(
-        _tool_call(call, index)
-        for index, call in enumerate(message.tool_calls or ())
-        if not isinstance(call, ChatCompletionMessageCustomToolCall)  # we only offer function tools
-    )
     return LLMResponse(
         message.content,
-        calls,
         _usage(completion.usage),
         completion.model if isinstance(completion.model, str) else "",
         choice.finish_reason if isinstance(choice.finish_reason, str) else None,
     )
-
-
-def _tool_call(call: object, index: int) -> ToolCallRequest:
-    function = call.function if isinstance(call, ChatCompletionMessageFunctionToolCall) else None
-    if not isinstance(function, Function) or not isinstance(function.name, str):
-        raise LLMError("malformed tool call", transient=True)
-    arguments: object = function.arguments
-    if not isinstance(arguments, str):  # some servers (Ollama) send the arguments as an object
-        arguments = "" if arguments is None else json.dumps(arguments, ensure_ascii=False)
-    call_id = getattr(call, "id", None)
-    return ToolCallRequest(id=str(call_id or f"call_{index}"), name=function.name, arguments=arguments)
 
 
 def _tokens(count: object) -> int:

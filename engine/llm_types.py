@@ -21,13 +21,6 @@ EventSink = Callable[[StreamEvent], Awaitable[None]]
 
 
 @dataclass(frozen=True)
-class ToolCallRequest:
-    id: str
-    name: str
-    arguments: str  # raw JSON text as the model wrote it; validated by the tool registry
-
-
-@dataclass(frozen=True)
 class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -40,7 +33,6 @@ class Usage:
 @dataclass(frozen=True)
 class LLMResponse:
     content: str | None
-    tool_calls: tuple[ToolCallRequest, ...] = ()
     usage: Usage = Usage()
     model: str = ""
     finish_reason: str | None = None
@@ -53,7 +45,6 @@ class LLMResponse:
     def from_json(cls, data: dict[str, Any]) -> LLMResponse:
         return cls(
             content=data.get("content"),
-            tool_calls=tuple(ToolCallRequest(**call) for call in data.get("tool_calls", ())),
             usage=Usage(**data.get("usage", {})),
             model=data.get("model", ""),
             finish_reason=data.get("finish_reason"),
@@ -73,7 +64,6 @@ class LLM(Protocol):
         *,
         response_schema: dict[str, Any] | None = None,
         schema_name: str = "response",
-        tools: Sequence[dict[str, Any]] | None = None,
     ) -> LLMResponse:
         """One plain call. With `response_schema` the answer is constrained to that JSON schema."""
         ...
@@ -83,11 +73,10 @@ class LLM(Protocol):
         messages: Sequence[Message],
         *,
         emit: EventSink,
-        tools: Sequence[dict[str, Any]] | None = None,
         response_schema: dict[str, Any] | None = None,
         schema_name: str = "response",
     ) -> LLMResponse:
-        """A streaming call that emits `thinking`, `content_delta` and `tool_use` events as they arrive and
+        """A streaming call that emits `thinking` and `content_delta` events as they arrive and
         returns the accumulated response; falls back to `complete` when the stream fails before finishing. With
         `response_schema` the answer is constrained to that JSON schema, and the deltas are pieces of its JSON."""
         ...

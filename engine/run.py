@@ -158,9 +158,7 @@ class Run:
         return response
 
     async def _record_llm(self, seq: int, purpose: str, response: LLMResponse) -> LLMResponse:
-        self.note(
-            "llm.call", purpose=purpose, seq=seq, tokens=response.usage.total, tool_calls=len(response.tool_calls)
-        )
+        self.note("llm.call", purpose=purpose, seq=seq, tokens=response.usage.total)
         payload = {"purpose": purpose, "response": response.to_json()}
         stored = await self._journal(seq, "llm", payload)
         return response if stored is payload else LLMResponse.from_json(stored["response"])

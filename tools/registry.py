@@ -60,23 +60,6 @@ class Tool:
         if leaked:
             raise TypeError(f"tool {self.name} must not take {sorted(leaked)}: they come from the ToolContext")
 
-    def parameters(self) -> dict[str, Any]:
-        """The JSON schema of the arguments, with definitions inlined wherever they are not recursive."""
-        schema = compact_schema(self.args_model.model_json_schema())
-        schema.pop("description", None)  # the tool's description already says it
-        return schema
-
-    def spec(self) -> dict[str, Any]:
-        """The OpenAI function-calling spec."""
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters()},
-        }
-
-    def brief(self) -> str:
-        summary = self.description.strip().splitlines()[0] if self.description.strip() else ""
-        return f"{self.name} — {summary}"
-
 
 def tool(func: Callable[[ToolContext, Any], Awaitable[Any]], *, writes: bool) -> Tool:
     """A Tool from a typed async function: name from the function, description from its docstring, arguments
@@ -200,65 +183,6 @@ def _property_names(schema: Any) -> set[str]:
         for value in schema:
             found |= _property_names(value)
     return found
-
-
-def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """A smaller equivalent schema: titles dropped, `anyOf [T, null]` folded into `type: [T, "null"]`, and
-    `$defs` inlined except the ones a recursive type needs (kept under `$defs`)."""
-    defs: dict[str, Any] = schema.get("$defs", {})
-    recursive: set[str] = set()
-
-    def find_cycles(node: Any, stack: tuple[str, ...]) -> None:
-        if isinstance(node, dict):
-            ref = node.get("$ref", "")
-            if ref.startswith("#/$defs/"):
-                target = ref.removeprefix("#/$defs/")
-                if target in stack:
-                    recursive.add(target)
-                elif target not in recursive:
-                    find_cycles(defs[target], (*stack, target))
-            for key, value in node.items():
-                if key != "$defs":
-                    find_cycles(value, stack)
-        elif isinstance(node, list):
-            for value in node:
-                find_cycles(value, stack)
-
-    def expand(node: Any, in_properties: bool = False) -> Any:
-        if isinstance(node, list):
-            return [expand(value) for value in node]
-        if not isinstance(node, dict):
-            return node
-        if in_properties:  # keys here are argument names, not schema keywords
-            return {key: expand(value) for key, value in node.items()}
-        ref = node.get("$ref", "")
-        if ref.startswith("#/$defs/") and ref.removeprefix("#/$defs/") not in recursive:
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            return expand({**defs[ref.removeprefix("#/$defs/")], **siblings})
-        out = {
-            key: expand(value, in_properties=key == "properties")
-            for key, value in node.items()
-            if key not in ("title", "$defs") and not (key == "default" and value is None)
-        }
-        return _fold_nullable(out)
-
-    find_cycles(schema, ())
-    result: dict[str, Any] = expand(schema)
-    if recursive:
-        result["$defs"] = {name: expand(defs[name]) for name in sorted(recursive)}
-    return result
-
-
-def _fold_nullable(node: dict[str, Any]) -> dict[str, Any]:
-    options = node.get("anyOf")
-    if not isinstance(options, list) or {"type": "null"} not in options:
-        return node
-    rest = [option for option in options if option != {"type": "null"}]
-    if len(rest) != 1 or not isinstance(rest[0].get("type"), (str, list)):
-        return node
-    types = rest[0]["type"] if isinstance(rest[0]["type"], list) else [rest[0]["type"]]
-    merged = {key: value for key, value in node.items() if key != "anyOf"}
-    return {**rest[0], **merged, "type": [*types, "null"] if "null" not in types else types}
 
 
 def default_registry() -> ToolRegistry:

@@ -25,14 +25,6 @@ MESSAGES = [
     {"role": "system", "content": "You are a family assistant."},
     {"role": "user", "content": "How much did we spend on groceries this week?"},
 ]
-STORE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "store",
-        "description": "Store a memory.",
-        "parameters": {"type": "object", "properties": {"content": {"type": "string"}}, "required": ["content"]},
-    },
-}
 LONG_ANSWER = "You spent 84.20 EUR on groceries this week, across three shopping trips."
 
 
@@ -79,7 +71,6 @@ async def test_complete_returns_content_usage_and_model(fake: FakeOpenAI, llm: O
     result = await llm.complete(MESSAGES)
 
     assert result.content == "echo: How much did we spend on groceries this week?"
-    assert result.tool_calls == ()
     assert result.finish_reason == "stop"
     assert result.model == "test-model"
     assert not result.streamed
@@ -88,7 +79,7 @@ async def test_complete_returns_content_usage_and_model(fake: FakeOpenAI, llm: O
     assert request.messages == MESSAGES
     assert request.body["temperature"] == 0.2
     assert not request.stream
-    assert request.body.get("response_format") is None and request.tools is None
+    assert request.body.get("response_format") is None and request.tools is None  # no native tools, ever
     assert "max_tokens" not in request.body  # the endpoint's own limit unless LLM_MAX_OUTPUT_TOKENS is set
 
 
@@ -124,34 +115,8 @@ async def test_complete_with_schema_in_json_object_form(fake: FakeOpenAI) -> Non
     assert fake.requests[0].body["max_tokens"] == 600
 
 
-async def test_complete_returns_tool_calls(fake: FakeOpenAI, llm: OpenAILLM) -> None:
-    fake.script(lambda req: Scripted(tool_calls=[("store", {"content": "milk 2.10"}), ("store", '{"content": "ü"}')]))
-
-    result = await llm.complete(MESSAGES, tools=[STORE_TOOL])
-
-    assert [(call.id, call.name) for call in result.tool_calls] == [("call_1", "store"), ("call_2", "store")]
-    assert json.loads(result.tool_calls[0].arguments) == {"content": "milk 2.10"}
-    assert result.tool_calls[1].arguments == '{"content": "ü"}'
-    assert result.finish_reason == "tool_calls"
-    assert result.content is None
-    assert fake.requests[0].tools == [STORE_TOOL]
-
-
 def _completion(message: dict[str, Any]) -> dict[str, Any]:
     return {"id": "c", "object": "chat.completion", "model": "m", "choices": [{"index": 0, "message": message}]}
-
-
-async def test_tool_call_arguments_sent_as_an_object_arrive_as_json(fake: FakeOpenAI, llm: OpenAILLM) -> None:
-    # Ollama's OpenAI-compatible endpoint has sent the arguments as an object rather than a JSON string.
-    call = {"id": "x1", "type": "function", "function": {"name": "store", "arguments": {"content": "Brot 2,10 €"}}}
-    fake.script(lambda req: Scripted(raw=_completion({"role": "assistant", "content": None, "tool_calls": [call]})))
-
-    result = await llm.complete(MESSAGES, tools=[STORE_TOOL])
-
-    assert [(c.id, c.name, json.loads(c.arguments)) for c in result.tool_calls] == [
-        ("x1", "store", {"content": "Brot 2,10 €"})
-    ]
-    assert result.usage.total == 0 and result.finish_reason is None  # neither was sent
 
 
 @pytest.mark.parametrize(
@@ -161,7 +126,6 @@ async def test_tool_call_arguments_sent_as_an_object_arrive_as_json(fake: FakeOp
         ([{"choices": []}], "malformed response"),
         ({"object": "chat.completion", "choices": []}, "response without choices"),
         (_completion({"role": "assistant", "content": 42}), "malformed response"),
-        (_completion({"content": None, "tool_calls": [{"type": "function", "function": {}}]}), "malformed tool call"),
         ({"choices": ["hello"]}, "malformed response"),
     ],
 )
@@ -202,43 +166,6 @@ async def test_stream_records_usage_from_the_last_chunk(fake: FakeOpenAI, llm: O
     assert streamed.usage.total > 0
 
 
-async def test_stream_assembles_tool_calls_split_across_deltas(fake: FakeOpenAI, llm: OpenAILLM) -> None:
-    args = {"content": "Dentist appointment for Mia on Friday at 15:30", "tags": ["health", "mia"]}
-    fake.script(lambda req: Scripted(content="Saving.", tool_calls=[("store", args), ("remind", {"at": "friday"})]))
-    events = Events()
-
-    result = await llm.stream(MESSAGES, emit=events, tools=[STORE_TOOL])
-
-    assert [(call.id, call.name) for call in result.tool_calls] == [("call_1", "store"), ("call_2", "remind")]
-    assert json.loads(result.tool_calls[0].arguments) == args
-    assert json.loads(result.tool_calls[1].arguments) == {"at": "friday"}
-    assert result.finish_reason == "tool_calls"
-    assert events.of("tool_use") == [
-        {"id": call.id, "name": call.name, "arguments": call.arguments} for call in result.tool_calls
-    ]
-    assert events.types()[-2:] == ["tool_use", "tool_use"]  # only once the stream has finished
-    assert fake.requests[0].tools == [STORE_TOOL]
-
-
-async def test_fake_splits_tool_call_arguments_across_deltas(fake: FakeOpenAI) -> None:
-    """The fake's own contract: the stream above really was split the way real servers split it."""
-    fake.reset()
-    fake.script(lambda req: Scripted(tool_calls=[("store", {"content": "x"}), ("store", "{}")]))
-    client = openai.AsyncOpenAI(base_url=fake.base_url, api_key="test", max_retries=0)
-    deltas: dict[int, list[Any]] = {}
-    async with client:
-        stream = await client.chat.completions.create(model="m", messages=[], stream=True)
-        async for chunk in stream:
-            for choice in chunk.choices:
-                for delta in choice.delta.tool_calls or ():
-                    deltas.setdefault(delta.index, []).append(delta)
-    for index_deltas in deltas.values():
-        first, *rest = index_deltas
-        assert first.id and first.function.name and first.type == "function"
-        assert all(delta.id is None and delta.function.name is None for delta in rest)
-        assert len(rest) >= 3
-
-
 async def test_stream_emits_thinking_before_content(fake: FakeOpenAI, llm: OpenAILLM) -> None:
     reasoning = "The user asks about groceries; sum this week's expenses."
     fake.script(lambda req: Scripted(content="84.20 EUR", reasoning=reasoning))
@@ -252,13 +179,13 @@ async def test_stream_emits_thinking_before_content(fake: FakeOpenAI, llm: OpenA
 
 
 async def test_broken_stream_falls_back_to_a_plain_call(fake: FakeOpenAI, llm: OpenAILLM) -> None:
-    fake.script(lambda req: Scripted(content=LONG_ANSWER, tool_calls=[("store", {"content": "x"})], break_stream=True))
+    fake.script(lambda req: Scripted(content=LONG_ANSWER, break_stream=True))
     events = Events()
 
-    result = await llm.stream(MESSAGES, emit=events, tools=[STORE_TOOL])
+    result = await llm.stream(MESSAGES, emit=events)
 
     assert [request.stream for request in fake.requests] == [True, False]
-    plain = await llm.complete(MESSAGES, tools=[STORE_TOOL])
+    plain = await llm.complete(MESSAGES)
     assert result == plain
     assert not result.streamed
     types = events.types()
@@ -266,7 +193,6 @@ async def test_broken_stream_falls_back_to_a_plain_call(fake: FakeOpenAI, llm: O
     assert events.items[error_at].data == {"message": "connection error", "fallback": True}
     assert "content_delta" in types[:error_at]  # partial content arrived before the break
     assert events.items[error_at + 1] == StreamEvent("content_delta", {"text": LONG_ANSWER})
-    assert events.of("tool_use") == [{"id": "call_1", "name": "store", "arguments": '{"content": "x"}'}]
 
 
 async def test_stream_with_schema_sends_response_format_and_keeps_it_on_the_fallback(
@@ -369,17 +295,14 @@ async def test_from_settings_sends_a_placeholder_key_without_one(fake: FakeOpenA
 
 
 async def test_summary_is_logged_without_message_text(fake: FakeOpenAI, llm: OpenAILLM) -> None:
-    fake.script(lambda req: Scripted(content="secret answer", tool_calls=[("store", {"content": "secret"})]))
+    fake.script(lambda req: Scripted(content="secret answer"))
 
     with structlog.testing.capture_logs() as logs:
         await llm.complete(MESSAGES, response_schema={"type": "object"}, schema_name="route_expense")
         await llm.stream(MESSAGES, emit=Events())
 
     summaries = [entry for entry in logs if entry["event"] == "llm.response.summary"]
-    assert [(s["streamed"], s["schema_name"], s["tool_calls"]) for s in summaries] == [
-        (False, "route_expense", 1),
-        (True, None, 1),
-    ]
+    assert [(s["streamed"], s["schema_name"]) for s in summaries] == [(False, "route_expense"), (True, None)]
     for summary in summaries:
         assert summary["model"] == "test-model"
         assert summary["prompt_tokens"] > 0 and summary["completion_tokens"] > 0

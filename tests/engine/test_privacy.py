@@ -128,7 +128,7 @@ def test_a_change_keeps_the_rows_audience_unless_the_words_ask_for_one() -> None
 def test_every_tool_that_creates_a_row_takes_an_audience() -> None:
     registry = default_registry()
     for name in CREATES:
-        assert {"visibility", "hidden_from"} <= set(registry.get(name).parameters()["properties"]), name
+        assert {"visibility", "hidden_from"} <= set(registry.get(name).args_model.model_fields), name
 
 
 @pytest.mark.parametrize(

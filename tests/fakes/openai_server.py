@@ -1,8 +1,8 @@
 """A scripted OpenAI-compatible HTTP server for tests and benchmarks.
 
 It speaks the real wire protocol (JSON and server-sent events over aiohttp), so the real `openai` client is
-exercised end to end: streaming chunk boundaries, tool-call deltas split by index, usage chunks, error bodies
-and dropped connections. A test scripts the answer with a handler that sees each request:
+exercised end to end: streaming chunk boundaries, usage chunks, error bodies and dropped connections. A test
+scripts the answer with a handler that sees each request:
 
     fake = FakeOpenAI()
     base_url = await fake.start()
@@ -76,7 +76,6 @@ class Scripted:
     """What the fake answers to one chat request."""
 
     content: str | None = None
-    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
     status: int = 200  # non-200: an OpenAI-style error body with this status, `content` as its message
     break_stream: bool = False  # streaming only; a plain request gets the whole answer
     reasoning: str | None = None  # reasoning_content deltas before the content (and on a plain message)
@@ -89,13 +88,6 @@ class Scripted:
     def json(cls, obj: Any) -> Scripted:
         """Answer with `obj` serialised as the message content (what a JSON-schema call returns)."""
         return cls(content=json.dumps(obj))
-
-    def arguments(self) -> list[tuple[str, str, str]]:
-        """(call id, function name, raw JSON arguments) for each scripted tool call."""
-        return [
-            (f"call_{number}", name, args if isinstance(args, str) else json.dumps(args))
-            for number, (name, args) in enumerate(self.tool_calls, start=1)
-        ]
 
 
 Handler = Callable[[ChatRequest], Scripted | Awaitable[Scripted]]
@@ -268,30 +260,20 @@ def _message_text(message: dict[str, Any]) -> str:
 
 def _usage(chat: ChatRequest, scripted: Scripted) -> dict[str, int]:
     prompt = max(1, len(chat.all_text) // 4)
-    written = len(scripted.content or "") + sum(len(args) for _, _, args in scripted.arguments())
-    completion = max(1, written // 4)
+    completion = max(1, len(scripted.content or "") // 4)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
-
-def _finish_reason(scripted: Scripted) -> str:
-    return "tool_calls" if scripted.tool_calls else "stop"
 
 
 def _completion(chat: ChatRequest, scripted: Scripted, completion_id: str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": scripted.content, "refusal": None}
     if scripted.reasoning is not None:
         message["reasoning_content"] = scripted.reasoning
-    if scripted.tool_calls:
-        message["tool_calls"] = [
-            {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}
-            for call_id, name, args in scripted.arguments()
-        ]
     return {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
         "model": chat.body.get("model", "fake-model"),
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _finish_reason(scripted)}],
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
         "usage": _usage(chat, scripted),
     }
 
@@ -309,15 +291,6 @@ def _pieces(text: str) -> list[str]:
         pieces.append(text[start : start + size])
         start += size
     return pieces
-
-
-def _split_at_least(text: str, parts: int) -> list[str]:
-    """Split text into at least `parts` pieces (some may be empty when the text is shorter)."""
-    pieces = _pieces(text)
-    if len(pieces) >= parts:
-        return pieces
-    step = math.ceil(len(text) / parts) if text else 0
-    return [text[i * step : (i + 1) * step] for i in range(parts)]
 
 
 def _stream_chunks(chat: ChatRequest, scripted: Scripted, completion_id: str) -> list[dict[str, Any]]:
@@ -338,12 +311,7 @@ def _stream_chunks(chat: ChatRequest, scripted: Scripted, completion_id: str) ->
     chunks = [chunk({"role": "assistant", "content": "", "refusal": None})]
     chunks += [chunk({"reasoning_content": piece}) for piece in _pieces(scripted.reasoning or "")]
     chunks += [chunk({"content": piece}) for piece in _pieces(scripted.content or "")]
-    for index, (call_id, name, args) in enumerate(scripted.arguments()):
-        first = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
-        chunks.append(chunk({"tool_calls": [first]}))
-        for piece in _split_at_least(args, 3):
-            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}))
-    chunks.append(chunk({}, None if scripted.omit_finish_reason else _finish_reason(scripted)))
+    chunks.append(chunk({}, None if scripted.omit_finish_reason else "stop"))
     if include_usage:
         chunks.append({**base, "choices": [], "usage": _usage(chat, scripted)})
     return chunks
