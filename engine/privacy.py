@@ -126,7 +126,7 @@ _NOT_FOR_THE_KEPT = {"add_event": ("whose", "household"), "schedule_reminder": (
 
 def arguments(tool: str, args: dict[str, Any], audience: Audience, members: Sequence[Member]) -> dict[str, Any]:
     """One call's arguments set to `audience` when `tool` creates a row, or changes one and the words ask for an
-    audience (a native tool call's, already parsed); a change the words ask no audience for keeps the row's."""
+    audience; a change the words ask no audience for keeps the row's."""
     if tool not in CREATES | CHANGES:
         return args
     changed = {key: value for key, value in args.items() if key not in ("visibility", "hidden_from")}

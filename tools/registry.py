@@ -1,8 +1,9 @@
-"""The tool registry: typed async functions with model-facing docstrings, their JSON schemas, validation and runs.
+"""The tool registry: typed async functions, the validation of their arguments, and their runs.
 
-A tool is `async def name(ctx: ToolContext, args: NameArgs) -> NameResult`. Its schema comes from `NameArgs`,
-its description from the docstring. Nothing about who is asking (household, member) is ever an argument: that
-comes from the context, so the model cannot ask for anyone else's data.
+A tool is `async def name(ctx: ToolContext, args: NameArgs) -> NameResult`. Its arguments are `NameArgs`, its
+description the docstring. The engine's capabilities build every call from the model's answer and the message's
+grounding; the arguments are validated like a webhook body all the same. Nothing about who is asking (household,
+member) is ever an argument: that comes from the context, so no call can reach anyone else's data.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def tool(func: Callable[[ToolContext, Any], Awaitable[Any]], *, writes: bool) ->
         raise TypeError(f"{func.__name__}: the args parameter must be annotated with a pydantic model")
     description = inspect.getdoc(func)
     if not description:
-        raise TypeError(f"{func.__name__} needs a docstring: it is the tool's description for the model")
+        raise TypeError(f"{func.__name__} needs a docstring: it is the tool's description")
     return Tool(func.__name__, description, args_model, func, writes)
 
 
