@@ -1,4 +1,4 @@
-"""The chat page on the routed engine (the offline default) in Chromium, at a phone's and a desktop's size: a chart
+"""The chat page in Chromium, at a phone's and a desktop's size: a chart
 asked for is drawn inline in the reply, live and in the history after a reload; small talk written by the model
 appears as it is written; a reply from a phrase template appears whole."""
 
@@ -6,31 +6,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
 
-import asyncpg
 import pytest
 from playwright.async_api import BrowserContext, Page, expect
 
 from tests.bot.web.pages.conftest import base_url, signed_in
 from tests.e2e.test_routed import answers
-from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
-from tests.system import Family, System, make_family, model_calls, routed_system
+from tests.fakes.openai_server import ChatRequest, Scripted
+from tests.system import Family, System, make_family, model_calls
 from tools.storage import memories
 
 WORKING = re.compile(r"\bworking\b")  # the bubble of an answer still coming
 VIEWPORTS = {"phone": {"width": 390, "height": 844}, "desktop": {"width": 1280, "height": 800}}
-
-
-@pytest.fixture
-async def routed(
-    migrated: Any, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
-) -> AsyncIterator[System]:
-    async with routed_system(migrated, fake_llm, redis_url, admin_conn) as system:
-        yield system
 
 
 async def chat_as(
@@ -70,13 +60,13 @@ async def in_view(page: Page, selector: str) -> None:
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
-    routed: System, new_context: Callable[[], Awaitable[BrowserContext]], viewport: str
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]], viewport: str
 ) -> None:
-    family = await make_family(routed.admin, f"Routed charts {viewport}", {"Anna": "Europe/Berlin"})
-    await spent(routed, family, "groceries", "35.50")
-    await spent(routed, family, "fuel", "60.00")
-    routed.llm.script(answers())  # the chart makes no model call: any call would fail the test
-    page = await chat_as(routed, new_context, family, viewport)
+    family = await make_family(system.admin, f"Routed charts {viewport}", {"Anna": "Europe/Berlin"})
+    await spent(system, family, "groceries", "35.50")
+    await spent(system, family, "fuel", "60.00")
+    system.llm.script(answers())  # the chart makes no model call: any call would fail the test
+    page = await chat_as(system, new_context, family, viewport)
 
     await page.fill("#message", "show me a chart of our spending")
     await page.click("#send")
@@ -94,7 +84,7 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
     shown = await chart.bounding_box()
     assert shown is not None and shown["width"] <= VIEWPORTS[viewport]["width"] - 32  # inside the bubble
     await in_view(page, ".msg.faa:last-child img.chart")
-    assert model_calls(routed, "show me a chart of our spending") == []
+    assert model_calls(system, "show me a chart of our spending") == []
 
     await page.reload()  # the history has it
     again = page.locator(".msg.faa").last
@@ -121,18 +111,18 @@ SMALL_TALK = "I can remember your expenses, notes and plans, answer questions ab
 
 @pytest.mark.parametrize("viewport", VIEWPORTS)
 async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_once(
-    routed: System, new_context: Callable[[], Awaitable[BrowserContext]], viewport: str
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]], viewport: str
 ) -> None:
-    family = await make_family(routed.admin, f"Routed stream {viewport}", {"Anna": "Europe/Berlin"})
+    family = await make_family(system.admin, f"Routed stream {viewport}", {"Anna": "Europe/Berlin"})
 
     def model(request: ChatRequest) -> Scripted:
         return Scripted(content=json.dumps({"reply": SMALL_TALK}), chunk_delay_s=0.1)
 
-    routed.llm.script(model)
-    page = await signed_in(routed, new_context, family, "Anna")
+    system.llm.script(model)
+    page = await signed_in(system, new_context, family, "Anna")
     await page.set_viewport_size(VIEWPORTS[viewport])  # type: ignore[arg-type]
     await page.add_init_script(WATCH_REPLY)
-    await page.goto(base_url(routed) + "/")
+    await page.goto(base_url(system) + "/")
 
     await page.fill("#message", "what can you do?")
     await page.click("#send")
@@ -147,7 +137,7 @@ async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_o
     assert not any("{" in text or '"' in text for text in shown), shown
     assert shown[-1] == SMALL_TALK
     await in_view(page, ".msg.faa:last-child .text")
-    calls = model_calls(routed, "what can you do?")
+    calls = model_calls(system, "what can you do?")
     assert [(r.schema_name, r.stream) for r in calls] == [("route_chat", True)]  # small talk is the one call
 
     await page.evaluate("window.shownTexts = []")
@@ -159,21 +149,21 @@ async def test_small_talk_shows_as_the_model_writes_it_and_a_template_reply_at_o
     assert final and final != SMALL_TALK
     assert await thanked.get_attribute("data-deltas") is None  # a phrase template: no deltas, the text whole
     assert [text for text in await page.evaluate("window.shownTexts") if text != "Working on it…"] == [final]
-    assert model_calls(routed, "thanks!") == []  # thanks are answered without the model
+    assert model_calls(system, "thanks!") == []  # thanks are answered without the model
 
     await page.reload()
     await expect(page.locator(".msg.faa .text").nth(-2)).to_have_text(SMALL_TALK)
 
 
 async def test_a_stream_that_breaks_shows_the_whole_answer_after_it_and_never_the_reason(
-    routed: System, new_context: Callable[[], Awaitable[BrowserContext]]
+    system: System, new_context: Callable[[], Awaitable[BrowserContext]]
 ) -> None:
-    family = await make_family(routed.admin, "Routed broken stream", {"Anna": "Europe/Berlin"})
+    family = await make_family(system.admin, "Routed broken stream", {"Anna": "Europe/Berlin"})
     answer = json.dumps({"reply": SMALL_TALK})
-    routed.llm.script(lambda request: Scripted(content=answer, chunk_delay_s=0.05, break_stream=request.stream))
-    page = await signed_in(routed, new_context, family, "Anna")
+    system.llm.script(lambda request: Scripted(content=answer, chunk_delay_s=0.05, break_stream=request.stream))
+    page = await signed_in(system, new_context, family, "Anna")
     await page.add_init_script(WATCH_REPLY)
-    await page.goto(base_url(routed) + "/")
+    await page.goto(base_url(system) + "/")
 
     await page.fill("#message", "how are you?")
     await page.click("#send")
@@ -181,7 +171,7 @@ async def test_a_stream_that_breaks_shows_the_whole_answer_after_it_and_never_th
     await expect(bubble).not_to_have_class(WORKING, timeout=60_000)
     await expect(bubble.locator(".text")).to_have_text(SMALL_TALK)
     shown: list[str] = await page.evaluate("window.shownTexts")
-    calls = model_calls(routed, "how are you?")
+    calls = model_calls(system, "how are you?")
     assert [request.stream for request in calls] == [True, False]  # the plain call after the break
     shown = shown[shown.index("Working on it…") :]  # from the new bubble on
     cut = shown.index("Working on it…", 1)  # what the broken stream had shown is dropped
