@@ -39,6 +39,7 @@ from arq.connections import RedisSettings as ArqRedisSettings  # noqa: E402
 
 from bot.ops import lifecycle  # noqa: E402
 from bot.web.app import create_app  # noqa: E402
+from engine.capabilities import routing  # noqa: E402
 from engine.composition import close_deps, open_deps  # noqa: E402
 from engine.deps import Deps  # noqa: E402
 from engine.observability import configure_logging  # noqa: E402
@@ -56,6 +57,7 @@ from engine.settings import (  # noqa: E402
 from migrations.runner import migrate  # noqa: E402
 from tests import system  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tools.errors import EmbeddingError  # noqa: E402
 from tools.infra import local_postgres  # noqa: E402
 from tools.infra.clock import Clock  # noqa: E402
 from tools.storage.database import dsn_with_user  # noqa: E402
@@ -378,9 +380,13 @@ async def web_server(
 @contextlib.asynccontextmanager
 async def worker_in_loop(settings: Settings, *, clock: Clock | None = None) -> AsyncIterator[Any]:
     """An arq worker in this event loop, as `faa up` runs one (`worker.main.background_worker`), returned once its
-    startup built its dependencies, so the first message is not timed with it; `clock` replaces the system clock."""
+    startup built its dependencies and embedded the capabilities' examples, so the first message is not timed with
+    them; `clock` replaces the system clock."""
     async with background_worker(settings, clock=clock) as worker:
         deadline = time.monotonic() + 30
         while "engine" not in worker.ctx and time.monotonic() < deadline:
             await asyncio.sleep(0.01)
+        if "deps" in worker.ctx:
+            with contextlib.suppress(EmbeddingError):  # the startup has said so; routing does without them
+                await routing.warm(worker.ctx["deps"].embedder)  # joins the startup's embedding of them
         yield worker

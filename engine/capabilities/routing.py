@@ -15,9 +15,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import structlog
@@ -119,13 +120,18 @@ async def _nearness(run: Run, text: str) -> dict[str, float]:
 
 @dataclass
 class ExampleIndex:
-    """The capabilities' examples, embedded once per process."""
+    """The capabilities' examples, embedded once per process: callers that come while they are being embedded wait
+    for that one embedding."""
 
     vectors: list[tuple[str, list[float]]] | None = None
+    _embedding: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     async def warm(self, embedder: Embedder) -> None:
-        if self.vectors is not None:
-            return
+        async with self._embedding:
+            if self.vectors is None:
+                await self._embed(embedder)
+
+    async def _embed(self, embedder: Embedder) -> None:
         pairs = [
             (capability.name, example)
             for capability in CAPABILITIES.values()

@@ -3,6 +3,7 @@ cues of one never claim another's examples."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -51,3 +52,25 @@ def test_no_capabilitys_cues_claim_another_capabilitys_example(name: str, exampl
     grounding = ground(example, NOW, "Europe/Berlin", ["Anna", "Ben", "Tom", "Mia", "Lea"])
     kept = [capability.name for capability in routing.claimed(routing.reading(example, grounding))]
     assert kept in ([], [name]), f"{example!r} ({name}) is claimed by {kept}"
+
+
+async def test_the_examples_are_embedded_once_however_many_messages_wait_for_them() -> None:
+    """A worker's start embeds them while the first messages may already need them: those wait for that embedding
+    instead of each embedding every example again."""
+    calls: list[int] = []
+
+    class SlowEmbedder:
+        dim = 4
+
+        async def embed(self, texts: list[str], kind: str) -> list[list[float]]:
+            calls.append(len(texts))
+            await asyncio.sleep(0.05)
+            return [[1.0, float(len(text) % 7), 0.0, 1.0] for text in texts]
+
+    embedder = SlowEmbedder()
+    index = routing.ExampleIndex()
+
+    await asyncio.gather(index.warm(embedder), index.warm(embedder), index.nearest(embedder, "milk 2.50"))  # type: ignore[arg-type]
+
+    assert calls == [len(EXAMPLES), 1]  # the examples once, then the message
+    assert index.vectors is not None and len(index.vectors) == len(EXAMPLES)
