@@ -140,7 +140,18 @@ class LocalSettings(BaseSettings):
         "the likeliest of them; empty: any of Whisper's 99.",
     )
     threads: int = Field(default=0, ge=0, description="CPU threads for the local models; 0: all cores.")
-    context_tokens: int = Field(default=8192, ge=1024, description="Context window of the local chat model.")
+    context_tokens: int = Field(
+        default=8192, ge=1024, description="Context of the local chat model, shared by the requests it serves at once."
+    )
+    llm_slots: int = Field(
+        default=4, ge=1, le=64, description="Requests the local chat model serves at once (decoded together)."
+    )
+    prompt_cache_mb: int = Field(
+        default=512,
+        ge=0,
+        description="RAM the local chat model keeps evaluated prompts in (MiB), so each capability's instructions "
+        "are read once; 0: none.",
+    )
     start_timeout_s: float = Field(default=180.0, gt=0, description="How long a local server may take to start.")
 
 

