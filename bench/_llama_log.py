@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 _PROMPT = re.compile(r"prompt eval time =\s*[\d.]+ ms /\s*(\d+) tokens")
-_GENERATED = re.compile(r"^\S+:\s+eval time =\s*[\d.]+ ms /\s*(\d+) runs", re.MULTILINE)
+# llama-cpp-python's `llama_perf_context_print:        eval time = … /  N runs`, llama.cpp server's
+# `slot print_timing: id  3 | task 0 |        eval time = … /  N tokens`.
+_GENERATED = re.compile(r"(?:^\S+:|\|)\s+eval time =\s*[\d.]+ ms /\s*(\d+) (?:runs|tokens)", re.MULTILINE)
 
 
 class LlamaLog:
