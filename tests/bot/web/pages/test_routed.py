@@ -98,12 +98,21 @@ async def test_a_chart_asked_for_is_shown_inline_live_and_after_a_reload(
 
 
 # Every version of the newest reply's text, as the page showed it.
+# Every text the newest reply showed, in order. Texts set within one task reach the observer in one batch, so each
+# change is read from its records (the text node replaced, the one put in), not only from the text as it is now.
 WATCH_REPLY = """
 window.shownTexts = [];
-new MutationObserver(() => {
-  const text = document.querySelector("#log > .msg.faa:last-child .text");
-  const now = text ? text.textContent : null;
-  if (now !== null && now !== window.shownTexts[window.shownTexts.length - 1]) window.shownTexts.push(now);
+const seen = (text) => {
+  if (text !== null && text !== window.shownTexts[window.shownTexts.length - 1]) window.shownTexts.push(text);
+};
+new MutationObserver((records) => {
+  const current = document.querySelector("#log > .msg.faa:last-child .text");
+  for (const record of records) {
+    if (record.target !== current) continue;
+    for (const node of record.removedNodes) seen(node.textContent);
+    for (const node of record.addedNodes) seen(node.textContent);
+  }
+  seen(current ? current.textContent : null);
 }).observe(document, { subtree: true, childList: true, characterData: true });
 """
 SMALL_TALK = "I can remember your expenses, notes and plans, answer questions about them, and remind you on time."
