@@ -23,7 +23,7 @@ LIGHTHOUSE = Path(
     or Path(__file__).parents[4] / ".cache" / "lighthouse" / "node_modules" / ".bin" / "lighthouse"
 )
 CATEGORIES = ("accessibility", "best-practices", "seo")
-PAGES = ("/", "/reminders", "/money")  # the chat, a page of forms, a page of tables and charts
+PAGES = ("/", "/memories", "/reminders", "/calendar", "/lists", "/money", "/data", "/household")  # every page
 PRESETS = ("mobile", "desktop")
 
 
