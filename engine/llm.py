@@ -25,6 +25,7 @@ from openai.types.chat.chat_completion_chunk import ChoiceDelta
 from pydantic import SecretStr
 
 from engine.errors import FAAError, LLMError
+from engine.json_grammar import json_grammar
 from engine.llm_types import EventSink, LLMResponse, Message, StreamEvent, Usage
 from engine.settings import LLMSettings
 from tools.errors import root_cause
@@ -69,7 +70,7 @@ class OpenAILLM:
         model: str,
         *,
         temperature: float = 0.2,
-        structured_output: Literal["json_schema", "json_object"] = "json_schema",
+        structured_output: Literal["json_schema", "json_object", "grammar"] = "json_schema",
         max_output_tokens: int | None = None,
     ) -> None:
         self._client = client
@@ -111,11 +112,7 @@ class OpenAILLM:
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
-                response_format=(
-                    cast(Any, self._response_format(response_schema, schema_name))
-                    if response_schema is not None
-                    else openai.omit
-                ),
+                **self._constraint(response_schema, schema_name),
             )
         except openai.OpenAIError as exc:
             raise _llm_error(exc) from exc
@@ -123,13 +120,21 @@ class OpenAILLM:
         self._log_summary(result, started, schema_name if response_schema is not None else None)
         return result
 
-    def _response_format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
+    def _constraint(self, schema: dict[str, Any] | None, name: str) -> dict[str, Any]:
+        """The request's arguments that constrain the answer to `schema` (none without one)."""
+        if schema is None:
+            return {}
+        if self._structured_output == "grammar":
+            # llama.cpp's own field; its grammar keeps the JSON on one line (see engine.json_grammar).
+            return {"extra_body": {"grammar": json_grammar(schema)}}
         if self._structured_output == "json_object":
             # The older llama.cpp / llama-cpp-python form: JSON mode, constrained by the schema given beside it.
-            return {"type": "json_object", "schema": schema}
+            return {"response_format": {"type": "json_object", "schema": schema}}
         # strict=False: strict mode rejects common schemas (optional fields, open objects), and the
         # caller validates the answer with Pydantic anyway.
-        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+        return {
+            "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": False}}
+        }
 
     async def stream(
         self,
@@ -148,9 +153,9 @@ class OpenAILLM:
         """
         started = time.perf_counter()
         state = _StreamState()
-        response_format = self._response_format(response_schema, schema_name) if response_schema else None
+        constraint = self._constraint(response_schema, schema_name)
         try:
-            async with aclosing(self._chunks(messages, response_format)) as chunks:
+            async with aclosing(self._chunks(messages, constraint)) as chunks:
                 async for chunk in chunks:
                     await state.feed(chunk, emit)
             if state.finish_reason is None:
@@ -164,7 +169,7 @@ class OpenAILLM:
     async def _chunks(
         self,
         messages: Sequence[Message],
-        response_format: dict[str, Any] | None,
+        constraint: dict[str, Any],
     ) -> AsyncGenerator[ChatCompletionChunk, None]:
         # Only the request and the iteration are guarded here; the listener's own errors must propagate.
         try:
@@ -173,7 +178,7 @@ class OpenAILLM:
                 messages=cast(Any, list(messages)),
                 temperature=self._temperature,
                 max_tokens=self._max_tokens,
-                response_format=cast(Any, response_format) if response_format is not None else openai.omit,
+                **constraint,
                 stream=True,
                 stream_options={"include_usage": True},
             )

@@ -56,9 +56,12 @@ class LLMSettings(BaseSettings):
     max_retries: int = Field(default=2, ge=0)
     temperature: float = Field(default=0.2, ge=0, le=2)
     streaming: bool = Field(default=True, description="Stream the reply where a channel can show progress.")
-    structured_output: Literal["json_schema", "json_object"] = Field(
+    structured_output: Literal["json_schema", "json_object", "grammar"] = Field(
         default="json_schema",
-        description='How a JSON schema is sent: OpenAI\'s json_schema, or {"type":"json_object","schema":…}.',
+        description=(
+            'How a JSON schema is sent: OpenAI\'s json_schema, {"type":"json_object","schema":…}, or as a llama.cpp '
+            "grammar that keeps the answer on one line."
+        ),
     )
     max_output_tokens: int | None = Field(
         default=None, ge=16, description="Cap on the tokens of one answer; unset: the endpoint's own limit."

@@ -1,38 +1,53 @@
-"""The settings a small local model runs with, end to end against the scripted server: each capability's schema in
-llama.cpp's json_object form with every key required, a cap on each answer, and no tools offered."""
+"""The settings a small local model runs with, end to end against the scripted server: each capability's schema
+sent as a llama.cpp grammar (every key, in order, on one line, only the choices offered), a cap on each answer, and
+no tools offered."""
 
 from __future__ import annotations
 
+import json
+
 import asyncpg
 
-from tests.e2e.scripts import routed_model
-from tests.fakes.openai_server import FakeOpenAI
+from bot.ops.local_servers import with_local_endpoints
+from tests.fakes.gbnf import grammar_pattern
+from tests.fakes.openai_server import ChatRequest, FakeOpenAI, Scripted
 from tests.system import make_family, make_settings, running_system
+
+ROUTES = {"I spent 35.50 euros on groceries at Lidl": "expense", "How much did we spend on groceries?": "sum"}
+ANSWERS = {
+    "expense": {"kind": "expense", "category": "groceries", "merchant": "Lidl"},
+    "sum": {"op": "sum", "categories": ["groceries"], "whose": "household", "group_by": "none", "period": "all"},
+}
+
+
+def model(request: ChatRequest) -> Scripted:
+    """A constrained model: the router's choice, then the capability's answer, each printed on one line."""
+    route = ROUTES[next(text for text in ROUTES if text in request.last_user_text)]
+    if '"\\"route\\""' in request.body["grammar"]:
+        return Scripted(content=json.dumps({"route": route}))
+    return Scripted(content=json.dumps(ANSWERS[route]))
 
 
 async def test_a_sum_question_with_local_model_settings(
     migrated, fake_llm: FakeOpenAI, redis_url: str, redis: object, admin_conn: asyncpg.Connection
 ) -> None:
-    settings = make_settings(migrated, fake_llm.base_url, redis_url)
-    local_llm = {"structured_output": "json_object", "max_output_tokens": 700}
-    settings = settings.model_copy(update={"llm": settings.llm.model_copy(update=local_llm)})
+    settings = with_local_endpoints(make_settings(migrated, fake_llm.base_url, redis_url), fake_llm.base_url, None)
     fake_llm.reset()
     family = await make_family(admin_conn, "Local", {"Anna": "Europe/Berlin"})
-    fake_llm.script(routed_model())
+    fake_llm.script(model)
     async with running_system(settings, fake_llm, admin_conn) as system:
-        record = "I spent 35.50 euros on groceries at Lidl"
+        record, question = ROUTES
         await system.client.post("/v1/messages", json={"text": record}, headers=family.auth("Anna"))
-        fake_llm.reset()
-        response = await system.client.post(
-            "/v1/messages", json={"text": "How much did we spend on groceries this month?"}, headers=family.auth("Anna")
-        )
+        response = await system.client.post("/v1/messages", json={"text": question}, headers=family.auth("Anna"))
         assert "35.50 EUR" in (await response.json())["reply"]
 
-    [sum_call] = fake_llm.requests
-    response_format = sum_call.body["response_format"]
-    assert response_format["type"] == "json_object"
-    schema = response_format["schema"]
-    assert set(schema["required"]) == set(schema["properties"]) >= {"op", "categories", "period"}
-    assert schema["properties"]["categories"]["items"]["enum"] == ["groceries"]  # the household's categories
-    assert sum_call.tools is None  # no native tool calls for this model
-    assert sum_call.body["max_tokens"] == 700
+    calls = fake_llm.requests
+    assert calls and all("response_format" not in call.body and call.body["grammar"] for call in calls)
+    assert all(call.tools is None and call.body["max_tokens"] == 700 for call in calls)
+    assert '"\\"op\\""' in calls[-1].body["grammar"]  # the sum capability's answer
+    sum_grammar = grammar_pattern(calls[-1].body["grammar"])
+    answer = ANSWERS["sum"]
+    assert sum_grammar.fullmatch(json.dumps(answer)) and sum_grammar.fullmatch(json.dumps(answer, indent=None))
+    assert not sum_grammar.fullmatch(json.dumps(answer, indent=2))  # no line breaks for the model to spend on
+    assert not sum_grammar.fullmatch(json.dumps({**answer, "categories": ["transport"]}))  # the household's only
+    assert not sum_grammar.fullmatch(json.dumps({**answer, "whose": "Ben"}))  # a name that is not a member's

@@ -15,6 +15,7 @@ import pytest
 import structlog
 
 from engine.errors import LLMError
+from engine.json_grammar import json_grammar
 from engine.llm import OpenAILLM
 from engine.llm_types import StreamEvent
 from engine.settings import LLMSettings
@@ -113,6 +114,26 @@ async def test_complete_with_schema_in_json_object_form(fake: FakeOpenAI) -> Non
     assert json.loads(result.content or "") == {"intent": "record"}
     assert fake.requests[0].body["response_format"] == {"type": "json_object", "schema": schema}
     assert fake.requests[0].body["max_tokens"] == 600
+
+
+async def test_complete_with_schema_as_a_grammar(fake: FakeOpenAI) -> None:
+    """The local default: llama.cpp's `grammar` field, made from the schema, instead of a response format."""
+    schema = {"type": "object", "properties": {"intent": {"type": "string"}}, "required": ["intent"]}
+    fake.reset()
+    fake.script(lambda req: Scripted.json({"intent": "record"}))
+    client = make_llm(fake.base_url, structured_output="grammar")
+    try:
+        result = await client.complete(MESSAGES, response_schema=schema, schema_name="route_expense")
+        await client.stream(MESSAGES, emit=Events(), response_schema=schema, schema_name="route_expense")
+        await client.complete(MESSAGES)
+    finally:
+        await client.close()
+
+    assert json.loads(result.content or "") == {"intent": "record"}
+    constrained, streamed, free = (request.body for request in fake.requests)
+    assert constrained["grammar"] == streamed["grammar"] == json_grammar(schema)
+    assert "response_format" not in constrained and "response_format" not in streamed
+    assert "grammar" not in free and "response_format" not in free
 
 
 def _completion(message: dict[str, Any]) -> dict[str, Any]:

