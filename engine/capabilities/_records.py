@@ -106,8 +106,9 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
     if grounding.repeats:  # a habit is a plan's ("mia has ballet on tuesdays"), never a fact's or the body's
         if kind != "plan":  # ("the gp is closed on wednesday afternoons", "inhaler every morning")
             return None
-        repeat = grounding.repeats[0]
-        return {**args, "start": repeat.first.isoformat(timespec="minutes"), "rrule": repeat.rrule}
+        repeat = grounding.repeats[0]  # "training immer dienstags" names no time: a day in the calendar, not 09:00
+        start = repeat.first.isoformat(timespec="minutes") if repeat.has_time else repeat.first.date().isoformat()
+        return {**args, "start": start, "rrule": repeat.rrule}
     coming = [
         m
         for m in _ahead(situation)

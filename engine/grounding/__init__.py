@@ -41,6 +41,7 @@ class Repeat:
     text: str
     rrule: str
     first: datetime  # naive, on the member's wall clock
+    has_time: bool = True  # False: no time of day was named ("on tuesdays"); `first` is then that day at 09:00
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class Grounding:
                 for m in data.get("moments", ())
             ),
             repeats=tuple(
-                Repeat(r["key"], r["text"], r["rrule"], datetime.fromisoformat(r["first"]))
+                Repeat(r["key"], r["text"], r["rrule"], datetime.fromisoformat(r["first"]), r.get("has_time", True))
                 for r in data.get("repeats", ())
             ),
             minutes=tuple(data.get("minutes", ())),
@@ -125,7 +126,7 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
         language=language_of(text),
         money=tuple(money),
         moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time) for n, m in enumerate(moments, 1)),
-        repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first),),
+        repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first, repeat.has_time),),
         minutes=tuple(minutes),
         currencies=tuple(find_currencies(text)),
         period=span.name if span is not None else None,

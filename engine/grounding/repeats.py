@@ -91,6 +91,7 @@ class FoundRepeat:
     rrule: str
     first: datetime  # naive wall time of the first occurrence from now
     text: str
+    has_time: bool = True  # False: the words name no time of day, and `first` is at 09:00
 
 
 @dataclass(frozen=True)
@@ -246,4 +247,4 @@ def _rule(
         start = anchor.day.replace(hour=anchor.hour, minute=anchor.minute)  # "every 2 weeks from Friday"
     occurrences = rrulestr(rule, dtstart=start - timedelta(days=1) if interval == 1 else start)
     first = next((d for _, d in zip(range(800), occurrences, strict=False) if d > wall), None)
-    return None if first is None else FoundRepeat(rule, first, text)
+    return None if first is None else FoundRepeat(rule, first, text, anchor.has_time)

@@ -495,6 +495,26 @@ def test_money_came_in_when_received_or_given_by_someone_else(text: str, came_in
 
 
 @pytest.mark.parametrize(
+    ("text", "start", "rrule"),
+    [
+        ("mia hat dienstags um 16 uhr ballett", "2026-11-24T16:00", "FREQ=WEEKLY;BYDAY=TU"),
+        ("tom ist ab jetzt im schwimmverein, training immer dienstags", "2026-11-24", "FREQ=WEEKLY;BYDAY=TU"),
+        ("ben has football every saturday", "2026-11-28", "FREQ=WEEKLY;BYDAY=SA"),
+    ],
+)
+def test_a_habit_without_a_time_is_a_day_in_the_calendar(text: str, start: str, rrule: str) -> None:
+    """No time of day is invented for a repeating plan: without one, each of its days is an all-day event."""
+    from engine.capabilities._records import planned_event
+
+    run = SimpleNamespace(
+        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
+    )
+    situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+    event = planned_event(situation, "plan", None)  # type: ignore[arg-type]
+    assert event is not None and (event["start"], event["rrule"]) == (start, rrule)
+
+
+@pytest.mark.parametrize(
     ("text", "kind", "event"),
     [
         ("孩子这两天一直咳嗽 晚上更厉害", "health", False),  # when it is worse, not when something happens
