@@ -87,6 +87,9 @@ _CN_NUMERAL = re.compile(
 _CN_BARE_NUMERAL = re.compile(r"[零〇一二两三四五六七八九]*[十百千万][零〇一二两三四五六七八九十百千万]*")
 _CN_JIAO = re.compile(r"(?<=[块元])([一二两三四五六七八九])(?:毛|角)?")
 # What makes a number something other than money when no currency marks it.
+# German writes an ordinal as a number and a full stop ("die 2. Impfung", "zum 3. Mal"); number words are read as
+# digits, so "die zweite Impfung" reads so too. A sentence ending in a sum rarely goes on in lowercase.
+_ORDINAL_AFTER = re.compile(r"\.\s+[a-zäöüß]", re.IGNORECASE)
 _UNIT = re.compile(
     r"\s?(?:(?:%|°|cm|mm|km|kg|g|m|ml|l|h|min|mins|minutes?|hours?|days?|weeks?|months?|years?|pills?|tablets?|"
     r"times?|x|st|nd|rd|th|am|pm|o'clock|uhr|jahre?|tage?|stunden?|minuten|wochen|monate|monaten|degrees?|grad|"
@@ -163,12 +166,14 @@ class Money:
 def find_money(text: str) -> list[Money]:
     """Every amount of money in `text`, in order, each once."""
     normal = unicodedata.normalize("NFKC", text)
+    language = language_of(normal)
+    german = language == "de"
     if CJK.search(normal):
         normal = _with_arabic_numerals(normal)
     elif re.search(r"\d", normal):
-        normal = with_digits(normal, language_of(normal))
+        normal = with_digits(normal, language)
     else:  # a spoken price: "a hundred and forty two fifty euros" is 142.50, "drei fünfzig" 3.50
-        normal = _SPOKEN_CENTS.sub(r"\1.\2", with_digits(normal, language_of(normal)))
+        normal = _SPOKEN_CENTS.sub(r"\1.\2", with_digits(normal, language))
     paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
     paying = paying or category_of(normal, "income") is not None  # "年终奖发了 八千", "kindergeld ist da 250"
     measuring = not paying and any(_MEASURE.match(normal, match.end()) for match in _AMOUNT.finditer(normal))
@@ -179,7 +184,7 @@ def find_money(text: str) -> list[Money]:
     for match in _AMOUNT.finditer(normal):
         word = match.group("pre") or match.group("post")
         if word is None and (
-            measuring or not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match))
+            measuring or not (_reads_as_money(normal, match, paying, bought) and _bare_amount(normal, match, german))
         ):
             continue
         amount = _decimal(match.group("number"))
@@ -236,7 +241,7 @@ _MEASURED_BEFORE = re.compile(
 )
 
 
-def _bare_amount(text: str, match: re.Match[str]) -> bool:
+def _bare_amount(text: str, match: re.Match[str], german: bool) -> bool:
     """A number without a currency counts as money when nothing around it says what else it is."""
     after = text[match.end() :]
     before = text[: match.start()]
@@ -253,6 +258,8 @@ def _bare_amount(text: str, match: re.Match[str]) -> bool:
         return False  # "3 Gläser", "2 coffees"
     if re.match(r"\s*[:/.-]\d", after) or re.search(r"\d[:/.-]$", before):  # times and dates: 7:30, 3/12
         return False
+    if german and re.fullmatch(r"\d{1,2}", match.group("number")) and _ORDINAL_AFTER.match(after):
+        return False  # "die 2. Impfung"
     return not re.match(r"\s*(?:岁|号|点|月|日)", after)
 
 

@@ -69,6 +69,8 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "Lea has a fever of 38.5 today, gave her paracetamol",  # measured, not paid
         "tyre pressure for the golf is 2.4 bar front and 2.2 back",  # a measure, and the number beside it
         "baby weighs 3.2 kg, 52.5 cm",
+        "ben hat heute die zweite tetanusimpfung bekommen",  # an ordinal, though "bekommen" can mean received money
+        "zum 3. mal das gleiche formular bekommen",
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
@@ -82,6 +84,7 @@ def test_numbers_that_are_not_money(text: str) -> None:
         ("bought 2 kg apples for 3.50", "3.50"),
         ("grandma sent 100 for mias birthday", "100"),  # given by someone: money without a currency
         ("oma hat 50 für mia geschickt", "50"),
+        ("zum 3. mal parkticket bezahlt 5 euro", "5"),
     ],
 )
 def test_money_beside_a_measure_or_given(text: str, amount: str) -> None:
