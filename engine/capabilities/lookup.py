@@ -12,6 +12,7 @@ from engine.capabilities._events import WHEN, event_line, upcoming
 from engine.capabilities._memories import about, notes_text, quote, search_rows
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
+from engine.capabilities.sum import SUM, asks_about_a_note
 from engine.capabilities.topics import shares_topic
 from engine.executor import StepResult
 
@@ -87,6 +88,11 @@ class Lookup(Capability):
     }
 
     asks = True
+
+    def claims(self, reading: Reading) -> bool:
+        """What `sum` declines: a question of money about something told, not a sum of records ("how much did tom
+        owe us again", "wie viel ist noch im urlaubstopf", "小王欠我们多少钱来着")."""
+        return reading.question and SUM.search(reading.text) is not None and asks_about_a_note(reading.text)
 
     def hint(self, reading: Reading) -> float:
         return 0.25  # a question no cue claims most often asks about something stored

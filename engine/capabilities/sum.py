@@ -77,7 +77,9 @@ def asks_about_a_note(text: str) -> bool:
         return True
     how_many = re.search(r"\bhow (?:many|much)\b(?! (?:times|money|did|do|have|has|was|were|is|are|we|i)\b)", text, _I)
     return bool(how_many) and not re.search(
-        r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn|\bexpens|\bpurchas", text, _I
+        r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn|\bexpens|\bpurchas|\b(?:went|go(?:ne|es)?) on\b",
+        text,
+        _I,
     )
 
 

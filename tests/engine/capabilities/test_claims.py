@@ -698,13 +698,16 @@ def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> N
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("how much did tom owe us again", None),  # a question about a note, not a sum of spending
-        ("小王欠我们多少钱来着", None),
-        ("what does swimming cost", None),
-        ("wie viel ist noch im urlaubstopf", None),
+        ("how much did tom owe us again", "lookup"),  # a question about a note, not a sum of spending
+        ("小王欠我们多少钱来着", "lookup"),
+        ("what does swimming cost", "lookup"),
+        ("wie viel ist noch im urlaubstopf", "lookup"),
+        ("how much does the piano teacher charge per lesson?", "lookup"),
+        ("how much went on coffee since january", "sum"),
+        ("how much did we spend on the plumber", "sum"),
         ("这个月平均每次买菜花多少钱？", "sum"),
         ("wie viel ist vom lebensmittelbudget übrig", "budget"),
     ],
 )
-def test_a_question_about_a_price_a_debt_or_a_balance_is_no_sum(text: str, expected: str | None) -> None:
+def test_a_question_about_a_price_a_debt_or_a_balance_is_looked_up(text: str, expected: str | None) -> None:
     assert decided(text) == expected
