@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.words import QUESTION, cues, own
+from engine.capabilities.words import INFORMATION, QUESTION, cues, own
 from engine.checklists import render
 from engine.executor import StepResult
 from engine.grounding.language import CJK
@@ -79,6 +79,7 @@ _RUNNING_OUT = tuple(
         r"(?:besorgen|kaufen|nachkaufen)\b",
     )
 )
+_INFORMATION = re.compile(rf"\b{INFORMATION}\b|{INFORMATION}$", re.IGNORECASE)
 _APART = re.compile(r"\s*(?:,|&|\+|\band\b|\bund\b|\bn\b|和|跟|、|还有)\s*", re.IGNORECASE)
 _NOT_THE_THING = re.compile(
     r"^(?:some|more|any|the|our|new|an?|die|der|das|den|ein|eine[nm]?|noch|mehr|neue[nsr]?|家里的|家里)\s*|"
@@ -106,8 +107,12 @@ _ADDING = tuple(
 
 def running_out(text: str) -> list[str] | None:
     """What the house ran out of, as the message names it ("we're nearly out of loo roll and eggs": loo roll, eggs);
-    None when the message says nothing of running out, [] when it does without naming the thing."""
-    return _things(_RUNNING_OUT, text)
+    None when the message says nothing of running out (or needs a piece of information: "need the plumbers number"),
+    [] when it does without naming the thing."""
+    things = _things(_RUNNING_OUT, text)
+    if things and all(_INFORMATION.search(thing) for thing in things):
+        return None
+    return things
 
 
 def added(text: str) -> list[str]:

@@ -13,12 +13,21 @@ def cues(*patterns: str) -> re.Pattern[str]:
 _I = re.IGNORECASE
 
 
+# A piece of information rather than a thing: asked for ("need the home insurance policy number"), never bought.
+INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|login|details|电话|号码|密码|地址)"
+
 QUESTION = cues(
     r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
     r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
-    r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|hat|haben|ist|sind|zeig|warum|wieso|weshalb|"
+    r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|zeig|warum|wieso|weshalb|"
     r"wo(?:bei|mit|für|ran|rauf|raus|zu|hin|her|von|nach|rüber|durch))\b",
+    # German "hat/haben/ist/sind" first asks, unless a participle follows: the subject was only left out ("haben
+    # beschlossen dass …", "ist gut angekommen" asks; "hat geklappt" tells)
+    r"^\W*(?:hat|haben|ist|sind)\b(?!\s+(?:\w*ge\w+(?:t|en)|(?:be|ver|er|ent|zer)\w+(?:t|en)|\w+iert)\b)",
+    # asked to be given a piece of information: "need the plumbers number", "send me the wifi password"
+    rf"^\W*(?:(?:i|we) )?(?:need|want|send me|give me|gimme|brauch\w*|schick mir)\b(?!\s+(?:to|zu)\b).{{0,40}}"
+    rf"\b{INFORMATION}\b",
     # a question word after its preposition: "auf was is mia nochmal allergisch", "in which drawer is the key"
     r"^\W*(?:in|on|at|for|from|to|with|by|about|auf|an|mit|für|von|bei|zu|um|über|nach|aus|seit|bis)\s+"
     r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",
@@ -29,7 +38,7 @@ QUESTION = cues(
     r"brauchen|bist|seid|warst|wart|waren|findest|erinnerst)\s+(?:du|ihr|wir|sie)\b",
     r"有\S{0,12}没\W*$",  # "孩子们周四有活动没"
     r"多少",
-    r"几[次点号个天]",
+    r"(?<![好十])几[次点号个天]",  # not "好几次" (several times)
     r"什么",
     r"哪(?!怕)",
     r"啥|咋",
@@ -100,8 +109,12 @@ PAYING = cues(
 # Money told as something other than a payment: a price, a quote or a rate ("the plumber quoted 450", "swimming
 # costs 80 a term", "the babysitter charges 12 an hour", "der klempner hat 450 veranschlagt", "游泳课每节课收费80"), a
 # debt ("tom still owes us 40", "小王还欠我们400块") or a balance ("2300 left in the holiday fund", "im urlaubstopf sind
-# noch 2300 übrig"). Such an amount is something to remember, not money spent — unless the words also say it was paid.
+# noch 2300 übrig"), or a purchase only thought about ("gift idea: could buy him a new reel", "可以考虑买个新鱼竿").
+# Such an amount is something to remember, not money spent — unless the words also say it was paid.
 UNPAID = cues(
+    r"\b(?:thinking (?:of|about) buying|might buy|could buy|(?:plan|planning|want|wants) to buy)\b",
+    r"\b(?:überleg\w*|wollen|könnten|würden)\b.{0,40}\b(?:kaufen|holen)\b",
+    r"(?:考虑|打算|准备|可以)买",
     r"\b(?:quoted?|quotes|estimated?|estimates|costs|(?:will|would|'ll|'d|going to|gonna|might|could|should) cost|"
     r"charges|asking|asks|wants?|priced?|prices?|offered|offers|owes?|owed|owing|lent|loaned|borrowed|remaining|"
     r"balance|saved up|left (?:in|on|over)|still in (?:the|our|my)|does\b.{0,40}\bcost)\b"

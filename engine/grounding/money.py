@@ -258,6 +258,8 @@ def _bare_amount(text: str, match: re.Match[str], german: bool) -> bool:
         return False  # "3 Gläser", "2 coffees"
     if re.match(r"\s*[:/.-]\d", after) or re.search(r"\d[:/.-]$", before):  # times and dates: 7:30, 3/12
         return False
+    if re.search(r"(?<![\d\w])[-+−]$", before):
+        return False  # a signed number is a measure ("-0.75 both eyes", "+2 dioptres"); a sum is paid, not signed
     if german and re.fullmatch(r"\d{1,2}", match.group("number")) and _ORDINAL_AFTER.match(after):
         return False  # "die 2. Impfung"
     return not re.match(r"\s*(?:岁|号|点|月|日)", after)

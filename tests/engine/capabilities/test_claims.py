@@ -335,6 +335,39 @@ def test_a_question_word_after_its_preposition_asks(text: str) -> None:
     assert routing.reading(text, ground(text, NOW, "Europe/Berlin", MEMBERS)).question
 
 
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("need the home insurance policy number", True),  # asked to be given a piece of information
+        ("brauche die nummer vom klempner", True),
+        ("need to change the wifi password", False),
+        ("haben wir noch milch", True),
+        ("hat ben heute schwimmen", True),
+        ("haben beschlossen dass ben unter der woche um 20 uhr ins bett geht", False),  # the subject left out
+        ("hat geklappt, tom holt mia ab", False),
+        ("ist angekommen, alles gut", False),
+        ("爸爸生日礼物可以考虑买个新鱼竿，他提过好几次", False),  # "好几次" is several times, not how many
+        ("这个月去了几次超市", True),
+    ],
+)
+def test_what_asks_and_what_tells(text: str, question: bool) -> None:
+    assert routing.reading(text, ground(text, NOW, "Europe/Berlin", MEMBERS)).question is question
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "need the home insurance policy number",  # information, not a thing to buy
+        "爸爸生日礼物可以考虑买个新鱼竿，他提过好几次",  # a purchase only thought about
+        "gift idea for dad: could buy him a new fishing reel",
+        "wir überlegen ein neues sofa zu kaufen, so um die 900",
+        "optician says ben is slightly short sighted, -0.75 both eyes, glasses only for the board",
+    ],
+)
+def test_no_list_item_and_no_money_where_none_was_bought(text: str) -> None:
+    assert decided(text) not in ("shared_list", "expense", "sum")
+
+
 def test_money_for_nothing_named_asks_what_for() -> None:
     assert not says_what("add 20 for the thing", ["20"])
     assert says_what("paid 20 for pizza", ["20"])

@@ -71,6 +71,7 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "baby weighs 3.2 kg, 52.5 cm",
         "ben hat heute die zweite tetanusimpfung bekommen",  # an ordinal, though "bekommen" can mean received money
         "zum 3. mal das gleiche formular bekommen",
+        "optician says ben is slightly short sighted, -0.75 both eyes, glasses only for the board",  # signed
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
