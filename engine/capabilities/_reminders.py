@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.capabilities.capability import Situation
 from engine.capabilities.phrases import say, when_text
+from engine.capabilities.topics import shares_topic
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
@@ -57,3 +58,20 @@ def reminder_text(row: dict[str, Any], language: str = "en") -> str:
     if recipients:
         parts.append("→ " + ", ".join(recipients))
     return " ".join(parts)
+
+
+async def active_reminders(situation: Situation) -> list[dict[str, Any]]:
+    """The member's coming reminders, as `list_reminders` gives them."""
+    run = situation.run
+    registry = run.deps.registry
+    args = registry.validate("list_reminders", {"limit": 20})
+    async with run.transaction() as conn:
+        listed = await registry.run(run.tool_context(conn), "list_reminders", args)
+    return list(listed.get("reminders", []))
+
+
+async def reminders_about(situation: Situation) -> list[dict[str, Any]]:
+    """The coming reminders about what the message names ("schieb das mit oma anrufen nach hinten": Oma anrufen)."""
+    return [
+        row for row in await active_reminders(situation) if shares_topic(situation.text, str(row.get("text") or ""))
+    ]

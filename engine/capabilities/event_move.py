@@ -15,7 +15,8 @@ from engine.capabilities._events import (
     retimed,
     time_only,
 )
-from engine.capabilities.capability import Ask, Reading, Situation
+from engine.capabilities._reminders import reminders_about
+from engine.capabilities.capability import Ask, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.words import (
     cues,
@@ -113,7 +114,7 @@ class EventMove(NamedEventChange):
         ),
     }
     refines = ("update", "fact")
-    tools = ("list_events", "move_event")
+    tools = ("list_events", "move_event", "list_reminders")
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
@@ -123,6 +124,12 @@ class EventMove(NamedEventChange):
         return bool(shifted or (MOVED.search(reading.text) and reading.grounding.moments))
 
     otherwise = "update"  # a correction of a stored note
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        prepared = await super().prepare(situation)
+        if isinstance(prepared, Reroute) and await reminders_about(situation):
+            return Reroute("reminder_change")  # "schieb das mit oma anrufen eine stunde nach hinten": its reminder
+        return prepared
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         picked = answer if isinstance(answer, EventPick) else situation.decided

@@ -5,8 +5,9 @@ the member's own words."""
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -16,6 +17,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sai
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.words import REQUEST, cues, own
 from engine.executor import StepResult
+from engine.grounding import Moment
 from engine.grounding.spelling import normalised
 
 REMIND = cues(
@@ -199,7 +201,7 @@ class Reminder(Capability):
             args["rrule"] = repeat.rrule
         else:
             moment = next(m for m in situation.grounding.moments if m.key == key)
-            args["when"] = moment.at.isoformat(timespec="minutes")
+            args["when"] = _still_ahead(situation, moment).isoformat(timespec="minutes")
         return [PlannedCall(id="s1", tool="schedule_reminder", args=args)]
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
@@ -257,3 +259,13 @@ def own_words(situation: Situation, said: str) -> str:
 
 
 _CLOCK = re.compile(r"\b(?:at|um|gegen)\s+\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|uhr)?(?!\w)", re.IGNORECASE)
+
+
+def _still_ahead(situation: Situation, moment: Moment) -> datetime:
+    """When to remind: the moment, or, for a morning hour today that has passed and whose half of the day the words
+    leave open, the evening's ("erinner mich heute um viertel nach acht", said at ten, is 20:15)."""
+    now = situation.run.deps.clock.now().astimezone(ZoneInfo(situation.run.timezone)).replace(tzinfo=None)
+    evening = moment.at + timedelta(hours=12)
+    if moment.half_open and moment.at <= now < evening and evening.date() == moment.at.date():
+        return evening
+    return moment.at

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
 from engine.capabilities._events import retimed, time_only
-from engine.capabilities._reminders import recipient, reminder_text
+from engine.capabilities._reminders import active_reminders, recipient, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.event_move import MOVED, shift
 from engine.capabilities.forget import FORGET
@@ -254,12 +254,7 @@ class ReminderChange(Capability):
             newest = fired[0]
             rows = [{"reminder_id": newest.reminder_id, "text": newest.text, "next_at": None, "rrule": None}]
         else:
-            run = situation.run
-            registry = run.deps.registry
-            args = registry.validate("list_reminders", {"limit": 20})
-            async with run.transaction() as conn:
-                listed = await registry.run(run.tool_context(conn), "list_reminders", args)
-            rows = list(listed.get("reminders", []))
+            rows = await active_reminders(situation)
         about = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
         pointed = POINTED.search(situation.text) or not _THAT.search(situation.text)
         if pointed and not reminder_words(situation.text) and not fired:
@@ -324,9 +319,10 @@ def change_action(text: str, grounding: Grounding | None = None) -> Literal["can
     if CANCEL.search(text):
         return "cancel"
     named = REMINDER.search(text) is not None
-    if named and grounding is not None and shift(text, grounding) is not None:
-        return "move"  # "the dentist reminder half an hour earlier": from its own time
-    if MOVE.search(text) and (named or POINTED.search(text) or not reminder_words(text)):
+    pointed = named or POINTED.search(text) is not None
+    if pointed and grounding is not None and shift(text, grounding) is not None:
+        return "move"  # "the dentist reminder half an hour earlier", "das mit oma anrufen eine stunde nach hinten"
+    if MOVE.search(text) and (pointed or not reminder_words(text)):
         return "move"  # "…reminder to friday", "the plumber one 11 instead", "oma anrufen bitte erst übermorgen"
     if SNOOZE.search(text):
         to_a_day = grounding is not None and not grounding.minutes and any(not m.has_time for m in grounding.moments)

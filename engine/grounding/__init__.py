@@ -31,6 +31,7 @@ class Moment:
     text: str  # as the member wrote it
     at: datetime
     has_time: bool  # False: only a day was named ("tomorrow"); `at` is then that day at 09:00
+    half_open: bool = False  # a morning hour whose half of the day the words leave open ("heute um 8")
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class Grounding:
             language=data["language"],
             money=tuple(Money(Decimal(m["amount"]), m["currency"], m["text"]) for m in data.get("money", ())),
             moments=tuple(
-                Moment(m["key"], m["text"], datetime.fromisoformat(m["at"]), m["has_time"])
+                Moment(m["key"], m["text"], datetime.fromisoformat(m["at"]), m["has_time"], m.get("half_open", False))
                 for m in data.get("moments", ())
             ),
             repeats=tuple(
@@ -125,7 +126,7 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
     return Grounding(
         language=language_of(text),
         money=tuple(money),
-        moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time) for n, m in enumerate(moments, 1)),
+        moments=tuple(Moment(f"t{n}", m.text, m.at, m.has_time, m.half_open) for n, m in enumerate(moments, 1)),
         repeats=() if repeat is None else (Repeat("r1", repeat.text, repeat.rrule, repeat.first, repeat.has_time),),
         minutes=tuple(minutes),
         currencies=tuple(find_currencies(text)),

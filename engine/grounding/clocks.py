@@ -86,6 +86,7 @@ class Clock:
     start: int  # where it is written in the text searched
     end: int
     text: str
+    half_said: bool = True  # False: a 12-hour time whose half of the day the words leave open ("at 8", "um 8")
 
 
 def find_clocks(text: str) -> list[Clock]:
@@ -144,7 +145,8 @@ def _read(kind: str, match: re.Match[str], text: str) -> Clock | None:
         return _clock(hour, minute, match)
     if groups.get("m") and not _part_around(text, match) and language_of(text) != "en":
         return _clock(hour, minute, match)  # German and Chinese write the day's hours: "um 6:45" is the morning's
-    return _clock(_half_of_day(hour, text, match), minute, match)
+    said = _part_around(text, match) is not None
+    return _clock(_half_of_day(hour, text, match), minute, match, half_said=said)
 
 
 def _half_of_day(hour: int, text: str, match: re.Match[str]) -> int:
@@ -172,5 +174,5 @@ def _afternoon_around(text: str, match: re.Match[str]) -> bool:
     return part is not None and part[1]
 
 
-def _clock(hour: int, minute: int, match: re.Match[str]) -> Clock:
-    return Clock(hour, minute, match.start(), match.end(), match.group(0).strip())
+def _clock(hour: int, minute: int, match: re.Match[str], *, half_said: bool = True) -> Clock:
+    return Clock(hour, minute, match.start(), match.end(), match.group(0).strip(), half_said)

@@ -81,6 +81,7 @@ class Found:
     at: datetime  # naive wall time
     has_time: bool
     text: str
+    half_open: bool = False  # a morning hour whose half of the day the words leave open ("heute um 8")
 
 
 def find_moments(text: str, now: datetime, tz: ZoneInfo) -> list[Found]:
@@ -190,7 +191,8 @@ def _moment(group: _Group, region: str, wall: datetime, last_day: date | None) -
     hour, minute = group.clock.hour, group.clock.minute
     if group.day is not None:
         at = _on(group.day.day, hour, minute)
-        return Found(at + timedelta(days=7) if group.day.rolls and at <= wall else at, True, written)
+        open_half = not group.clock.half_said and hour < 12
+        return Found(at + timedelta(days=7) if group.day.rolls and at <= wall else at, True, written, open_half)
     if last_day is not None and last_day >= wall.date():  # "tomorrow at 10, remind me at 8"
         return Found(_on(last_day, hour, minute), True, written)
     today = wall.replace(hour=hour, minute=minute)

@@ -141,3 +141,52 @@ async def test_the_feed_needs_a_token_and_a_valid_cursor(clocked: System) -> Non
         response = await clocked.client.get("/v1/notifications", params=query, headers=family.auth("Anna"))
         assert response.status == 400
         assert (await response.json())["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize(
+    ("text", "hour", "minute"),
+    [
+        ("erinner mich heute um viertel nach acht an die tabletten", 20, 15),  # gone by at ten: the evening's
+        ("remind me today at 8 to call the dentist", 20, 0),
+        ("remind me today at 11 to call the dentist", 11, 0),  # still ahead: as said
+        ("remind me this evening at 8 to call the dentist", 20, 0),
+    ],
+)
+async def test_a_morning_hour_gone_by_today_is_the_evenings(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, text: str, hour: int, minute: int
+) -> None:
+    ten = datetime(2026, 12, 1, 10, 0, tzinfo=BERLIN)
+    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(ten.astimezone(UTC))) as system:
+        system.llm.script(reminder_model)
+        family = await make_family(system.admin, "Evening", {"Anna": "Europe/Berlin"})
+        body = await send(system, family.auth("Anna"), text)
+        due = await system.admin.fetchval(
+            "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at",
+            family.household_id,
+        )  # cancelled once read: no other test's sweeper fires it
+    assert due == ten.replace(hour=hour, minute=minute), body["reply"]
+
+
+async def test_a_reminder_moved_by_its_words_alone_is_moved_not_noted(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+) -> None:
+    """ "schieb das mit oma anrufen eine stunde nach hinten" names no event and no reminder, only what it is about:
+    the reminder about it moves (it had become a note and a calendar event)."""
+    ten = datetime(2026, 12, 1, 10, 0, tzinfo=BERLIN)
+    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(ten.astimezone(UTC))) as system:
+        system.llm.script(routed_model(reminder={"text": "Oma anrufen"}))
+        family = await make_family(system.admin, "Oma", {"Anna": "Europe/Berlin"})
+        auth = family.auth("Anna")
+        await send(system, auth, "erinner mich heute um 18 uhr oma anzurufen")
+        body = await send(system, auth, "schieb das mit oma anrufen eine stunde nach hinten")
+        reminders = await system.admin.fetch(
+            "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at",
+            family.household_id,
+        )  # cancelled once read: no other test's sweeper fires them
+        written = await system.admin.fetchval(
+            "SELECT (SELECT count(*) FROM memories WHERE household_id = $1)"
+            " + (SELECT count(*) FROM events WHERE household_id = $1)",
+            family.household_id,
+        )
+    assert [r["next_fire_at"] for r in reminders] == [ten.replace(hour=19)], body
+    assert written == 0
