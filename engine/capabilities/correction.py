@@ -51,7 +51,10 @@ UPDATE = cues(
     # filed under another category: "bitte unter geschenke", "als geschenk verbuchen", "in die kategorie kinder"
     r"\bunter \w+(?: (?:ablegen|einordnen|einsortieren|verbuchen|buchen|packen|speichern|eintragen))?\W*$|"
     r"\bals \w+ (?:ablegen|einordnen|einsortieren|verbuchen|buchen|eintragen)\b|\bin die kategorie\b",
-    r"写反|归到|归为|算到|改一下|是[^。！？\s]{1,12}\s*不是",
+    r"写反|归到|归为|算到|应该算|算作|算成|改一下|是[^。！？\s]{1,12}\s*不是",
+    # a short retraction with the right number, right after the record: "ne warte, waren 32", "oops, it was 23.50"
+    r"^\W*(?:(?:no|nope|ne|nee|nein)\W+)?(?:wait|warte|oops|ups|hoppla|sorry|moment|hang on)\b[^?]{0,25}\d[\d.,]*"
+    r"\s*(?:€|eur\w*|dollars?|quid|pounds?|franken|chf)?\W*$",
     r"\b(?:war|waren|ist|sind|kostete)\b[^.?!]{0,15}\bdoch\b[^.?!]{0,15}\d",
     r"改成",
     r"改为",

@@ -244,7 +244,7 @@ TOLD_DONE = cues(
 BODY = cues(
     r"\b(?:allerg\w*|intoleran\w*|sick|ill|illness|fever|temp|temperature|pain\w*|hurts?|sore|\w*aches?|rash|"
     r"cough\w*|cold|flu|virus|medicine|meds|medication|doctor|doc|gp|nurse|p(?:a)?ediatrician|physio\w*|dentist|"
-    r"orthodontist|optician|hospital|clinic|ward|surgery|operation|check-?up|prescription|jab|vaccin\w*|booster|"
+    r"orthodontist|optician|hospital|clinic|ward|surgery|operation|check-?up|prescription|jabs?|vaccin\w*|booster|"
     r"blood|dose|inhaler|antibiotic\w*|tablets?|pills?|cream|ointment|stitches|threw up|throw(?:ing|s)? up|"
     r"vomit\w*|diarrh\w*|constipat\w*|nause\w*|itch\w*|swollen|sprain\w*|fractur\w*|bruise\w*|tick bite|"
     r"height|weight|teeth|tooth|filling|braces|glasses|eyes?|ears?|knees?|ankle|wrist|tummy|stomach|throat|"
@@ -252,7 +252,7 @@ BODY = cues(
     r"\d\s?(?:cm|kg)\b",
     r"\b(?:allergi\w*|unverträglich\w*|verträgt|krank\w*|fieber|\w*schmerz\w*|\w*weh|ausschlag|husten|schnupfen|"
     r"erkält\w*|grippe|medikament\w*|\w*arzt\w*|\w*ärzt\w*|physio\w*|klinik|station|praxis|operation|"
-    r"untersuchung|vorsorge\w*|rezept|impf\w*|blut\w*|tablette\w*|antibiotik\w*|salbe|gips|genäht|übergeben|"
+    r"untersuchung|vorsorge\w*|rezept|\w*impf\w*|blut\w*|tablette\w*|antibiotik\w*|salbe|gips|genäht|übergeben|"
     r"gekotzt|erbrochen|durchfall|verstopf\w*|übel|juck\w*|geschwollen|verstaucht|zecke|\w*zahn\w*|zähne|brille|"
     r"auge\w*|ohr\w*|knie|bauch\w*|hals|rücken|haut|nase|asthma|neurodermitis|läuse|schwanger\w*|"
     r"zentimeter|kilo)\b",

@@ -258,6 +258,8 @@ def _bare_amount(text: str, match: re.Match[str], german: bool) -> bool:
         return False  # "3 Gläser", "2 coffees"
     if re.match(r"\s*[:/.-]\d", after) or re.search(r"\d[:/.-]$", before):  # times and dates: 7:30, 3/12
         return False
+    if re.search(r"\b(?:a|an|ein|eine|einen)\s+$", text[: match.start("number")], re.IGNORECASE):
+        return False  # "got a 2 in maths", "eine 1 in Mathe bekommen": a grade or a count, not a sum
     if re.search(r"(?<![\d\w])[-+−]$", before):
         return False  # a signed number is a measure ("-0.75 both eyes", "+2 dioptres"); a sum is paid, not signed
     if german and re.fullmatch(r"\d{1,2}", match.group("number")) and _ORDINAL_AFTER.match(after):

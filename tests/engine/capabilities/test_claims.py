@@ -47,6 +47,11 @@ def decided(text: str) -> str | None:
         ("Kannst du mir morgen um 8 Uhr sagen, dass ich die Mülltonnen rausstellen soll?", "reminder"),
         ("what do we have planned for the rest of the week", "calendar"),
         ("which purchase this month cost the most?", "sum"),
+        # a correction said briefly, right after the record
+        ("ne warte, waren 32", "update"),
+        ("oops it was 23.50", "update"),
+        ("宜家那笔应该算家居类", "update"),
+        ("sorry I'm late, had 2 meetings", None),
         ("get rid of teh note with the shed alarm code", "forget"),
         ("nvm, scrap what i just asked for", "undo"),
         ("forgot the tip, make it 95", "update"),

@@ -72,6 +72,8 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "ben hat heute die zweite tetanusimpfung bekommen",  # an ordinal, though "bekommen" can mean received money
         "zum 3. mal das gleiche formular bekommen",
         "optician says ben is slightly short sighted, -0.75 both eyes, glasses only for the board",  # signed
+        "mia hat im zeugnis eine 1 in mathe bekommen",  # a grade
+        "ben got a 2 in his maths test",
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
