@@ -10,7 +10,8 @@ from engine.capabilities._events import (
     EventPick,
     NamedEventChange,
 )
-from engine.capabilities.capability import Ask, Reading, Situation
+from engine.capabilities._reminders import reminders_about
+from engine.capabilities.capability import Ask, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import reminder_words
 from engine.capabilities.reminder_change import CANCEL
@@ -29,6 +30,14 @@ CALLED_OFF = cues(
     r"\bstreich (?:den|die|das) \w*(?:termin|stunde|kurs|training|feier|party|ausflug|besuch|treffen)\b",
     r"\b(?:gehen|fahren|kommen) doch nicht\b",
     r"不上了|停一次|不办了|黄了|不去了",
+)
+
+
+# Asked to call something off, rather than told that it is: "cancel the dentist", "sag das Elterngespräch ab",
+# "帮我取消". Asked of nothing in the calendar, it is a reminder's to answer.
+ASKED_TO_CANCEL = cues(
+    r"^\W*(?:please |pls |can you |could you )?(?:cancel|call off|scrap|streich|sag)\b",
+    r"^\W*(?:请|帮我|麻烦)?取消|帮我取消|取消吧",
 )
 
 
@@ -85,7 +94,7 @@ class EventCancel(NamedEventChange):
         ),
     }
     refines = ("reminder_change", "forget", "fact", "lookup", "sum", "calendar", "update", "shared_list", "budget")
-    tools = ("list_events", "cancel_event")
+    tools = ("list_events", "cancel_event", "list_reminders")
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
@@ -93,6 +102,14 @@ class EventCancel(NamedEventChange):
         return called_off is not None and not reminder_words(reading.text)
 
     otherwise = "reminder_change"  # "cancel the bins" is about a reminder
+
+    async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
+        prepared = await super().prepare(situation)
+        if not isinstance(prepared, Reroute) or ASKED_TO_CANCEL.search(situation.text) or situation.history.fired:
+            return prepared
+        if await reminders_about(situation):
+            return prepared
+        return Reroute("fact")  # "school says the christmas concert is cancelled": news of a plan FAA does not hold
 
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         picked = answer if isinstance(answer, EventPick) else situation.decided

@@ -70,6 +70,8 @@ PARTS_OF_DAY: tuple[tuple[re.Pattern[str], int, bool], ...] = tuple(
     for pattern, hour, afternoon in (
         (rf"\b(?:in the morning|this morning|mornings?|{_DAY_OF}(?:morgens|früh|frueh|vormittags?)|am morgen|"
          r"morgen früh)\b", 8, False),
+        (rf"\b(?:at lunch(?:time)?|lunchtime|around lunch|midday|{_DAY_OF}mittags?|zu mittag|in der mittagspause)\b",
+         12, True),
         (rf"\b(?:in the afternoon|this afternoon|afternoons?|{_DAY_OF}nachmittags?|am nachmittag)\b", 15, True),
         (rf"\b(?:in the evening|this evening|evenings?|{_DAY_OF}abends?|am abend|heute abend)\b", 19, True),
         (rf"\b(?:tonight|tonite|at night|nights?|{_DAY_OF}nachts|in der nacht)\b", _NIGHT, True),

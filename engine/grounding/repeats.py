@@ -43,6 +43,8 @@ _ORDINALS = {
     "3.": 3, "vierten": 4, "vierte": 4, "4.": 4, "letzten": -1, "letzte": -1, "letzter": -1,
 }  # fmt: skip
 _ORDINAL = "|".join(re.escape(o) for o in sorted(_ORDINALS, key=len, reverse=True))
+# A day of the month said as a word: "the first of every month", "jeden ersten im Monat".
+_DAY_ORDINAL = "|".join(o for o in sorted(_ORDINALS, key=len, reverse=True) if o.isalpha() and _ORDINALS[o] > 0)
 _MONTHLY = r"(?:(?:of|in)\s+(?:every|each|the|a)\s+month|every\s+month|a\s+month|monthly|im\s+monat|des\s+monats|" \
     r"jedes\s+monats|jeden\s+monats?|pro\s+monat|monatlich)"  # fmt: skip
 # (cue, FREQ, BYDAY) in the order they are tried; the first that matches decides.
@@ -51,7 +53,8 @@ _CUES: tuple[tuple[str, re.Pattern[str], str, str | None], ...] = tuple(
     for name, pattern, freq, byday in (
         ("nth_weekday", rf"\b(?:(?:on|am)\s+)?(?:the\s+|{_EVERY}\s+)?(?P<nth>{_ORDINAL})\s+(?P<day>{_DAY})s?\s+"
                         rf"{_MONTHLY}", "MONTHLY", None),
-        ("month_day", rf"(?<![\d.,])\b(?:the\s+|am\s+|jeden\s+)?(?P<md>\d{{1,2}})(?:st|nd|rd|th|\.)?\s+{_MONTHLY}|"
+        ("month_day", rf"(?<![\d.,])\b(?:the\s+|am\s+|jeden\s+)?(?P<md>\d{{1,2}}|{_DAY_ORDINAL})(?:st|nd|rd|th|\.)?\s+"
+                      rf"{_MONTHLY}|"
                       rf"\b(?:every|each)\s+month\s+on\s+the\s+(?P<md2>\d{{1,2}})(?:st|nd|rd|th)?\b", "MONTHLY", None),
         ("workdays", r"\b(?:every|each|on)\s+weekdays?\b|\bweekdays\b|\bwerktags\b|\b(?:jeden|an)\s+werktag(?:en)?\b|"
                      r"\b(?:monday|mon)\s*(?:to|-|–|through|thru)\s*(?:friday|fri)\b|"
@@ -122,7 +125,8 @@ def _english_german(text: str, now: datetime, tz: ZoneInfo) -> FoundRepeat | Non
     if name == "nth_weekday":
         nth = f"{_ORDINALS[cue.group('nth').lower()]}{_DAYS[_FULL_DAYS[cue.group('day').lower()]]}"
     elif name == "month_day":
-        month_day = int(cue.group("md") or cue.group("md2"))
+        raw = cue.group("md") or cue.group("md2")
+        month_day = int(raw) if raw.isdigit() else _ORDINALS[raw.lower()]
     elif name in ("days", "weekly") and byday is None:
         said = _REPLACED.sub(" ", normal)  # "thursdays now, not wednesdays": the day given up is none of the rule's
         days = sorted({_FULL_DAYS[w.lower()] for w in re.findall(rf"\b({_DAY})(?=s?\b|{_DAY_PART})", said)})

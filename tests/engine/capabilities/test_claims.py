@@ -749,3 +749,49 @@ def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> N
 )
 def test_a_question_about_a_price_a_debt_or_a_balance_is_looked_up(text: str, expected: str | None) -> None:
     assert decided(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "reminders", "outcome"),
+    [
+        ("school says the christmas concert is cancelled this year", [], "fact"),  # news of a plan FAA does not hold
+        ("die schule hat das weihnachtskonzert dieses jahr abgesagt", [], "fact"),
+        ("cancel the dentist", [], "reminder_change"),  # asked to call off: the reminders answer
+        ("the bins are cancelled this week", [{"text": "bins out"}], "reminder_change"),  # a reminder about it
+    ],
+)
+async def test_a_cancellation_no_event_holds_is_a_reminders_or_news(
+    text: str, reminders: list[dict[str, str]], outcome: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.capabilities import _events, event_cancel
+    from engine.capabilities.capability import Reroute
+
+    async def upcoming(situation: object) -> list[dict[str, str]]:
+        return []
+
+    async def reminders_about(situation: object) -> list[dict[str, str]]:
+        return reminders
+
+    monkeypatch.setattr(_events, "upcoming", upcoming)
+    monkeypatch.setattr(event_cancel, "reminders_about", reminders_about)
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    situation = SimpleNamespace(text=text, grounding=grounding, history=SimpleNamespace(fired=[]))
+    assert decided(text) == "event_cancel"
+    assert await CAPABILITIES["event_cancel"].prepare(situation) == Reroute(outcome)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("text", "at", "rrule"),
+    [
+        ("remind me tomorrow at lunchtime to order the birthday cake", "2026-11-24T12:00", None),
+        ("morgen mittags an den kuchen erinnern", "2026-11-24T12:00", None),
+        ("jeden ersten im monat um 9 an die miete erinnern", "2026-12-01T09:00", "FREQ=MONTHLY;BYMONTHDAY=1"),
+        ("remind me on the first of every month to pay rent", "2026-12-01T09:00", "FREQ=MONTHLY;BYMONTHDAY=1"),
+    ],
+)
+def test_lunchtime_and_a_day_of_the_month_said_as_a_word(text: str, at: str, rrule: str | None) -> None:
+    grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
+    if rrule is None:
+        assert [m.at.isoformat(timespec="minutes") for m in grounding.moments] == [at]
+    else:
+        assert [(r.first.isoformat(timespec="minutes"), r.rrule) for r in grounding.repeats] == [(at, rrule)]
