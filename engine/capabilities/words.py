@@ -120,7 +120,8 @@ UNPAID = cues(
     r"balance|saved up|left (?:in|on|over)|still in (?:the|our|my)|does\b.{0,40}\bcost)\b"
     r"|\b(?:an?|per|each|every) (?:hour|lesson|session|class|term|night|visit)\b|/\s?(?:h|hr|hour)\b",
     r"\b(?:veranschlagt|kostenvoranschlag|angebot|angeboten|kostet|kosten würde|würde\b.{0,30}\bkosten|"
-    r"soll\b.{0,30}\bkosten|verlangt|will\b.{0,30}\bhaben|(?:pro|die|je) (?:stunde|einheit|termin|nacht)|"
+    r"soll\b.{0,30}\bkosten|verlangt|will\b.{0,30}\bhaben|"
+    r"will\s+(?:\w+\s+)?\d[\d.,]*\s*(?:€|euro?\s+)?\s*für|(?:pro|die|je) (?:stunde|einheit|termin|nacht)|"
     r"schuldet|schulden|geliehen|ausgeliehen|übrig|gespart|guthaben|kontostand)\b|"
     r"\b(?:ist|sind) noch (?:im|in der|auf dem)\b|\b(?:im|in der|auf dem) \w+ (?:ist|sind) noch\b",
     r"报价|要价|估价|收费|大概要|得花|要花|(?<!平均)每(?:节|个)?(?:课|小时|次|晚)|欠|借了|借给|还剩|剩下|余额|攒了",

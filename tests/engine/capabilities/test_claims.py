@@ -742,6 +742,8 @@ def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> N
         ("wie viel ist noch im urlaubstopf", "lookup"),
         ("how much does the piano teacher charge per lesson?", "lookup"),
         ("how much went on coffee since january", "sum"),
+        ("der dachdecker will 1.800 für die regenrinne", None),  # a price asked, not paid: a note
+        ("der klempner will 300 euro für die reparatur", None),
         ("how much did we spend on the plumber", "sum"),
         ("这个月平均每次买菜花多少钱？", "sum"),
         ("wie viel ist vom lebensmittelbudget übrig", "budget"),
