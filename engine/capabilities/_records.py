@@ -13,6 +13,7 @@ from pydantic import StringConstraints
 from engine.capabilities.capability import Situation
 from engine.capabilities.words import (
     BODY,
+    BODY_MEASURE,
     BOUND,
     COMING,
     CONTACT_DETAILS,
@@ -47,8 +48,8 @@ def checked_kind(kind: str, situation: Situation) -> str:
     health note only when it speaks of the body (`BODY`: "ben doesn't like mushrooms" and "the boiler pressure
     should be 1.5" are facts)."""
     text, grounding = situation.text, situation.grounding
-    if DOSE.search(text):
-        return "health"
+    if DOSE.search(text) or (kind in ("fact", "note") and BODY_MEASURE.search(text)):
+        return "health"  # a dose of medicine, a body's weight or height
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
     habit = grounding.repeats and not STANDING.search(text)  # "the bin men come on thursdays now": a schedule

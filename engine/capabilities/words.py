@@ -117,14 +117,14 @@ UNPAID = cues(
     r"(?:考虑|打算|准备|可以)买",
     r"\b(?:quoted?|quotes|estimated?|estimates|costs|(?:will|would|'ll|'d|going to|gonna|might|could|should) cost|"
     r"charges|asking|asks|wants?|priced?|prices?|offered|offers|owes?|owed|owing|lent|loaned|borrowed|remaining|"
-    r"balance|saved up|left (?:in|on|over)|still in (?:the|our|my)|does\b.{0,40}\bcost)\b"
+    r"balance|saved(?: up)?|(?:put|set) aside|left (?:in|on|over)|still in (?:the|our|my)|does\b.{0,40}\bcost)\b"
     r"|\b(?:an?|per|each|every) (?:hour|lesson|session|class|term|night|visit)\b|/\s?(?:h|hr|hour)\b",
     r"\b(?:veranschlagt|kostenvoranschlag|angebot|angeboten|kostet|kosten würde|würde\b.{0,30}\bkosten|"
     r"soll\b.{0,30}\bkosten|verlangt|will\b.{0,30}\bhaben|"
     r"will\s+(?:\w+\s+)?\d[\d.,]*\s*(?:€|euro?\s+)?\s*für|(?:pro|die|je) (?:stunde|einheit|termin|nacht)|"
-    r"schuldet|schulden|geliehen|ausgeliehen|übrig|gespart|guthaben|kontostand)\b|"
+    r"schuldet|schulden|geliehen|ausgeliehen|übrig|gespart|zur seite gelegt|beiseite gelegt|guthaben|kontostand)\b|"
     r"\b(?:ist|sind) noch (?:im|in der|auf dem)\b|\b(?:im|in der|auf dem) \w+ (?:ist|sind) noch\b",
-    r"报价|要价|估价|收费|大概要|得花|要花|(?<!平均)每(?:节|个)?(?:课|小时|次|晚)|欠|借了|借给|还剩|剩下|余额|攒了",
+    r"报价|要价|估价|收费|大概要|得花|要花|(?<!平均)每(?:节|个)?(?:课|小时|次|晚)|欠|借了|借给|还剩|剩下|余额|攒了|存了",
 )
 
 SPEND = cues(
@@ -259,6 +259,15 @@ BODY = cues(
     r"zentimeter|kilo)\b",
     r"过敏|不耐受|病|发烧|烧到|疼|痛|咳|感冒|流感|药|医|住院|门诊|体检|手术|疫苗|打针|血|体温|吐|拉肚子|腹泻|便秘|痒|肿|"
     r"牙|眼|耳|膝|肚子|嗓子|喉咙|腰|皮肤|鼻|身高|体重|厘米|公斤|哮喘|湿疹|怀孕",
+)
+
+
+# A measure of a body, with its number: "baby weighed 6.4 kg", "die Kleine wiegt jetzt 6,4 Kilo", "体重6.4公斤",
+# "Mia is 1.08 m tall" — a health note whatever the model says (not a suitcase's or a parcel's weight).
+BODY_MEASURE = cues(
+    r"^(?!.*\b(?:suitcase|luggage|bag|parcel|package|box|koffer|gepäck|paket|karton)\b)(?:.*\b(?:weigh\w*|wiegt|"
+    r"wog|gewogen|height|tall|groß|gemessen|measured)\b.{0,30}\d[\d.,]*\s*(?:kg|kilos?|g|grams?|gramm|cm|m|lbs?|pounds)\b)",
+    r"(?:体重|身高)\D{0,6}\d[\d.]*\s*(?:公斤|千克|斤|厘米|米|kg|cm)",
 )
 
 

@@ -592,6 +592,10 @@ def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: st
         ("samstag um 15 uhr kindergeburtstag", "health", "plan"),
         ("dentist for ben on friday at 3pm", "health", "health"),  # the body speaks: health, with its event
         ("the spare key is under the blue flowerpot", "fact", "fact"),
+        ("baby weighed 6.4 kg at the health visitor today", "fact", "health"),  # a body's measure is health
+        ("die kleine wiegt jetzt 6,4 kilo laut hebamme", "note", "health"),
+        ("宝宝今天体检体重6.4公斤", "fact", "health"),
+        ("the suitcase weighs 23 kg, right at the limit", "fact", "fact"),
     ],
 )
 def test_a_note_told_with_a_coming_time_is_a_plan(text: str, model_kind: str, kind: str) -> None:
@@ -744,6 +748,7 @@ def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> N
         ("how much went on coffee since january", "sum"),
         ("der dachdecker will 1.800 für die regenrinne", None),  # a price asked, not paid: a note
         ("der klempner will 300 euro für die reparatur", None),
+        ("how much have we put aside for the summer holiday", "lookup"),  # a balance told, not a sum of records
         ("how much did we spend on the plumber", "sum"),
         ("这个月平均每次买菜花多少钱？", "sum"),
         ("wie viel ist vom lebensmittelbudget übrig", "budget"),
