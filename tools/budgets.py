@@ -1,5 +1,5 @@
-"""The budget tools: set_budget and budget_status, over `tools.storage.budgets`. Alerts at 80 % and 100 % are
-decided when an expense is stored (`tools.memories.store` calls `check_spending`)."""
+"""The budget tools: set_budget, remove_budget and budget_status, over `tools.storage.budgets`. Alerts at 80 % and
+100 % are decided when an expense is stored (`tools.memories.store` calls `check_spending`)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,7 @@ class Budget(BaseModel):
 
 
 class BudgetLine(BaseModel):
+    budget_id: int
     category: str
     currency: str
     amount: str
@@ -84,12 +85,21 @@ async def set_budget(ctx: ToolContext, args: SetBudgetArgs) -> Budget:
 
 
 async def remove_budget(ctx: ToolContext, args: RemoveBudgetArgs) -> Budget:
-    """Remove one monthly budget (adults only). Not a model tool: the web app's budget list removes them."""
+    """Remove one monthly budget ("remove the groceries budget"); its spending is no longer watched or alerted.
+
+    Only adults remove budgets. Returns the budget as it was, with who had changed it last (for undo).
+    """
     await check_adult(ctx, "remove_budget", "budgets")
     row = await stored.remove(ctx.conn, ctx.household_id, args.budget_id)
     if row is None:
         raise RowNotFound("remove_budget", f"there is no budget {args.budget_id}")
-    return Budget(budget_id=row["id"], category=row["category"], currency=row["currency"], amount=str(row["amount"]))
+    return Budget(
+        budget_id=row["id"],
+        category=row["category"],
+        currency=row["currency"],
+        amount=str(row["amount"]),
+        previous_updated_by=row["updated_by"],
+    )
 
 
 async def budget_status(ctx: ToolContext, args: BudgetStatusArgs) -> BudgetStatusResult:
@@ -107,6 +117,7 @@ async def budget_status(ctx: ToolContext, args: BudgetStatusArgs) -> BudgetStatu
     return BudgetStatusResult(
         budgets=[
             BudgetLine(
+                budget_id=r["id"],
                 category=r["category"],
                 currency=r["currency"],
                 amount=str(r["amount"]),

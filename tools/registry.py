@@ -19,7 +19,7 @@ import structlog
 from pydantic import BaseModel, ValidationError
 
 from tools.aggregate import aggregate
-from tools.budgets import budget_status, set_budget
+from tools.budgets import budget_status, remove_budget, set_budget
 from tools.charts import render_chart
 from tools.context import ToolContext
 from tools.errors import ToolError, ToolRetry
@@ -214,6 +214,7 @@ def default_registry() -> ToolRegistry:
             tool(remove_list_item, writes=True),
             tool(clear_done_items, writes=True),
             tool(set_budget, writes=True),
+            tool(remove_budget, writes=True),
             tool(budget_status, writes=False),
             tool(render_chart, writes=False),
             tool(undo, writes=True),

@@ -1,6 +1,6 @@
 """The `undo` tool: take back what the member's latest change did — whatever it stored, changed, forgot, restored,
 scheduled, cancelled, snoozed or completed, the calendar events it added, moved or cancelled, the list items it
-added, ticked or cleared, the budget it set — from the journal of that message.
+added, ticked or cleared, the budget it set or removed — from the journal of that message.
 (`forget_me` is not undoable: what it removed is gone.)
 
 Undo never takes back over another member's work: a row someone else changed since (its `updated_by`) stays as it
@@ -279,6 +279,24 @@ async def _unset_budget(u: _Undoing, result: dict[str, Any]) -> None:
     u.did(f"put the {category} budget back to {amount} {currency}")
 
 
+async def _unremove_budget(u: _Undoing, result: dict[str, Any]) -> None:
+    ctx = u.ctx
+    category, currency, amount = str(result["category"]), str(result["currency"]), Decimal(str(result["amount"]))
+    since = await stored_budgets.of_category(ctx.conn, ctx.household_id, category, currency, lock=True)
+    if since is not None and not await u.mine(since["updated_by"], f"the new {category} budget"):
+        return  # another member set one since: theirs stands
+    await stored_budgets.upsert(
+        ctx.conn,
+        ctx.household_id,
+        category=category,
+        currency=currency,
+        amount=amount,
+        by=ctx.user_id,
+        updated_by=result.get("previous_updated_by"),
+    )
+    u.did(f"put back the {category} budget of {amount} {currency}")
+
+
 def _instant(value: Any) -> datetime | None:
     return None if value is None else datetime.fromisoformat(str(value))
 
@@ -302,4 +320,5 @@ _REVERTS: dict[str, Callable[[_Undoing, dict[str, Any]], Awaitable[None]]] = {
     "clear_done_items": _unclear_items,
     "remove_list_item": _unclear_items,
     "set_budget": _unset_budget,
+    "remove_budget": _unremove_budget,
 }

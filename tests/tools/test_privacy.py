@@ -363,6 +363,34 @@ async def test_undo_keeps_a_budget_another_member_changed_since(
     )
 
 
+async def test_undo_of_a_removed_budget_puts_it_back_unless_another_member_set_one_since(
+    db: Database, family: Family, admin_conn: asyncpg.Connection
+) -> None:
+    amounts = "SELECT category || ' ' || amount::text FROM budgets WHERE household_id = $1 ORDER BY category"
+    for category in ("fuel", "groceries"):
+        await run(db, family, "Sam", "set_budget", {"category": category, "amount": "300", "currency": "EUR"})
+    made = {
+        r["category"]: r["id"]
+        for r in await admin_conn.fetch("SELECT id, category FROM budgets WHERE household_id = $1", family.household_id)
+    }
+    for category in ("fuel", "groceries"):
+        inbox = await _inbox(admin_conn, family, "Alex")
+        removed = await run(db, family, "Alex", "remove_budget", {"budget_id": made[category]}, inbox_id=inbox)
+        assert removed["previous_updated_by"] == family.id("Sam")
+        await _journal(admin_conn, family, inbox, "remove_budget", removed)
+    await run(db, family, "Sam", "set_budget", {"category": "groceries", "amount": "900", "currency": "EUR"})
+
+    asked = await _inbox(admin_conn, family, "Alex")
+    kept = await run(db, family, "Alex", "undo", {}, inbox_id=asked)
+    assert kept["undone"] == [] and kept["kept"] == ["kept the new groceries budget: Sam changed it since"]
+    await _journal(admin_conn, family, asked, "undo", kept)  # the next undo goes one further back
+    undone = await run(db, family, "Alex", "undo", {}, inbox_id=asked + 1_000_000)
+    assert undone["undone"] == ["put back the fuel budget of 300.00 EUR"]
+    assert [r[0] for r in await admin_conn.fetch(amounts, family.household_id)] == ["fuel 300.00", "groceries 900.00"]
+    restored_by = "SELECT updated_by FROM budgets WHERE household_id = $1 AND category = 'fuel'"
+    assert await admin_conn.fetchval(restored_by, family.household_id) == family.id("Sam")  # who set it, as before
+
+
 async def test_undo_of_a_change_puts_back_who_changed_it_before(
     db: Database, family: Family, admin_conn: asyncpg.Connection
 ) -> None:

@@ -41,6 +41,7 @@ EXPECTED_TOOLS = [
     "remove_list_item",
     "clear_done_items",
     "set_budget",
+    "remove_budget",
     "budget_status",
     "render_chart",
     "undo",

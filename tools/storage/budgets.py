@@ -90,10 +90,25 @@ async def get(conn: Connection, household_id: int, budget_id: int, *, lock: bool
     )
 
 
+async def of_category(
+    conn: Connection, household_id: int, category: str, currency: str, *, lock: bool = False
+) -> asyncpg.Record | None:
+    """The budget of a category and currency (None: there is none)."""
+    return await conn.fetchrow(
+        """SELECT id, category, currency, amount, created_by, updated_by FROM budgets
+           WHERE household_id = $1 AND category = $2 AND currency = $3"""
+        + (" FOR UPDATE" if lock else ""),
+        household_id,
+        category,
+        currency,
+    )
+
+
 async def remove(conn: Connection, household_id: int, budget_id: int) -> asyncpg.Record | None:
     """Delete a budget; the deleted row (None: there was none)."""
     return await conn.fetchrow(
-        "DELETE FROM budgets WHERE household_id = $1 AND id = $2 RETURNING id, category, currency, amount",
+        """DELETE FROM budgets WHERE household_id = $1 AND id = $2
+           RETURNING id, category, currency, amount, updated_by""",
         household_id,
         budget_id,
     )
