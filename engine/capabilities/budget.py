@@ -1,6 +1,6 @@
 """Budgets: "set a 400 euro grocery budget", "lets keep groceries under 400 a month", "how much is left for eating
-out?". The amount comes from the grounding; the model names the category (none when one budget or the words settle
-it)."""
+out?", "remove the groceries budget". The amount comes from the grounding; the model names the category (none when
+one budget or the words settle it)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.forget import FORGET
+from engine.capabilities.reminder import DONT_FORGET
 from engine.capabilities.words import QUESTION, REQUEST, cues
 from engine.executor import StepResult
-from engine.grounding.categories import EXPENSE_CATEGORIES
+from engine.grounding.categories import EXPENSE_CATEGORIES, categories_named
 from engine.grounding.money import home_currency
 
 _I = re.IGNORECASE
@@ -29,10 +30,20 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "{category}: {spent} von {amount} {currency} diesen Monat ausgegeben, {left} übrig ({percent} %).",
         "zh": "{category}：本月已花 {spent}，预算 {amount} {currency}，还剩 {left}（{percent}%）。",
     },
-    "remove_in_app": {
-        "en": "Budgets are removed by an adult on the Money page of the web app; I haven't changed anything.",
-        "de": "Budgets entfernt ein Erwachsener auf der Seite „Money“ der Web-App; ich habe nichts geändert.",
-        "zh": "预算由成年成员在网页应用的“账目”页面删除；我没有做任何更改。",
+    "budget_removed": {
+        "en": "Budget removed: {category} ({amount} {currency} a month).",
+        "de": "Budget entfernt: {category} ({amount} {currency} im Monat).",
+        "zh": "已删除预算：{category}（每月 {amount} {currency}）。",
+    },
+    "ask_which_budget": {
+        "en": "Which budget should I remove: {budgets}?",
+        "de": "Welches Budget soll ich entfernen: {budgets}?",
+        "zh": "要删除哪个预算：{budgets}？",
+    },
+    "no_such_budget": {
+        "en": "There is no {category} budget; the budgets are: {budgets}. I haven't changed anything.",
+        "de": "Es gibt kein Budget für {category}; die Budgets sind: {budgets}. Ich habe nichts geändert.",
+        "zh": "没有{category}预算；现有预算：{budgets}。我没有做任何更改。",
     },
     "no_budgets": {
         "en": "There are no budgets yet. Say e.g. “set a 400 euro grocery budget”.",
@@ -143,7 +154,7 @@ class Budget(Capability):
         ),
     }
     refines = ("sum", "expense", "lookup", "fact", "shared_list", "forget")
-    tools = ("budget_status", "set_budget")
+    tools = ("budget_status", "set_budget", "remove_budget")
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
@@ -157,8 +168,8 @@ class Budget(Capability):
         async with run.transaction() as conn:
             status = await registry.run(run.tool_context(conn), "budget_status", registry.validate("budget_status", {}))
         situation.rows = list(status.get("budgets", []))
-        if FORGET.search(situation.text) and not situation.grounding.money:  # "remove the budget for clothes"
-            return Said(_say("remove_in_app", situation.language))  # never a forget of the notes it names
+        if _removes(situation):  # never a forget of the notes it names
+            return _to_remove(situation)
         if _sets(situation):
             money = situation.grounding.money[0]
             currency = money.currency
@@ -194,6 +205,14 @@ class Budget(Capability):
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         answer = situation.decided or answer
         assert isinstance(answer, BudgetAnswer)
+        if _removes(situation):
+            if answer.category is None:  # the words and the model name none of several
+                return _which(situation, situation.choices["category"])
+            rows = [row for row in situation.rows if row["category"] == answer.category]  # one per currency
+            return [
+                PlannedCall(id=f"s{n}", tool="remove_budget", args={"budget_id": int(row["budget_id"])})
+                for n, row in enumerate(rows, start=1)
+            ]
         if _sets(situation):
             money = situation.grounding.money[0]
             args = {"category": answer.category or "other", "amount": str(money.amount)}
@@ -208,6 +227,12 @@ class Budget(Capability):
         data, language = results[0].result, situation.language
         if results[0].tool == "set_budget":
             return _say("budget_set", language, **{k: data[k] for k in ("category", "amount", "currency")})
+        if results[0].tool == "remove_budget":
+            removed = [r.result for r in results if r.ok and r.result]
+            return "\n".join(
+                _say("budget_removed", language, **{k: row[k] for k in ("category", "amount", "currency")})
+                for row in removed
+            )
         return "\n".join(_say("budget_line", language, **line) for line in data.get("budgets", []))
 
 
@@ -226,3 +251,45 @@ def _sets(situation: Situation) -> bool:
     text = situation.text
     asked = QUESTION.search(text) and not (REQUEST.search(text) or _ASKED_TO_SET.search(text))
     return bool(situation.grounding.money) and not asked
+
+
+# Asked to remove one: "remove the groceries budget", "lösch das Budget für Kleidung", "不要餐饮预算了", "we don't need
+# the eating out budget anymore". Said of a budget or a limit, so "stop overspending" or "kein Geld mehr" is none.
+_REMOVE = cues(
+    r"\b(?:remove|delete|drop|scrap|ditch|cancel|axe|get rid of)\b|\b(?:don'?t|dont|do not|no longer) need\b",
+    r"\blösch|\bentfern|\bstreich|\babschaff|\baufheben\b|\bauflösen\b|\b(?:kann|muss) weg\b"
+    r"|\bbrauch\w*\b.{0,40}\bnicht mehr\b|\bnicht mehr (?:nötig|gebraucht)\b",
+    r"删|去掉|取消|不要.{0,12}了|不需要|不用.{0,12}了",
+)
+_OF_A_BUDGET = cues(r"\bbudgets?\b|\blimits?\b|\bcap\b", r"budget|\blimit|\bobergrenze\b", r"预算|上限")
+
+
+def _removes(situation: Situation) -> bool:
+    """Whether the member asks to remove a budget: removal words about a budget, and no amount (with one, "drop
+    the grocery budget to 300" sets it)."""
+    text = situation.text
+    asked = FORGET.search(text) or _REMOVE.search(text)
+    return bool(asked and _OF_A_BUDGET.search(text)) and not DONT_FORGET.search(text) and not situation.grounding.money
+
+
+def _to_remove(situation: Situation) -> Said | Ask | None:
+    """The budget to remove when the words settle it (the one the household has, or the one they name, in any
+    language), a question back when they name several, None for the model to pick one it names in other words."""
+    if not situation.rows:
+        return Said(_say("no_budgets", situation.language))
+    categories = sorted({str(row["category"]) for row in situation.rows})
+    said = categories_named(situation.text)
+    named = [c for c in categories if c in said or re.search(rf"\b{re.escape(c.rstrip('s'))}", situation.text, _I)]
+    situation.choices["category"] = categories
+    if not named and said:  # "remove the fuel budget" where only groceries has one
+        other = sorted(said)[0]
+        return Said(_say("no_such_budget", situation.language, category=other, budgets=", ".join(categories)))
+    if len(named) > 1:
+        return _which(situation, named)
+    if named or len(categories) == 1:
+        situation.decided = BudgetAnswer(category=(named or categories)[0])
+    return None
+
+
+def _which(situation: Situation, categories: list[str]) -> Ask:
+    return Ask(_say("ask_which_budget", situation.language, budgets=", ".join(categories)), tuple(categories))

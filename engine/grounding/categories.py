@@ -33,7 +33,7 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
         "meals out|takeaways",
         "restaurant|essen gehen|abendessen|mittagessen|lieferando|lieferdienst|pizzeria|pizza|döner|imbiss|"
         "sushi|burger",
-        "餐厅|饭店|外卖|吃饭|聚餐|火锅|烧烤|早餐|午饭|晚饭|午餐|晚餐|披萨|寿司",
+        "餐厅|饭店|餐饮|外卖|吃饭|聚餐|火锅|烧烤|早餐|午饭|晚饭|午餐|晚餐|披萨|寿司",
     ),
     "drinks": (
         "coffee|coffees|latte|cappuccino|tea|bubble tea|beer|beers|wine|drinks|pub|bar|starbucks|smoothie",

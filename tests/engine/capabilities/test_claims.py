@@ -655,29 +655,93 @@ async def test_asked_when_one_thing_is_the_lookup_answers_with_its_coming_event_
         assert result is None  # the notes are searched
 
 
-async def test_a_budget_asked_removed_is_sent_to_the_money_page_and_nothing_changes() -> None:
-    from contextlib import asynccontextmanager
+@pytest.mark.parametrize(
+    "text",
+    [
+        "remove the groceries budget",
+        "lösch das Budget für Kleidung",
+        "不要餐饮预算了",
+        "we don't need the eating out budget anymore",
+        "das Budget fürs Essen gehen brauchen wir nicht mehr",
+        "删除预算",
+    ],
+)
+def test_a_budget_asked_removed_is_the_budgets_to_remove(text: str) -> None:
+    assert decided(text) == "budget"
 
-    from engine.capabilities.capability import Said
+
+def budget_situation(text: str, budgets: list[str]) -> SimpleNamespace:
+    """A situation of the budget route whose household has a budget in each of `budgets`; its registry reads them
+    and changes nothing."""
+    from contextlib import asynccontextmanager
 
     class Registry:
         def validate(self, tool: str, args: dict[str, object]) -> dict[str, object]:
             return args
 
         async def run(self, ctx: object, tool: str, args: object) -> dict[str, object]:
-            assert tool == "budget_status"  # read only: nothing is set, removed or forgotten
-            return {"budgets": [{"category": "clothing", "amount": "150", "currency": "EUR"}]}
+            assert tool == "budget_status"  # read only: prepare removes nothing
+            rows = [
+                {"budget_id": n, "category": c, "amount": "150.00", "currency": "EUR"} for n, c in enumerate(budgets)
+            ]
+            return {"budgets": rows}
 
     @asynccontextmanager
     async def transaction():  # type: ignore[no-untyped-def]
         yield None
 
-    text = "remove the budget for clothes"
     run = SimpleNamespace(deps=SimpleNamespace(registry=Registry()), transaction=transaction, tool_context=lambda c: c)
     grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
-    situation = SimpleNamespace(text=text, grounding=grounding, language="en", run=run, rows=[], choices={})
-    result = await CAPABILITIES["budget"].prepare(situation)  # type: ignore[arg-type]
-    assert isinstance(result, Said) and "Money page" in result.text
+    return SimpleNamespace(
+        text=text, grounding=grounding, language=grounding.language, run=run, rows=[], choices={}, decided=None
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "budgets", "removed"),
+    [
+        ("remove the budget for clothes", ["clothing", "groceries"], "clothing"),
+        ("lösch das Budget für Kleidung", ["clothing", "groceries"], "clothing"),
+        ("不要餐饮预算了", ["groceries", "restaurants"], "restaurants"),
+        ("we don't need the eating out budget anymore", ["groceries", "restaurants"], "restaurants"),
+        ("remove the groceries budget", ["groceries", "restaurants"], "groceries"),
+        ("delete the budget", ["fuel"], "fuel"),  # the only one
+    ],
+)
+async def test_the_budget_the_words_name_is_the_one_removed(text: str, budgets: list[str], removed: str) -> None:
+    from engine.capabilities.budget import BudgetAnswer
+
+    situation = budget_situation(text, budgets)
+    assert await CAPABILITIES["budget"].prepare(situation) is None  # type: ignore[arg-type]
+    assert situation.decided == BudgetAnswer(category=removed)
+    [call] = CAPABILITIES["budget"].plan(situation, None)  # type: ignore[arg-type, misc]
+    assert call.tool == "remove_budget" and call.args == {"budget_id": budgets.index(removed)}
+
+
+async def test_a_budget_removed_unnamed_among_several_is_the_models_to_pick_or_asked() -> None:
+    from engine.capabilities.budget import BudgetAnswer
+    from engine.capabilities.capability import Ask
+
+    situation = budget_situation("remove the budget", ["fuel", "groceries"])
+    assert await CAPABILITIES["budget"].prepare(situation) is None  # type: ignore[arg-type]
+    assert situation.decided is None and situation.choices["category"] == ["fuel", "groceries"]
+    asked = CAPABILITIES["budget"].plan(situation, BudgetAnswer(category=None))  # type: ignore[arg-type]
+    assert asked == Ask("Which budget should I remove: fuel, groceries?", ("fuel", "groceries"))
+    both = budget_situation("remove the fuel and groceries budgets", ["fuel", "groceries", "kids"])
+    assert await CAPABILITIES["budget"].prepare(both) == Ask(  # type: ignore[arg-type]
+        "Which budget should I remove: fuel, groceries?", ("fuel", "groceries")
+    )
+
+
+@pytest.mark.parametrize(
+    ("budgets", "said"),
+    [([], "There are no budgets yet"), (["groceries"], "There is no clothing budget; the budgets are: groceries")],
+)
+async def test_a_budget_removed_that_is_not_there_changes_nothing(budgets: list[str], said: str) -> None:
+    from engine.capabilities.capability import Said
+
+    result = await CAPABILITIES["budget"].prepare(budget_situation("remove the clothes budget", budgets))  # type: ignore[arg-type]
+    assert isinstance(result, Said) and result.text.startswith(said)
 
 
 @pytest.mark.parametrize(
