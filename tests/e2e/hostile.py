@@ -140,6 +140,7 @@ class Targets:
     foreign_user: int
     events: list[int] = field(default_factory=list)
     foreign_events: list[int] = field(default_factory=list)
+    foreign_budgets: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -524,6 +525,10 @@ class Hostile:
             "amount": self.value(["400", 250, "99.99"], AMOUNTS),
             "currency": self.value(["EUR", "€"], CURRENCIES),
         }
+
+    def _remove_budget(self) -> dict[str, Any]:  # another household's too: only the fuzzed one's may go
+        ids = list(range(1, 30)) + self.targets.foreign_budgets
+        return {"budget_id": self.value(ids, [0, -1, BIGINT, BIGINT + 1, "3", None, 1.5, True])}
 
     def _budget_status(self) -> dict[str, Any]:
         return {"category": self.value(["groceries", None], SLUGS)}

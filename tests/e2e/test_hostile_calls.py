@@ -253,6 +253,8 @@ async def _seed(system: System) -> World:
         return [(await _tool(system, family, member, "add_event", one))["event_id"] for one in args]
 
     await _tool(system, theirs, "Zoe", "set_quiet_hours", {"start": "22:00", "end": "07:00"})
+    budget = {"category": "groceries", "amount": "300", "currency": "EUR"}
+    foreign_budget = (await _tool(system, theirs, "Zoe", "set_budget", budget))["budget_id"]
     targets = Targets(
         memories=await memories(ours, "Anna", 10, "target"),
         reminders=await reminders(ours, "Anna", 6, "target"),
@@ -262,6 +264,7 @@ async def _seed(system: System) -> World:
         foreign_user=theirs.user_ids["Zoe"],
         events=await events(ours, "Anna", 6, "target"),
         foreign_events=await events(theirs, "Zoe", 2, "foreign"),
+        foreign_budgets=[foreign_budget],
     )
     protected_memories = await memories(ours, "Ben", 3, "protected")
     protected_reminders = await reminders(ours, "Ben", 2, "protected")
@@ -269,7 +272,7 @@ async def _seed(system: System) -> World:
 
 
 _HOUSEHOLD_TABLES = (
-    "memories", "reminders", "users", "media", "inbox", "outbox", "interactions", "journal", "events"
+    "memories", "reminders", "users", "media", "inbox", "outbox", "interactions", "journal", "events", "budgets"
 )  # fmt: skip
 
 
