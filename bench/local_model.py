@@ -219,9 +219,22 @@ async def answer(
     family: system.Family,
     message: Message,
     llama_log: LlamaLog | None,
+    reading: asyncio.Lock,
 ) -> Answer:
     position = llama_log.position() if llama_log is not None else 0
     sent = await send(deps, waiter, family.principal(message.member), clock, message.text, TIMEOUT_S)
+    async with reading:  # one connection: the burst's answers read it one after another
+        return await _answered(admin, family, message, sent, llama_log, position)
+
+
+async def _answered(
+    admin: asyncpg.Connection,
+    family: system.Family,
+    message: Message,
+    sent: Any,
+    llama_log: LlamaLog | None,
+    position: int,
+) -> Answer:
     turn = await admin.fetchrow(
         "SELECT coalesce(trace ->> 'route', '-') AS route, tokens_in FROM interactions WHERE inbox_id = $1",
         sent.inbox_id,
@@ -257,6 +270,7 @@ async def measure(
         waiter = ReplyWaiter(pool)
         await waiter.start()
         families = Families(admin)
+        reading = asyncio.Lock()
         try:
             async with h.worker_in_loop(ready, clock=clock):
                 clock.restart()
@@ -264,7 +278,7 @@ async def measure(
                 mixed = []
                 for number, message in enumerate(mix, 1):
                     family = await families.family("mix", message.household)
-                    mixed.append(await answer(deps, admin, waiter, clock, family, message, llama_log))
+                    mixed.append(await answer(deps, admin, waiter, clock, family, message, llama_log, reading))
                     done = mixed[-1]
                     h.progress(
                         f"{setup} mix {number}/{len(mix)} {done.latency_s:5.1f}s {done.evaluated:5d} new tokens "
@@ -274,13 +288,14 @@ async def measure(
                 alone = []
                 for message in burst:
                     family = await families.family("alone", message.household)
-                    alone.append(await answer(deps, admin, waiter, clock, family, message, None))
+                    alone.append(await answer(deps, admin, waiter, clock, family, message, None, reading))
                 h.progress(f"{setup}: the burst's messages one at a time in {sum(a.latency_s for a in alone):.1f}s")
+                households = [await families.family("burst", m.household) for m in burst]
                 burst_started = time.monotonic()
                 together = await asyncio.gather(
                     *[
-                        answer(deps, admin, waiter, clock, await families.family("burst", m.household), m, None)
-                        for m in burst
+                        answer(deps, admin, waiter, clock, family, m, None, reading)
+                        for family, m in zip(households, burst, strict=True)
                     ]
                 )
                 burst_s = time.monotonic() - burst_started
