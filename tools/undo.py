@@ -267,15 +267,7 @@ async def _unset_budget(u: _Undoing, result: dict[str, Any]) -> None:
         u.did(f"removed the new {category} budget")
         return
     amount = Decimal(str(result["previous_amount"]))
-    await stored_budgets.upsert(
-        ctx.conn,
-        ctx.household_id,
-        category=category,
-        currency=currency,
-        amount=amount,
-        by=ctx.user_id,
-        updated_by=result.get("previous_updated_by"),
-    )
+    await _budget_back(u, category, currency, amount, result.get("previous_updated_by"))
     u.did(f"put the {category} budget back to {amount} {currency}")
 
 
@@ -285,16 +277,21 @@ async def _unremove_budget(u: _Undoing, result: dict[str, Any]) -> None:
     since = await stored_budgets.of_category(ctx.conn, ctx.household_id, category, currency, lock=True)
     if since is not None and not await u.mine(since["updated_by"], f"the new {category} budget"):
         return  # another member set one since: theirs stands
+    await _budget_back(u, category, currency, amount, result.get("previous_updated_by"))
+    u.did(f"put back the {category} budget of {amount} {currency}")
+
+
+async def _budget_back(u: _Undoing, category: str, currency: str, amount: Decimal, updated_by: Any) -> None:
+    """The budget of `category` as it was, with the member who had changed it last."""
     await stored_budgets.upsert(
-        ctx.conn,
-        ctx.household_id,
+        u.ctx.conn,
+        u.ctx.household_id,
         category=category,
         currency=currency,
         amount=amount,
-        by=ctx.user_id,
-        updated_by=result.get("previous_updated_by"),
+        by=u.ctx.user_id,
+        updated_by=updated_by,
     )
-    u.did(f"put back the {category} budget of {amount} {currency}")
 
 
 def _instant(value: Any) -> datetime | None:
