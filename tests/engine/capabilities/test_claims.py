@@ -24,6 +24,14 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=ZoneInfo("Europe/Berlin"))
 MEMBERS = ["Anna", "Ben", "Tom", "Mia"]
 
 
+def told(text: str) -> SimpleNamespace:
+    """A situation for a statement's plan, at NOW in Berlin, in a household without members."""
+    run = SimpleNamespace(
+        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
+    )
+    return SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+
+
 def decided(text: str) -> str | None:
     grounding = ground(text, NOW, "Europe/Berlin", MEMBERS)
     return routing.decisive(routing.reading(text, grounding))
@@ -544,10 +552,7 @@ def test_a_habit_without_a_time_is_a_day_in_the_calendar(text: str, start: str, 
     """No time of day is invented for a repeating plan: without one, each of its days is an all-day event."""
     from engine.capabilities._records import planned_event
 
-    run = SimpleNamespace(
-        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
-    )
-    situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+    situation = told(text)
     event = planned_event(situation, "plan", None)  # type: ignore[arg-type]
     assert event is not None and (event["start"], event["rrule"]) == (start, rrule)
 
@@ -578,10 +583,7 @@ def test_a_habit_without_a_time_is_a_day_in_the_calendar(text: str, start: str, 
 def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: str, event: bool) -> None:
     from engine.capabilities._records import planned_event
 
-    run = SimpleNamespace(
-        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
-    )
-    situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+    situation = told(text)
     assert (planned_event(situation, kind, None) is not None) is event  # type: ignore[arg-type]
 
 
@@ -601,10 +603,7 @@ def test_a_part_of_today_alone_makes_an_event_only_of_a_plan(text: str, kind: st
 def test_a_note_told_with_a_coming_time_is_a_plan(text: str, model_kind: str, kind: str) -> None:
     from engine.capabilities.note import FactAnswer, Note
 
-    run = SimpleNamespace(
-        members=[], deps=SimpleNamespace(clock=SimpleNamespace(now=lambda: NOW)), timezone="Europe/Berlin"
-    )
-    situation = SimpleNamespace(text=text, grounding=ground(text, NOW, "Europe/Berlin", MEMBERS), run=run)
+    situation = told(text)
     answer = FactAnswer(kind=model_kind, person=None, category="other")  # type: ignore[arg-type]
     [store, *_] = Note().plan(situation, answer)  # type: ignore[arg-type,misc]
     assert store.args["kind"] == kind
