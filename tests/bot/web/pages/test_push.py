@@ -256,6 +256,67 @@ async def test_push_on_in_chromium_then_a_reminder_reaches_the_closed_app_and_th
     assert received.payload["url"] == "/reminders"
 
 
+# In the service worker: the push service on loopback stands in for Chrome's (as FAKE_PUSH_MANAGER does in the page)
+# and hands out the browser's next subscription, then `pushsubscriptionchange` reaches the worker's own listener.
+# Chromium neither fires the event nor lets DevTools fire it, and `waitUntil` of an event made by a script throws, so
+# the event carries its own `waitUntil`, which collects what the listener waits on and is awaited here.
+SUBSCRIPTION_CHANGES = """
+async ([replaced, next]) => {
+  let subscribedWith = null;
+  PushManager.prototype.subscribe = function (options) {
+    subscribedWith = options.applicationServerKey;
+    return Promise.resolve({ endpoint: next.endpoint, toJSON: () => next });
+  };
+  const waited = [];
+  const event = new Event("pushsubscriptionchange");
+  Object.defineProperties(event, {
+    oldSubscription: { value: { endpoint: replaced.endpoint, toJSON: () => replaced } },
+    newSubscription: { value: null },
+    waitUntil: { value: (promise) => waited.push(promise) },
+  });
+  self.dispatchEvent(event);
+  await Promise.all(waited);
+  return { listeners: waited.length, subscribedWith };
+}
+"""
+
+
+async def test_the_service_worker_subscribes_again_when_the_browser_replaces_the_subscription_and_pushes_follow(
+    pushing: System,
+    clock: ManualClock,
+    push_service: FakePushService,
+    new_context: Callable[[], Awaitable[BrowserContext]],
+) -> None:
+    family = await make_family(pushing.admin, "Renewed", {"Anna": "Europe/Berlin"})
+    before = push_service.subscriber(f"before-{family.household_id}")
+    after = push_service.subscriber(f"after-{family.household_id}")
+    page = await signed_in(pushing, new_context, family, "Anna")
+    await page.context.grant_permissions(["notifications"], origin=base_url(pushing))
+    await page.add_init_script(FAKE_PUSH_MANAGER % json.dumps(subscription(push_service, before)))
+    await page.goto(base_url(pushing) + "/reminders")
+    await page.get_by_role("button", name="Turn on for this device").click()
+    await expect(page.locator("#push")).to_have_attribute("data-state", "on")
+    assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], push_service.endpoint(before))]
+
+    await page.evaluate("navigator.serviceWorker.ready")
+    [worker] = page.context.service_workers
+    changed = await worker.evaluate(
+        SUBSCRIPTION_CHANGES, [subscription(push_service, before), subscription(push_service, after)]
+    )
+    key = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
+    assert changed == {"listeners": 1, "subscribedWith": vapid.public_key(key)}
+    # The new endpoint is Anna's, in place of the old one: nothing is sent to a subscription that no longer exists.
+    assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], push_service.endpoint(after))]
+
+    await page.close()
+    await eventually(lambda: _closed(pushing, family), timeout_s=5)
+    await remind(pushing, family, clock, "Water the tomatoes")
+    [received] = await eventually(lambda: _arrived(push_service, after))
+    assert received.payload["body"] == "Reminder: Water the tomatoes"
+    assert received.status == 201
+    assert push_service.to(before) == []
+
+
 async def _first(registrations: list[dict[str, Any]]) -> dict[str, Any] | None:
     active = [r for r in registrations if not r.get("isDeleted")]
     return active[0] if active else None
