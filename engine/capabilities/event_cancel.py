@@ -36,7 +36,8 @@ CALLED_OFF = cues(
 # Asked to call something off, rather than told that it is: "cancel the dentist", "sag das Elterngespräch ab",
 # "帮我取消". Asked of nothing in the calendar, it is a reminder's to answer.
 ASKED_TO_CANCEL = cues(
-    r"^\W*(?:please |pls |can you |could you )?(?:cancel|call off|scrap|streich|sag)\b",
+    r"^\W*(?:(?:actually|oh|ok|okay|so|and|also|please|pls|eigentlich|doch|ach|bitte)\W+)*"
+    r"(?:can you |could you |kannst du )?(?:cancel|call off|scrap|streich|sag)\b",
     r"^\W*(?:请|帮我|麻烦)?取消|帮我取消|取消吧",
 )
 

@@ -827,6 +827,7 @@ def test_a_question_about_a_price_a_debt_or_a_balance_is_looked_up(text: str, ex
         ("school says the christmas concert is cancelled this year", [], "fact"),  # news of a plan FAA does not hold
         ("die schule hat das weihnachtskonzert dieses jahr abgesagt", [], "fact"),
         ("cancel the dentist", [], "reminder_change"),  # asked to call off: the reminders answer
+        ("actually cancel that, already called them", [], "reminder_change"),
         ("the bins are cancelled this week", [{"text": "bins out"}], "reminder_change"),  # a reminder about it
     ],
 )
