@@ -1,6 +1,7 @@
 """axe-core (the accessibility engine behind Lighthouse's audit) on every page of the web app in Chromium, on a phone
-and a desktop, light and dark: no violations. axe-core comes from the npm registry (`.ci/run` packs it into
-.cache/axe-core; AXE_CORE names another axe.min.js)."""
+and a desktop, light and dark, and on the signed-out pages (sign-in, setup, an invite's join page, offline): no
+violations. axe-core comes from the npm registry (`.ci/run` packs it into .cache/axe-core; AXE_CORE names another
+axe.min.js)."""
 
 from __future__ import annotations
 
@@ -60,9 +61,14 @@ async def test_every_page_has_no_accessibility_violations_on_a_phone_and_a_deskt
             for path in PAGES:
                 await page.goto(base_url(system) + path)
                 found[f"{path} {width} {scheme}"] = await violations(page)
+            # The household page with an invite made: its sign-in link, QR code, copy button and codes.
+            await page.goto(base_url(system) + "/household")
+            await page.locator("[data-member=Tom] .invite-button").click()
+            await page.wait_for_selector("#invite svg")
+            found[f"/household (invite) {width} {scheme}"] = await violations(page)
     outside = await (await new_context()).new_page()
     await outside.add_init_script(script)
-    for path in ("/login", f"/setup/{code}", "/offline"):
+    for path in ("/login", f"/setup/{code}", "/join/ABCDE-FGHIJ", "/offline"):
         await outside.goto(base_url(system) + path)
         found[path] = await violations(outside)
     assert {where: problems for where, problems in found.items() if problems} == {}
