@@ -104,13 +104,10 @@ async def _nearness(run: Run, text: str) -> dict[str, float]:
     """Per capability, the cosine similarity of the message to its nearest example; {} when the embedder fails
     (the hints alone then score, and a close call goes to the model)."""
     embedder = run.deps.embedder
-    index = _INDEXES.get(embedder)
-    if index is None:
-        index = _INDEXES[embedder] = ExampleIndex()
 
     async def nearest() -> dict[str, float]:
         try:
-            return await index.nearest(embedder, text)
+            return await _index(embedder).nearest(embedder, text)
         except EmbeddingError as exc:
             log.warning("route.examples.unavailable", error=str(exc)[:200])
             return {}
@@ -156,12 +153,17 @@ class ExampleIndex:
 _INDEXES: weakref.WeakKeyDictionary[Embedder, ExampleIndex] = weakref.WeakKeyDictionary()
 
 
-async def warm(embedder: Embedder) -> None:
-    """Embed the examples now (a worker does it at start, so the first message does not wait for it)."""
+def _index(embedder: Embedder) -> ExampleIndex:
+    """The examples embedded by this embedder (one index per embedder, kept while the embedder lives)."""
     index = _INDEXES.get(embedder)
     if index is None:
         index = _INDEXES[embedder] = ExampleIndex()
-    await index.warm(embedder)
+    return index
+
+
+async def warm(embedder: Embedder) -> None:
+    """Embed the examples now (a worker does it at start, so the first message does not wait for it)."""
+    await _index(embedder).warm(embedder)
 
 
 def _unit(vector: list[float]) -> list[float]:
