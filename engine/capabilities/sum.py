@@ -83,6 +83,16 @@ def asks_about_a_note(text: str) -> bool:
     )
 
 
+# Money spent on someone of the family named by who they are ("on our daughter", "für die Kinder", "在女儿身上"):
+# the word, to find the rows about them.
+_RELATIVE = re.compile(
+    r"\b(?:on|for) (?:our |my |the )?(?P<en>daughters?|sons?|kids|children|baby|grandma|granny|grandpa|mum|mom|dad)\b"
+    r"|\bfür (?:unsere?n? |meine?n? |die |den |das )?(?P<de>tochter|töchter|sohn|söhne|kinder|kind|baby|oma|opa)\b"
+    r"|(?:在|给|为)(?P<zh>女儿|闺女|儿子|孩子们?|宝宝|奶奶|爷爷|外婆|外公|姥姥|姥爷)",
+    re.I,
+)
+
+
 INCOME = re.compile(
     r"\bearn|\bincome|\bsalary|\breceived|\bcame in\b|\bgot paid\b|收入|工资|奖金|进账|\beinnahm|\bgehalt|\bverdient"
     r"|\bbekommen\b",
@@ -278,6 +288,12 @@ class Sum(Capability):
         # Money spent on someone ("what have we spent on mia this month", "was hat bens geburtstag gekostet"): the
         # rows about that person, whoever paid.
         situation.choices["person"] = [p for p in people if p and _says_name(p, lowered)][:1]
+        relative = _RELATIVE.search(situation.text)
+        if relative and not situation.choices["person"]:  # the rows that say the word, and the people they are about
+            word = next(group for group in relative.groups() if group)
+            async with run.transaction() as conn:
+                mentioned = await stored.people_mentioned(conn, run.message.household_id, word)
+            situation.choices["relative"] = [word, *mentioned]
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel]:
@@ -319,6 +335,10 @@ class Sum(Capability):
         person = situation.choices.get("person")
         if person and person[0].lower() != answer.whose.lower():  # "what did ben spend" is Ben's, not about him
             conditions.append({"field": "person", "op": "eq", "value": person[0]})
+        if relative := situation.choices.get("relative"):
+            word, *people = relative
+            about = [{"field": "content", "op": "contains", "value": word}]
+            conditions.append({"any": about + ([{"field": "person", "op": "in", "value": people}] if people else [])})
         if answer.op in ("max", "min") and answer.group_by == "none":
             # The biggest expense is a memory, not only a number: find it, so the reply can say what it was.
             order = "amount_desc" if answer.op == "max" else "amount_asc"

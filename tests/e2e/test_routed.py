@@ -184,6 +184,40 @@ async def test_money_spent_on_someone_is_the_rows_about_them_whoever_paid(routed
     assert "no matching" in (await send(routed, family, "what did ben spend on mia this month"))["reply"].lower()
 
 
+async def test_money_spent_on_a_relative_is_the_rows_that_name_them_or_are_about_who_they_name(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed sum relative", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    anna = family.user_ids["Anna"]
+    async with routed.deps.db.household(family.household_id, anna) as conn:
+        for content, category, amount, person in (
+            ("女儿游泳课", "kids", "450", "Mia"),  # says who she is: so the rows about Mia are hers
+            ("Mia 买书", "books", "89", "Mia"),
+            ("儿子球鞋", "sports", "299", "Tom"),
+            ("交电费", "utilities", "230", None),
+        ):
+            await memories.insert(
+                conn,
+                household_id=family.household_id,
+                author_id=anna,
+                content=content,
+                understanding={"kind": "expense", "category": category, **({"person": person} if person else {})},
+                embedding=[0.1] * 64,
+                amount=Decimal(amount),
+                currency="CNY",
+                occurred_at=routed.deps.clock.now(),
+                visibility="household",
+                source_inbox_id=None,
+            )
+    every = lambda r: r.schema["properties"]["categories"]["items"]["enum"]  # noqa: E731 — the model names all
+    routed.llm.script(
+        answers(sum=lambda r: {"op": "sum", "categories": every(r), "whose": "household", "group_by": "none",
+                               "period": "this_month"})
+    )  # fmt: skip
+
+    body = await send(routed, family, "这个月在女儿身上花了多少")
+
+    assert "539" in body["reply"], body["reply"]  # not the son's shoes, nor the electricity bill
+
+
 async def test_a_number_no_source_holds_never_reaches_the_member(routed: System) -> None:
     family = await make_family(routed.admin, "Routed guard", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(chat={"reply": "I can do lots! Your neighbours spent 9999 EUR last year."}))

@@ -249,6 +249,20 @@ async def names(
     return [row["name"] for row in rows]
 
 
+async def people_mentioned(conn: Connection, household_id: int, word: str, *, limit: int = 5) -> list[str]:
+    """The people of the live memories whose text says `word` ("女儿游泳课" about Mia: Mia), most often first."""
+    rows = await conn.fetch(
+        """SELECT min(ai_understanding ->> 'person') AS name FROM memories
+           WHERE household_id = $1 AND deleted_at IS NULL AND person_key IS NOT NULL
+             AND strpos(lower(content), lower($2)) > 0
+           GROUP BY person_key ORDER BY count(*) DESC, person_key LIMIT $3""",
+        household_id,
+        word,
+        limit,
+    )
+    return [row["name"] for row in rows]
+
+
 async def usual_currency(conn: Connection, household_id: int) -> str | None:
     """The currency the household's recent money memories use most, if it has any."""
     value = await conn.fetchval(
