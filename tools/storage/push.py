@@ -80,6 +80,43 @@ async def renew(conn: Connection, household_id: int, user_id: int, endpoint: str
     return bool(renewed)
 
 
+async def replace(
+    conn: Connection, household_id: int, replaced: str, endpoint: str, p256dh: str, auth: str
+) -> int | None:
+    """The subscription a push service put in place of `replaced` in the household: it stays with the member it
+    was turned on for, whoever is signed in to the browser now (a shared browser keeps showing that member's
+    notifications, to no one else). Returns that member; None when the household had no subscription `replaced`,
+    and then nothing is turned on.
+
+    When the household knows `endpoint` already (a member turned push on with it meanwhile), that turning on
+    stands and the replaced subscription, which its push service no longer serves, goes."""
+    if replaced != endpoint:
+        known = await conn.fetchval(
+            """UPDATE push_subscriptions SET p256dh = $3, auth = $4
+               WHERE household_id = $1 AND endpoint = $2 RETURNING user_id""",
+            household_id,
+            endpoint,
+            p256dh,
+            auth,
+        )
+        if known is not None:
+            await conn.execute(
+                "DELETE FROM push_subscriptions WHERE household_id = $1 AND endpoint = $2", household_id, replaced
+            )
+            return int(known)
+    # The row keeps its id too: push messages queued for the old endpoint go to the new one.
+    owner = await conn.fetchval(
+        """UPDATE push_subscriptions SET endpoint = $3, p256dh = $4, auth = $5
+           WHERE household_id = $1 AND endpoint = $2 RETURNING user_id""",
+        household_id,
+        replaced,
+        endpoint,
+        p256dh,
+        auth,
+    )
+    return None if owner is None else int(owner)
+
+
 async def unsubscribe(conn: Connection, household_id: int, user_id: int, endpoint: str) -> bool:
     """Push off for this browser; False when it was not on for this member."""
     removed = await conn.fetchval(

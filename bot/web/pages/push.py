@@ -57,8 +57,8 @@ class RemovalBody(BaseModel):
 
 
 async def key(request: web.Request) -> web.Response:
-    """GET /app/push: `{"key", "csrf"}`, what the service worker needs to subscribe this browser again for the member
-    signed in (the household's VAPID public key) and to post it (the CSRF token, which a page has in its HTML)."""
+    """GET /app/push: `{"key", "csrf"}`, what the service worker needs to subscribe this browser again (the
+    household's VAPID public key) and to post it (the CSRF token, which a page has in its HTML)."""
     deps, viewer = request.app[DEPS], request[VIEWER]
     if not deps.settings.webpush.enabled:
         return json_error(404, "not_found", texts(request)("push.unavailable"))
@@ -70,9 +70,10 @@ async def key(request: web.Request) -> web.Response:
 async def subscribe(request: web.Request) -> web.Response:
     """POST /app/push {"endpoint", "keys": {"p256dh", "auth"}}: push on for this browser and member, `{"push": true}`.
     With `"replaces": "<endpoint>"` (the service worker, when the push service replaced the browser's subscription)
-    the member's subscription of that endpoint goes. With `"renew": true` (the page checks in on load) nothing is
-    turned on: the answer says whether push is on for this member in this browser (a browser another member turned
-    on stays theirs)."""
+    the household's subscription of that endpoint takes the new one and stays whose it was: in a browser members
+    share, the one signed in now may not be the one who turned push on. An endpoint the household does not know
+    turns nothing on. With `"renew": true` (the page checks in on load) nothing is turned on either. Both answer
+    whether push is on for this member in this browser (a browser another member turned on stays theirs)."""
     deps, viewer = request.app[DEPS], request[VIEWER]
     if not deps.settings.webpush.enabled:
         return json_error(404, "not_found", texts(request)("push.unavailable"))
@@ -84,10 +85,13 @@ async def subscribe(request: web.Request) -> web.Response:
         return json_error(400, "invalid", texts(request)("push.unknown_service"))
     member, keys = (viewer.household_id, viewer.user_id), (body.endpoint, body.keys.p256dh, body.keys.auth)
     async with deps.db.household(viewer.household_id, viewer.user_id) as conn:
-        if body.renew:
+        # A worker that had no old subscription to name (`"replaces": null`) cannot say whose the new one is: it
+        # turns nothing on, as a page checking in does.
+        if body.renew or (body.replaces is None and "replaces" in body.model_fields_set):
             return web.json_response({"push": await push.renew(conn, *member, *keys)})
-        if body.replaces is not None and body.replaces != body.endpoint:
-            await push.unsubscribe(conn, *member, body.replaces)  # only the member's own: another's stays theirs
+        if body.replaces is not None:
+            owner = await push.replace(conn, viewer.household_id, body.replaces, *keys)
+            return web.json_response({"push": owner == viewer.user_id})
         await push.subscribe(conn, *member, *keys)
     return web.json_response({"push": True})
 

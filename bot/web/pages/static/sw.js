@@ -67,13 +67,16 @@ self.addEventListener("push", (event) => {
 
 // The push service replaced this browser's subscription (it expired, or the browser renewed it): unless the server
 // hears of the new one, pushes stop arriving. Subscribe again with the household's key — subscribe() hands back the
-// browser's new subscription if it made one — and post it for the member signed in, in place of the old one.
-// Signed out (or push off on the server), nothing is done: the Reminders page turns it on again.
+// browser's new subscription if it made one — and post it in place of the old one. The server keeps it for the
+// member who turned push on, who need not be the one signed in now: members may share a browser.
+// Signed out, push off on the server, or no old subscription to name, nothing is done: the Reminders page turns it
+// on again.
 self.addEventListener("pushsubscriptionchange", (event) => {
   event.waitUntil(resubscribe(event.oldSubscription));
 });
 
 async function resubscribe(old) {
+  if (!old) return;
   const state = await fetch("/app/push", { credentials: "same-origin" });
   if (!state.ok) return;
   const { key, csrf } = await state.json();
@@ -83,7 +86,7 @@ async function resubscribe(old) {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf },
-    body: JSON.stringify({ ...subscription.toJSON(), replaces: old ? old.endpoint : null }),
+    body: JSON.stringify({ ...subscription.toJSON(), replaces: old.endpoint }),
   });
 }
 

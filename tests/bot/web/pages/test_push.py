@@ -121,41 +121,65 @@ async def test_a_member_turns_push_on_and_off_for_a_browser(pushing: System, pus
     assert await stored(pushing.admin, other) == [(other.user_ids["Cleo"], body["endpoint"])]
 
 
-async def test_a_subscription_the_push_service_replaced_is_replaced_for_the_member(
+async def test_a_subscription_the_push_service_replaced_stays_with_the_member_who_turned_push_on(
     pushing: System, push_service: FakePushService
 ) -> None:
     """The service worker's `pushsubscriptionchange`: it reads the key and the CSRF token, subscribes again and posts
-    the new subscription with the endpoint it replaces."""
+    the new subscription with the endpoint it replaces. In a browser members share, the one signed in when it fires
+    need not be the one who turned push on there: the new subscription is still that member's, and only theirs."""
     family = await make_family(pushing.admin, "Rotate", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
-    anna, ben = await session(pushing, family, "Anna"), await session(pushing, family, "Ben")
-    old, new, bens = (
+    other = await make_family(pushing.admin, "Beside", {"Cleo": "Europe/Berlin"})
+    anna, ben, cleo = (
+        await session(pushing, family, "Anna"),
+        await session(pushing, family, "Ben"),
+        await session(pushing, other, "Cleo"),
+    )
+    old, new, newer, bens = (
         subscription(push_service, push_service.subscriber(f"{name}-{family.household_id}"))
-        for name in ("old", "new", "bens")
+        for name in ("old", "new", "newer", "bens")
     )
     client = pushing.client
-    assert (await client.post("/app/push", json=old, headers=anna)).status == 200
+    assert (await client.post("/app/push", json=old, headers=anna)).status == 200  # the browser they share
     assert (await client.post("/app/push", json=bens, headers=ben)).status == 200
+    assert (await client.post("/app/push", json=old, headers=cleo)).status == 200  # another household's, the same
+    anna_row = await pushing.admin.fetchval(
+        "SELECT id FROM push_subscriptions WHERE user_id = $1", family.user_ids["Anna"]
+    )
 
     assert (await client.get("/app/push")).status == 401  # signed out: the worker leaves it
-    given = await (await client.get("/app/push", headers={"Cookie": anna["Cookie"]})).json()
+    given = await (await client.get("/app/push", headers={"Cookie": ben["Cookie"]})).json()
     key = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
-    assert given == {"key": vapid.public_key(key), "csrf": anna["X-CSRF-Token"]}
+    assert given == {"key": vapid.public_key(key), "csrf": ben["X-CSRF-Token"]}
 
     changed = {**new, "replaces": old["endpoint"]}
-    assert (await client.post("/app/push", json=changed, headers={"Cookie": anna["Cookie"]})).status == 403
-    assert await (await client.post("/app/push", json=changed, headers=anna)).json() == {"push": True}
+    assert (await client.post("/app/push", json=changed, headers={"Cookie": ben["Cookie"]})).status == 403
+    # Ben is signed in when the push service replaces the subscription of the browser Anna turned push on in.
+    assert await (await client.post("/app/push", json=changed, headers=ben)).json() == {"push": False}
     assert await stored(pushing.admin, family) == [
-        (family.user_ids["Ben"], bens["endpoint"]),
         (family.user_ids["Anna"], new["endpoint"]),
+        (family.user_ids["Ben"], bens["endpoint"]),
     ]
-    # Only the member's own subscription is replaced: Ben's endpoint stays his.
-    taking = {**old, "replaces": bens["endpoint"]}
-    assert (await client.post("/app/push", json=taking, headers=anna)).status == 200
+    keys = await pushing.admin.fetchrow(
+        "SELECT id, p256dh, auth FROM push_subscriptions WHERE endpoint = $1", new["endpoint"]
+    )
+    assert tuple(keys) == (anna_row, new["keys"]["p256dh"], new["keys"]["auth"])  # pushes queued for it follow
+    assert await stored(pushing.admin, other) == [(other.user_ids["Cleo"], old["endpoint"])]  # not this household's
+    # Signed in herself, Anna hears that it is on for her.
+    again = {**newer, "replaces": new["endpoint"]}
+    assert await (await client.post("/app/push", json=again, headers=anna)).json() == {"push": True}
     assert await stored(pushing.admin, family) == [
+        (family.user_ids["Anna"], newer["endpoint"]),
         (family.user_ids["Ben"], bens["endpoint"]),
-        (family.user_ids["Anna"], new["endpoint"]),
-        (family.user_ids["Anna"], old["endpoint"]),
     ]
+
+    # A subscription the household does not know, or none named, turns nothing on for whoever is signed in.
+    for unknown in ({**new, "replaces": old["endpoint"]}, {**new, "replaces": None}):
+        assert await (await client.post("/app/push", json=unknown, headers=ben)).json() == {"push": False}
+    assert await stored(pushing.admin, family) == [
+        (family.user_ids["Anna"], newer["endpoint"]),
+        (family.user_ids["Ben"], bens["endpoint"]),
+    ]
+    assert await stored(pushing.admin, other) == [(other.user_ids["Cleo"], old["endpoint"])]
 
 
 async def test_a_closed_page_stops_counting_as_open_within_seconds(pushing: System) -> None:
@@ -287,7 +311,9 @@ async def test_the_service_worker_subscribes_again_when_the_browser_replaces_the
     push_service: FakePushService,
     new_context: Callable[[], Awaitable[BrowserContext]],
 ) -> None:
-    family = await make_family(pushing.admin, "Renewed", {"Anna": "Europe/Berlin"})
+    """Anna turns push on in the browser she shares with Ben; Ben is signed in there when the push service replaces
+    its subscription. The new one is Anna's: her reminders keep reaching that browser, and Ben is not signed up."""
+    family = await make_family(pushing.admin, "Renewed", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
     before = push_service.subscriber(f"before-{family.household_id}")
     after = push_service.subscriber(f"after-{family.household_id}")
     page = await signed_in(pushing, new_context, family, "Anna")
@@ -298,6 +324,12 @@ async def test_the_service_worker_subscribes_again_when_the_browser_replaces_the
     await expect(page.locator("#push")).to_have_attribute("data-state", "on")
     assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], push_service.endpoint(before))]
 
+    # Ben signs in on the same browser: push is Anna's there, not his.
+    ben = (await session(pushing, family, "Ben"))["Cookie"].removeprefix("faa_session=")
+    await page.context.add_cookies([{"name": "faa_session", "value": ben, "url": base_url(pushing)}])
+    await page.goto(base_url(pushing) + "/reminders")
+    await expect(page.locator("#push-state")).to_have_text("Off for this device.")
+
     await page.evaluate("navigator.serviceWorker.ready")
     [worker] = page.context.service_workers
     changed = await worker.evaluate(
@@ -305,7 +337,8 @@ async def test_the_service_worker_subscribes_again_when_the_browser_replaces_the
     )
     key = await pushing.admin.fetchval("SELECT vapid_private_key FROM households WHERE id = $1", family.household_id)
     assert changed == {"listeners": 1, "subscribedWith": vapid.public_key(key)}
-    # The new endpoint is Anna's, in place of the old one: nothing is sent to a subscription that no longer exists.
+    # The new endpoint is Anna's, in place of the old one: nothing is sent to a subscription that no longer exists,
+    # and Ben's reminders do not reach the browser Anna turned push on in.
     assert await stored(pushing.admin, family) == [(family.user_ids["Anna"], push_service.endpoint(after))]
 
     await page.close()
