@@ -15,6 +15,7 @@ from engine.capabilities.words import (
     cues,
 )
 from engine.executor import StepResult
+from engine.grounding.language import CJK
 
 GREETING = cues(
     r"^\W*(?:hi|hello|hey|yo|hiya|thanks?|thank you|thx|ty|cheers|good (?:morning|night|evening)|ok(?:ay)?|cool|"
@@ -86,6 +87,14 @@ _THANKS = re.compile(r"thank|thx|\bty\b|cheers|danke|谢", re.I)
 _GREETING = re.compile(
     r"^\W*(?:hi|hello|hey|yo|hiya|good (?:morning|evening)|hallo|guten|moin|servus|你好|您好|早|哈喽)", re.I
 )
+
+
+def _tells(text: str) -> bool:
+    """Whether, beside its praise, a message says something of its own: more than four words once the thanks and
+    praise are taken out ("mias swimming coach is called jess, shes lovely" tells; "that was really helpful, thanks"
+    does not)."""
+    rest = PRAISE.sub(" ", PLEASANTRIES.sub(" ", text))
+    return len(re.findall(r"[^\W\d_]{2,}", CJK.sub(" ", rest))) + len(CJK.findall(rest)) / 2 > 4
 
 
 class ChatAnswer(BaseModel):
@@ -169,7 +178,7 @@ class Chat(Capability):
         grounding = reading.grounding
         holds = grounding.numbers or grounding.moments or grounding.repeats or grounding.money or grounding.people
         short = len(reading.text) <= 60 and not reading.question
-        return short and not holds and PRAISE.search(reading.text) is not None
+        return short and not holds and PRAISE.search(reading.text) is not None and not _tells(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         if _THANKS.search(situation.text):

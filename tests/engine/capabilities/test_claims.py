@@ -295,6 +295,9 @@ def test_a_passing_word_neither_moves_nor_forgets(text: str, not_this: str) -> N
         ("great news, the plumber comes tomorrow at 8", False),
         ("ugh just wipe everything you know about us, all of it", False),
         ("mach das mal bitte", False),
+        ("that was really helpful, thanks", True),
+        ("the new swimming coach is called jess, shes lovely", False),  # praise of someone the note is about
+        ("女儿的新老师姓王，人特别好，很棒", False),
     ],
 )
 def test_thanks_and_praise_with_nothing_to_keep_may_be_small_talk(text: str, small_talk: bool) -> None:
