@@ -36,7 +36,6 @@ from tools.storage import memories as stored
 
 CSV_ROWS = 5000
 LISTED = 50  # the month's expenses on the page, newest first (the CSV has them all)
-_BAR_WIDTH = 200
 
 
 def _month(request: web.Request) -> date:
@@ -60,7 +59,8 @@ def _expenses_in(month: date) -> dict[str, Any]:
 
 
 def _bars(groups: list[Any]) -> list[dict[str, Any]]:
-    """Bar widths within each currency (amounts in different currencies are never compared)."""
+    """Bar lengths in per cent of the largest in the same currency (amounts in different currencies are never
+    compared)."""
     largest: dict[str | None, Decimal] = {}
     for group in groups:
         largest[group.currency] = max(largest.get(group.currency, Decimal(0)), Decimal(group.value))
@@ -70,7 +70,7 @@ def _bars(groups: list[Any]) -> list[dict[str, Any]]:
             "currency": group.currency,
             "value": group.value,
             "count": group.count,
-            "width": round(_BAR_WIDTH * float(Decimal(group.value) / largest[group.currency]))
+            "share": round(100 * float(Decimal(group.value) / largest[group.currency]))
             if largest[group.currency] > 0
             else 0,
         }
@@ -102,7 +102,6 @@ async def money_page(request: web.Request, *, error: str | None = None, status: 
         following=following.strftime("%Y-%m"),
         bars=_bars(result.groups),
         totals=result.totals,
-        bar_width=_BAR_WIDTH,
         budgets=budgets,
         error=error,
         status=status if error else 200,

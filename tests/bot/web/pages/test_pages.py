@@ -140,7 +140,7 @@ async def test_the_money_page_shows_the_totals_sql_computes_and_a_csv(
     for row in expected:
         await expect(page.locator(f"#totals td[data-currency='{row['currency']}']")).to_have_text(row["total"])
     await expect(page.locator("#categories tr[data-category=travel] td.num")).to_have_text("80.00")
-    await expect(page.locator("svg.bars rect")).to_have_count(2)
+    await expect(page.locator(".bars rect")).to_have_count(2)
 
     async with page.expect_download() as download_info:
         await page.click("#csv")
