@@ -15,7 +15,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sit
 from engine.capabilities.phrases import say
 from engine.capabilities.words import UNPAID, cues
 from engine.executor import StepResult
-from engine.grounding.categories import categories_named
+from engine.grounding.categories import Kind, categories_named, category_of
 from engine.grounding.language import CJK
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
@@ -316,9 +316,12 @@ class Sum(Capability):
         income = INCOME.search(situation.text) is not None
         if income:  # "how much came in" means all income unless the question names a kind of it
             answer.categories = [c for c in answer.categories if c.split("-")[0][:4] in situation.text.lower()]
-        named = categories_named(situation.text, "income" if income else "expense")
-        if named and set(answer.categories) & named:  # "eating out this month": restaurants, not also groceries
-            answer.categories = [c for c in answer.categories if c in named]
+        kind: Kind = "income" if income else "expense"
+        named = categories_named(situation.text, kind)
+        # "eating out this month": restaurants, not also groceries; "takeaways" the household's "takeaway" category
+        within = [c for c in answer.categories if c in named or category_of(c.replace("-", " "), kind) in named]
+        if within:
+            answer.categories = within
         conditions: list[dict[str, Any]] = [{"field": "kind", "op": "eq", "value": "income" if income else "expense"}]
         if answer.categories:
             conditions.append({"field": "category", "op": "in", "value": answer.categories})

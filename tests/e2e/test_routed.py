@@ -148,52 +148,32 @@ async def test_a_sum_is_computed_by_sql_and_the_model_picks_among_the_households
 
 async def test_money_spent_on_someone_is_the_rows_about_them_whoever_paid(routed: System) -> None:
     family = await make_family(routed.admin, "Routed sum person", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
-    anna = family.user_ids["Anna"]
-    async with routed.deps.db.household(family.household_id, anna) as conn:
-        for content, category, amount, person in (
-            ("Swimming lessons for Mia", "kids", "45.00", "Mia"),
-            ("School trip for Mia", "school", "12.00", "Mia"),
-            ("Football boots for Tom", "sports", "60.00", "Tom"),
-        ):
-            await memories.insert(
-                conn,
-                household_id=family.household_id,
-                author_id=anna,
-                content=content,
-                understanding={"kind": "expense", "category": category, "person": person},
-                embedding=[0.1] * 64,
-                amount=Decimal(amount),
-                currency="EUR",
-                occurred_at=routed.deps.clock.now(),
-                visibility="household",
-                source_inbox_id=None,
-            )
-    every = lambda r: r.schema["properties"]["categories"]["items"]["enum"]  # noqa: E731 — the model names all
+    rows = [
+        ("Swimming lessons for Mia", "kids", "45.00", "Mia"),
+        ("School trip for Mia", "school", "12.00", "Mia"),
+        ("Football boots for Tom", "sports", "60.00", "Tom"),
+    ]
+    await _spent(routed, family, rows, "EUR")
     routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": every(r), "whose": "household", "group_by": "none",
-                               "period": "this_month"})
+        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "household",
+                               "group_by": "none", "period": "this_month"})
     )  # fmt: skip
 
     body = await send(routed, family, "what have we spent on mia this month")
 
     assert "57.00 EUR" in body["reply"], body["reply"]  # not Tom's boots, whatever categories the model named
     routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": every(r), "whose": "Ben", "group_by": "none",
+        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "Ben", "group_by": "none",
                                "period": "this_month"})
     )  # fmt: skip
     assert "no matching" in (await send(routed, family, "what did ben spend on mia this month"))["reply"].lower()
 
 
-async def test_money_spent_on_a_relative_is_the_rows_that_name_them_or_are_about_who_they_name(routed: System) -> None:
-    family = await make_family(routed.admin, "Routed sum relative", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+async def _spent(routed: System, family: Family, rows: list[tuple[str, str, str, str | None]], currency: str) -> None:
+    """Expenses of this month written by Anna: (content, category, amount, the person it is about)."""
     anna = family.user_ids["Anna"]
     async with routed.deps.db.household(family.household_id, anna) as conn:
-        for content, category, amount, person in (
-            ("女儿游泳课", "kids", "450", "Mia"),  # says who she is: so the rows about Mia are hers
-            ("Mia 买书", "books", "89", "Mia"),
-            ("儿子球鞋", "sports", "299", "Tom"),
-            ("交电费", "utilities", "230", None),
-        ):
+        for content, category, amount, person in rows:
             await memories.insert(
                 conn,
                 household_id=family.household_id,
@@ -202,20 +182,49 @@ async def test_money_spent_on_a_relative_is_the_rows_that_name_them_or_are_about
                 understanding={"kind": "expense", "category": category, **({"person": person} if person else {})},
                 embedding=[0.1] * 64,
                 amount=Decimal(amount),
-                currency="CNY",
+                currency=currency,
                 occurred_at=routed.deps.clock.now(),
                 visibility="household",
                 source_inbox_id=None,
             )
-    every = lambda r: r.schema["properties"]["categories"]["items"]["enum"]  # noqa: E731 — the model names all
+
+
+def _every_category(request: Any) -> list[str]:
+    """The model names every category offered: only what the engine keeps of them counts."""
+    return list(request.schema["properties"]["categories"]["items"]["enum"])
+
+
+async def test_money_spent_on_a_relative_is_the_rows_that_name_them_or_are_about_who_they_name(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed sum relative", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    rows = [
+        ("女儿游泳课", "kids", "450", "Mia"),  # says who she is: so the rows about Mia are hers
+        ("Mia 买书", "books", "89", "Mia"),
+        ("儿子球鞋", "sports", "299", "Tom"),
+        ("交电费", "utilities", "230", None),
+    ]
+    await _spent(routed, family, rows, "CNY")
     routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": every(r), "whose": "household", "group_by": "none",
-                               "period": "this_month"})
+        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "household",
+                               "group_by": "none", "period": "this_month"})
     )  # fmt: skip
 
     body = await send(routed, family, "这个月在女儿身上花了多少")
 
     assert "539" in body["reply"], body["reply"]  # not the son's shoes, nor the electricity bill
+
+
+async def test_a_category_the_question_names_in_other_words_is_the_households_own(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed sum synonym", {"Anna": "Europe/Berlin"})
+    rows = [("Pizza", "takeaway", "18.50", None), ("Curry", "takeaway", "24", None), ("Aldi", "groceries", "60", None)]
+    await _spent(routed, family, rows, "EUR")
+    routed.llm.script(
+        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "household",
+                               "group_by": "none", "period": "this_month"})
+    )  # fmt: skip
+
+    body = await send(routed, family, "how much did we blow on takeaways this month lol")
+
+    assert "42.50 EUR" in body["reply"], body["reply"]  # "takeaways" is the household's takeaway, not also groceries
 
 
 async def test_a_number_no_source_holds_never_reaches_the_member(routed: System) -> None:
