@@ -54,7 +54,7 @@ async def answer(
 # Where a message may hold two requests: "…, and remind me …", "… und erinnere mich …", "…，然后…".
 _SEAMS = re.compile(
     r"(?:\s*[,;]\s*|\s+)(?:and (?:then |also )?|also |plus |und (?:dann |außerdem )?|außerdem |sowie )(?=\S)"
-    r"|\s*[,;，；]\s*(?:然后|还有|另外|再)?",
+    r"|\s*[,;，；](?!\d)\s*(?:然后|还有|另外|再)?",  # not the comma of "23,40"
     re.IGNORECASE,
 )
 
@@ -65,7 +65,9 @@ def two_requests(text: str, run: Run) -> tuple[str, str] | None:
     side about money names an amount ("delete the parking ticket, the company paid for that" is one request)."""
     members = [member.name for member in run.members]
     now = run.deps.clock.now()
-    for seam in _SEAMS.finditer(text):
+    # a seam after a comma first: "spent 23.40 on plasters and calpol, and add nappies to the list" parts at ", and"
+    seams = sorted(_SEAMS.finditer(text), key=lambda seam: re.search(r"[,;，；]", seam.group()) is None)
+    for seam in seams:
         first, second = text[: seam.start()].strip(), text[seam.end() :].strip()
         if min(_size(first), _size(second)) < 8 or _refers_back(second):
             continue

@@ -16,10 +16,18 @@ _I = re.IGNORECASE
 # A piece of information rather than a thing: asked for ("need the home insurance policy number"), never bought.
 INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|login|details|电话|号码|密码|地址)"
 
+# "were" typed for "we're": followed by what follows "we are", not by a subject ("were almost out of coffee", "were
+# going to be late"; "were the kids ok" asks).
+WE_ARE = (
+    r"(?:almost|nearly|out|running|low|short|off|going|gonna|having|getting|doing|done|all|just|still|also|home|back|"
+    r"ready|busy|late|leaving|staying|coming|moving|thinking|planning|looking|trying|so|really|finally)\b"
+)
+
 QUESTION = cues(
     r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
-    r"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were|do|does|did|can|could|have|has|"
+    rf"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were(?!\s+{WE_ARE})|do|does|did|"
+    r"can|could|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|zeig|warum|wieso|weshalb|"
     r"wo(?:bei|mit|für|ran|rauf|raus|zu|hin|her|von|nach|rüber|durch))\b",
     # German "hat/haben/ist/sind" first asks, unless a participle follows: the subject was only left out ("haben

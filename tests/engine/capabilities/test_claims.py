@@ -364,6 +364,8 @@ def test_a_question_word_after_its_preposition_asks(text: str) -> None:
         ("ist angekommen, alles gut", False),
         ("爸爸生日礼物可以考虑买个新鱼竿，他提过好几次", False),  # "好几次" is several times, not how many
         ("这个月去了几次超市", True),
+        ("were almost out of dishwasher tabs", False),  # "we're" typed without its apostrophe
+        ("were the kids ok at school", True),
     ],
 )
 def test_what_asks_and_what_tells(text: str, question: bool) -> None:
@@ -492,6 +494,13 @@ def test_a_seam_splits_two_requests_only_where_each_side_is_whole() -> None:
         "remind me friday at 8am to send the form",
     )
     assert two_requests("买菜花了50块，明天早上八点提醒我交电费", run) == ("买菜花了50块", "明天早上八点提醒我交电费")
+    # the seam after a comma, not an "and" inside the first request's own things
+    assert two_requests(
+        "spent 23.40 at boots on plasters and calpol, and can you add nappies to the shopping list", run
+    ) == (
+        "spent 23.40 at boots on plasters and calpol",
+        "can you add nappies to the shopping list",
+    )
     assert two_requests("delete yesterday's parking ticket, the company paid for that", run) is None
     assert two_requests("add milk and eggs to the shopping list", run) is None
     # a second part without a thing of its own acts on what the first names: one request
