@@ -148,6 +148,8 @@ def _read(kind: str, match: re.Match[str], text: str) -> Clock | None:
     if groups.get("m") and not _part_around(text, match) and language_of(text) != "en":
         return _clock(hour, minute, match)  # German and Chinese write the day's hours: "um 6:45" is the morning's
     said = _part_around(text, match) is not None
+    if kind in ("quarter_to", "viertel_vor", "halb"):  # the half of the day of the hour said: "quarter to 7" is 06:45
+        return _clock((_half_of_day(hour % 12 + 1, text, match) - 1) % 24, minute, match, half_said=said)
     return _clock(_half_of_day(hour, text, match), minute, match, half_said=said)
 
 

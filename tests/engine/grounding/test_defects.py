@@ -122,6 +122,10 @@ def test_chinese_two_times() -> None:
         ("at 12am", "00:00"),
         ("Mittagessen um halb 1", "12:30"),
         ("quarter to 1", "12:45"),
+        ("weekdays at quarter to 7 remind ben to take his inhaler", "06:45"),  # the hour said, 7, is the morning's
+        ("morgen um viertel vor 7 joggen", "06:45"),
+        ("morgen um halb 7 joggen", "06:30"),
+        ("quarter to 5 pick up Lea", "16:45"),
         ("morgen elternabend um 7", "19:00"),  # what is held in the evening
         ("dinner at the meyers saturday at 8", "20:00"),
         ("breakfast at 8", "08:00"),
