@@ -3,9 +3,9 @@ Chinese writing ("$62.30", "71,40 €", "1.250,00 EUR", "86元", "三十五块�
 
 A number is money when a currency stands next to it, or when nothing marks it as something else (104 cm, 2 pills,
 room 305, 38.5 degrees, "3 Gläser") and the message reads as a purchase: it speaks of paying ("paid 48 for
-dinner"), or names something bought and writes the number as a price ("groceries 37.20 at aldi") or per month
-("400 a month"); number words count ("zwölf Euro", "twenty quid"). The currency of a bare amount is left
-open; the engine asks or uses the household's usual one.
+dinner"), or names something bought and writes the number as a price ("groceries 37.20 at aldi"), per month
+("400 a month") or jotted down with what it was for ("32 on petrol"); number words count ("zwölf Euro", "twenty
+quid"). The currency of a bare amount is left open; the engine asks or uses the household's usual one.
 """
 
 from __future__ import annotations
@@ -105,6 +105,10 @@ _MEASURE = re.compile(
     r"\s?(?:斤|公斤|厘米|米|度|公里|升)",
     re.IGNORECASE,
 )
+# A meter's or a counter's reading ("zählerstand strom heute 48213", "mileage 84,200", "水表读数1023").
+_READING = re.compile(
+    r"\b(?:\w*zählerstand|zähler|kilometerstand|meter reading|reading|mileage|odometer)\b|读数|里程", re.IGNORECASE
+)
 # A whole number followed by a word counts things ("3 Gläser", "2 coffees") unless the word is one that follows a sum.
 _COUNTED = re.compile(
     r"\s*(?!(?:for|on|at|in|a|an|per|each|total|monthly|weekly|yearly|today|yesterday|and|to|from|back|cash|with|via|"
@@ -176,7 +180,10 @@ def find_money(text: str) -> list[Money]:
         normal = _SPOKEN_CENTS.sub(r"\1.\2", with_digits(normal, language))
     paying = _MONEY_WORDS.search(normal) is not None or _PAID_FOR.search(normal) is not None
     paying = paying or category_of(normal, "income") is not None  # "年终奖发了 八千", "kindergeld ist da 250"
-    measuring = not paying and any(_MEASURE.match(normal, match.end()) for match in _AMOUNT.finditer(normal))
+    measuring = not paying and (
+        _READING.search(normal) is not None
+        or any(_MEASURE.match(normal, match.end()) for match in _AMOUNT.finditer(normal))
+    )
     bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
     each: list[Money] = []  # prices per piece
@@ -230,7 +237,20 @@ def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool)
         return True  # "kids haircuts 18 each, so 36 total"
     if _CEILING_BEFORE.search(text[: match.start()]) and _PER_PERIOD.search(text):
         return True  # "max 300 für lebensmittel im monat": a ceiling on a month's spending
+    if bought and _SPENT_ON.match(text, match.end()) and _terse(text, match):
+        return True  # a terse record of what was bought: "32 on petrol", "12 für den metzger"
     return bought and re.search(r"[.,]\d{1,2}$", match.group("number")) is not None
+
+
+# A sum's "on" or "for" the thing bought ("32 on petrol", "12 für den metzger").
+_SPENT_ON = re.compile(r"\s*(?:on|for|für|auf)\b", re.IGNORECASE)
+
+
+def _terse(text: str, match: re.Match[str]) -> bool:
+    """A message of six words or fewer, the number not told as what something is or is not ("the code is 3391",
+    "war doch 30, nicht 35"): how a purchase is jotted down. Chinese, written without spaces, is not counted so."""
+    told = re.search(r"\b(?:is|was|are|ist|war|sind|not|nicht|instead of|statt)\s*$", text[: match.start()], re.I)
+    return not CJK.search(text) and not told and len(re.findall(r"\S+", text)) <= 6
 
 
 # What is measured, said before its number.

@@ -46,6 +46,8 @@ from engine.grounding.money import find_money
         # slang and words of paying for a renewal or a tip
         ("just dropped 86 at tesco 🙈", [("86", None)]),
         ("视频会员续费了25", [("25", None)]),
+        ("32 on petrol", [("32", None)]),  # jotted down with what it was for
+        ("12 für den metzger", [("12", None)]),
     ],
 )
 def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]]) -> None:
@@ -74,6 +76,8 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "optician says ben is slightly short sighted, -0.75 both eyes, glasses only for the board",  # signed
         "mia hat im zeugnis eine 1 in mathe bekommen",  # a grade
         "ben got a 2 in his maths test",
+        "zählerstand strom heute 48213",  # a meter's reading
+        "the code for the bike lock is 3391",
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
