@@ -85,10 +85,19 @@ def two_requests(text: str, run: Run) -> tuple[str, str] | None:
 _NO_REQUEST = frozenset({None, "chat", "fact", UNCLEAR})
 
 
+# What FAA keeps, named without its thing ("änder mal die erinnerung", "can you move the reminder"): a part made of
+# these refers to the thing the other part names.
+_RECORD_NOUNS = re.compile(
+    r"\b(?:reminders?|erinnerung(?:en)?|notes?|notiz(?:en)?|entry|eintrag|mal|doch)\b|提醒|记录",
+    re.IGNORECASE,
+)
+
+
 def _refers_back(part: str) -> bool:
     """A request without a thing of its own ("der torcode stimmt nicht mehr, kannst du rausnehmen", "…, and delete
-    it", "…，删掉吧"): at most two words of substance and no number, so it acts on what the first part names."""
-    rest = FILLER.sub(" ", VAGUE.sub(" ", part))
+    it", "…，删掉吧", "…, änder mal die erinnerung"): at most two words of substance and no number, so it acts on
+    what the first part names."""
+    rest = FILLER.sub(" ", VAGUE.sub(" ", _RECORD_NOUNS.sub(" ", part)))
     if re.search(r"\d", rest):
         return False
     return len(re.findall(r"[^\W\d_]{3,}", rest)) + len(CJK.findall(rest)) / 2 <= 2

@@ -506,6 +506,7 @@ def test_a_seam_splits_two_requests_only_where_each_side_is_whole() -> None:
     # a second part without a thing of its own acts on what the first names: one request
     assert two_requests("der torcode stimmt nicht mehr, kannst du rausnehmen", run) is None
     assert two_requests("the gate code note is out of date, can you delete it", run) is None
+    assert two_requests("zahnarzt ist jetzt erst um viertel nach zehn, änder mal die erinnerung", run) is None
 
 
 def test_a_german_message_with_number_words_is_read_as_german() -> None:
