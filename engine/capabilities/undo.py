@@ -11,6 +11,7 @@ from engine.capabilities.words import (
     cues,
 )
 from engine.executor import StepResult
+from tools.storage import inbox, journal
 
 UNDO = cues(
     # "scrap that" alone; "scrap that reminder" says what to drop
@@ -32,6 +33,13 @@ UNDO = cues(
     r"\b(?:didn'?t|didnt|did not) mean (?:that|it|this)\b|\bgo back\W*$",
     r"\bdas wollte ich (?:so )?nicht\b|\bso war das nicht gemeint\b|\bwar ein versehen\b",
 )
+# The request just made taken back, the whole message ("actually never mind, cancel that", "ach lass mal, brauch ich
+# doch nicht"): the member's last message, if it changed something.
+TAKE_BACK = cues(
+    r"^\W*(?:(?:actually|oh|ah|wait|hmm|oops|sorry|never ?mind|nvm)\W+)*cancel (?:that|it)\W*$",
+    r"^\W*(?:(?:ach|och|nee|ne|hm+)\W+)*(?:lass (?:mal|es)\W+)?(?:brauch\w* (?:ich|wir) (?:das |es )?doch nicht|"
+    r"doch nicht)\W*$",
+)
 
 
 class Undo(Capability):
@@ -51,6 +59,7 @@ class Undo(Capability):
             "revert ur last change",
             "nope undo that last bit",
             "put it back how it was",
+            "oh wait, cancel that",
         ),
         "de": (
             "mach das rückgängig",
@@ -63,6 +72,7 @@ class Undo(Capability):
             "stell das wieder her wie vorher",
             "das von eben bitte widerrufen",
             "das eben rückgängig machen",
+            "nee lass mal, doch nicht",
         ),
         "zh": (
             "撤销",
@@ -82,10 +92,12 @@ class Undo(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return UNDO.search(reading.text) is not None
+        return UNDO.search(reading.text) is not None or TAKE_BACK.search(reading.text) is not None
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
-        return None
+        if UNDO.search(situation.text) or await _last_message_changed(situation):
+            return None
+        return Said(say("nothing_to_undo", situation.language))  # "cancel that" after a question: nothing just done
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:
         return None
@@ -103,3 +115,13 @@ class Undo(Capability):
         if not undone:
             return say("nothing_to_undo", situation.language)
         return say("undone", situation.language, what="; ".join(str(line) for line in undone))
+
+
+async def _last_message_changed(situation: Situation) -> bool:
+    """Whether the member's message before this one changed something that is not undone yet."""
+    run = situation.run
+    message = run.message
+    async with run.transaction() as conn:
+        latest = await journal.last_undoable(conn, message.household_id, message.user_id, message.inbox_id)
+        previous = await inbox.previous_id(conn, message.household_id, message.user_id, message.inbox_id)
+    return bool(latest) and latest[0].payload["inbox_id"] == previous

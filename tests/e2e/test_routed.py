@@ -385,6 +385,31 @@ async def test_undo_brings_back_a_cancelled_reminder(routed: System) -> None:
     assert await routed.admin.fetchrow(status, family.household_id) == scheduled
 
 
+@pytest.mark.parametrize("take_back", ["actually never mind, cancel that", "ach lass mal, brauch ich doch nicht"])
+async def test_a_request_taken_back_right_after_it_was_done_is_undone(routed: System, take_back: str) -> None:
+    family = await make_family(routed.admin, f"Routed take back {take_back[:8]}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Call the vet", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 5pm to call the vet")
+
+    body = await send(routed, family, take_back)
+
+    status = "SELECT status FROM reminders WHERE household_id = $1"
+    assert await routed.admin.fetchval(status, family.household_id) == "cancelled", body["reply"]
+
+
+async def test_cancel_that_after_a_message_that_changed_nothing_takes_back_nothing_older(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed take back late", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Call the vet", "time": "t1"}))
+    await send(routed, family, "remind me tomorrow at 5pm to call the vet")
+    await send(routed, family, "thanks!")  # changes nothing: "cancel that" now has nothing just done to take back
+
+    body = await send(routed, family, "cancel that")
+
+    assert "nothing" in body["reply"].lower(), body["reply"]
+    status = "SELECT status FROM reminders WHERE household_id = $1"
+    assert await routed.admin.fetchval(status, family.household_id) == "active"
+
+
 async def test_a_short_done_right_after_a_reminder_fired_completes_it(routed: System, clock: ManualClock) -> None:
     from tools.storage import firings
 

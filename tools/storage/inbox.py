@@ -113,6 +113,17 @@ async def get(conn: Connection, inbox_id: int) -> InboxRow | None:
     return None if row is None else InboxRow(**dict(row))
 
 
+async def previous_id(conn: Connection, household_id: int, user_id: int, inbox_id: int) -> int | None:
+    """The member's message before `inbox_id`, if any."""
+    found: int | None = await conn.fetchval(
+        "SELECT max(id) FROM inbox WHERE household_id = $1 AND user_id = $2 AND id < $3",
+        household_id,
+        user_id,
+        inbox_id,
+    )
+    return found
+
+
 _WITH_REPLY = ", ".join(
     [f"i.{name.strip()}" for name in _COLUMNS.split(",")] + [f"o.{f.name} AS reply_{f.name}" for f in fields(OutboxRow)]
 )
