@@ -51,7 +51,8 @@ SMALL_TALK = cues(
 # Words that only acknowledge, thank or greet: a message made of these (and emoji) asks for nothing.
 PLEASANTRIES = cues(
     r"\b(?:ha(?:ha)+|lol|ok(?:ay)?|cool|great|nice(?: one)?|perfect|super|awesome|brilliant|lovely|thanks?|thank you|"
-    r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for now|all good|no worries|got it|bye|"
+    r"thx|ty|cheers|mate|buddy|so much|a lot|very much|that'?s all|for (?:now|today|tonight)|all good|no worries|"
+    r"got it|bye|"
     r"see (?:you|ya)(?: (?:later|tomorrow|tmrw|soon))?|"
     r"(?:good )?(?:morning|night|evening)|hi|hello|hey|you'?re (?:a |the )?(?:lifesaver|star|best|great)|you rock|"
     r"danke(?: schön| dir| sehr)?|vielen dank|passt|alles klar|gute nacht|guten morgen|morgen|moin|hallo|tschüss|"

@@ -140,7 +140,8 @@ _FORMS: tuple[tuple[re.Pattern[str], Reader], ...] = tuple(
         (r"\bsince the (?:start|beginning) of (?:the |this )?month\b|\bthis month so far\b|\bso far this month\b|"
          r"\bmonth to date\b|\bmtd\b|\bseit (?:monatsanfang|(?:dem )?(?:anfang|beginn) (?:des|dieses) monats|"
          r"anfang des monats)\b|\b(?:diesen|in diesem) monat bisher\b|\bbisher (?:diesen|in diesem) monat\b|"
-         r"本月以来|这个月以来|月初以来|这个月到目前为止|本月到目前为止|这个月到现在",
+         r"本月以来|这个月以来|(?:从|自)?(?:这个|本)?月初(?:以来|到现在|到目前为止|至今|开始)|这个月到目前为止|本月到目前为止|"
+         r"这个月到现在",
          _fixed("this_month", lambda t: (t.replace(day=1), t))),
         (r"\bsince the (?:start|beginning) of (?:the |this )?year\b|\bthis year so far\b|\bso far this year\b|"
          r"\byear to date\b|\bytd\b|\bseit (?:jahresanfang|jahresbeginn|anfang des jahres)\b|今年以来|今年到目前为止",

@@ -42,6 +42,7 @@ def decided(text: str) -> str | None:
     [
         # thanks and acknowledgements write nothing
         ("haha thanks mate 👍", "chat"),
+        ("thats all for today, night night", "chat"),
         ("alright ta", "chat"),
         ("yeah fine", "chat"),
         ("jo passt", "chat"),

@@ -181,6 +181,8 @@ def test_repetitions(text: str, rrule: str, first: str) -> None:
         ("Was haben wir seit Monatsanfang ausgegeben?", "2026-11-01", "2026-11-23", "this_month"),
         ("Was haben wir letztes Wochenende ausgegeben?", "2026-11-21", "2026-11-22", None),
         ("上周末花了多少钱", "2026-11-21", "2026-11-22", None),
+        ("从月初到现在买菜花了多少", "2026-11-01", "2026-11-23", "this_month"),
+        ("自月初至今花了多少", "2026-11-01", "2026-11-23", "this_month"),
         ("今年夏天吃外卖花了多少", "2026-06-01", "2026-08-31", None),
         ("十月份买菜花了多少", "2026-10-01", "2026-10-31", None),
         ("how much this year", "2026-01-01", "2026-12-31", "this_year"),
