@@ -32,6 +32,7 @@ from tools.reminders import (
     cancel_reminder,
     complete_reminder,
     list_reminders,
+    move_reminder,
     schedule_reminder,
     snooze_reminder,
 )
@@ -200,6 +201,7 @@ def default_registry() -> ToolRegistry:
             tool(list_reminders, writes=False),
             tool(cancel_reminder, writes=True),
             tool(snooze_reminder, writes=True),
+            tool(move_reminder, writes=True),
             tool(complete_reminder, writes=True),
             tool(set_quiet_hours, writes=True),
             tool(add_event, writes=True),

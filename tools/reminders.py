@@ -113,6 +113,13 @@ class SnoozeReminderArgs(BaseModel):
         return self
 
 
+class MoveReminderArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reminder_id: ReminderId
+    when: When = Field(description="the new time (without an offset: the member's clock)")
+
+
 class ListRemindersArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -368,6 +375,37 @@ async def snooze_reminder(ctx: ToolContext, args: SnoozeReminderArgs) -> Changed
     last = await stored.last_sent_occurrence(ctx.conn, args.reminder_id)
     updated = await _update(ctx, args.reminder_id, "active", target, last or row["occurrence_at"] or target)
     return _changed(updated, row, await _members(ctx))
+
+
+async def move_reminder(ctx: ToolContext, args: MoveReminderArgs) -> ChangedReminder:
+    """Move a reminder to another time ("the dentist is at 10:15 now", "swimming starts at half 5 from now on"): a
+    one-off one fires then instead; a repeating one keeps its rule and fires at the new time from then on. The same
+    reminder changes; no second one is made."""
+    row = before = await _locked(ctx, "move_reminder", args.reminder_id)
+    if row["status"] == "cancelled":
+        raise ToolRetry("move_reminder", f"reminder {args.reminder_id} was cancelled; schedule a new one instead")
+    tz = ZoneInfo(row["timezone"])
+    when = args.when.replace(microsecond=0)
+    instant = resolve_wall_time(when, tz) if when.tzinfo is None else when.astimezone(UTC)
+    dtstart_local = when if when.tzinfo is None else wall_time(instant, tz)
+    if instant <= ctx.now:
+        shown = _iso(instant, tz)
+        raise ToolRetry("move_reminder", f"{shown} is not in the future", for_member="That time is in the past.")
+    if row["rrule"]:
+        rrule = row["rrule"]
+        instant = (await _in_thread("move_reminder", lambda: _first_times(rrule, dtstart_local, tz, instant)))[0]
+    updated = await stored.update(
+        ctx.conn,
+        ctx.household_id,
+        args.reminder_id,
+        status="active",
+        next_fire_at=instant,
+        occurrence_at=instant,
+        changed_by_inbox_id=ctx.inbox_id,
+        by=ctx.user_id,
+        dtstart_local=dtstart_local,
+    )
+    return _changed(updated, before, await _members(ctx))
 
 
 async def complete_reminder(ctx: ToolContext, args: ReminderIdArgs) -> ChangedReminder:

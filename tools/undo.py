@@ -175,6 +175,7 @@ async def _unchange_reminder(u: _Undoing, result: dict[str, Any]) -> None:
         occurrence_at=_instant(before.get("occurrence_at")),
         changed_by_inbox_id=ctx.inbox_id,
         by=_editor(before, ctx),
+        dtstart_local=datetime.fromisoformat(str(before["dtstart_local"])) if before.get("dtstart_local") else None,
     )
     u.did(f"put the reminder {text!r} back as it was")
 
@@ -306,6 +307,7 @@ _REVERTS: dict[str, Callable[[_Undoing, dict[str, Any]], Awaitable[None]]] = {
     "schedule_reminder": _unschedule,
     "cancel_reminder": _unchange_reminder,
     "snooze_reminder": _unchange_reminder,
+    "move_reminder": _unchange_reminder,
     "complete_reminder": _unchange_reminder,
     "set_quiet_hours": _unquiet,
     "add_event": _unadd_event,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
 from engine.capabilities._events import retimed, time_only
-from engine.capabilities._reminders import active_reminders, recipient, reminder_text
+from engine.capabilities._reminders import active_reminders, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.event_move import MOVED, shift
 from engine.capabilities.forget import FORGET
@@ -225,7 +225,7 @@ class ReminderChange(Capability):
         "expense",
         "budget",
     )
-    tools = ("list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder", "schedule_reminder")
+    tools = ("list_reminders", "cancel_reminder", "snooze_reminder", "complete_reminder", "move_reminder")
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
@@ -302,7 +302,7 @@ class ReminderChange(Capability):
             return ""
         result = results[-1].result or {}
         language = situation.language
-        if change_action(situation.text, situation.grounding) == "move" and results[-1].ok:
+        if results[0].tool == "move_reminder":
             at = datetime.fromisoformat(str(result["next_at"])).replace(tzinfo=None)
             return say("reminder_moved", language, when=when_text(at, language), text=result["text"])
         if results[0].tool == "snooze_reminder":
@@ -358,15 +358,15 @@ def _short_done(text: str) -> bool:
 
 def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask:
     """The reminder at its new time: a one-off one fires then instead; a repeating one keeps its rule from the new
-    time on ("swimming moved to half 5 from now on")."""
+    time on ("swimming moved to half 5 from now on"); the same row either way."""
     moments = sorted(situation.grounding.moments, key=lambda m: not m.has_time)
     current = datetime.fromisoformat(str(row["next_at"])).replace(tzinfo=None) if row.get("next_at") else None
     delta = shift(situation.text, situation.grounding)
     if current is not None and delta is not None:  # "half an hour earlier": from the reminder's own time
-        return _at(row, current + delta, situation)
+        return _at(row, current + delta)
     hour = _BARE_HOUR.search(situation.text)
     if not moments and current is not None and hour is not None:  # "the plumber one 11 instead": 11:00 that day
-        return _at(row, retimed(current, current.replace(hour=int(hour["h"]), minute=0), hour.group(0)), situation)
+        return _at(row, retimed(current, current.replace(hour=int(hour["h"]), minute=0), hour.group(0)))
     if not moments:
         return Ask(say("ask_when_instead", situation.language))
     moment = moments[0]
@@ -376,15 +376,9 @@ def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask
         at = datetime.combine(moment.at.date(), current.time())
     else:
         at = moment.at
-    return _at(row, at, situation)
+    return _at(row, at)
 
 
-def _at(row: dict[str, Any], at: datetime, situation: Situation) -> list[PlannedCall]:
-    when = at.isoformat(timespec="minutes")
-    if not row.get("rrule"):
-        return [PlannedCall(id="s1", tool="snooze_reminder", args={"reminder_id": row["reminder_id"], "until": when})]
-    again = {"text": row["text"], "when": when, "rrule": row["rrule"], "recipient": recipient(situation)}
-    return [
-        PlannedCall(id="s1", tool="cancel_reminder", args={"reminder_id": row["reminder_id"]}),
-        PlannedCall(id="s2", tool="schedule_reminder", args=again),
-    ]
+def _at(row: dict[str, Any], at: datetime) -> list[PlannedCall]:
+    args = {"reminder_id": row["reminder_id"], "when": at.isoformat(timespec="minutes")}
+    return [PlannedCall(id="s1", tool="move_reminder", args=args)]

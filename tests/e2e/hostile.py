@@ -425,6 +425,9 @@ class Hostile:
             args["until"] = self.when()
         return args
 
+    def _move_reminder(self) -> dict[str, Any]:
+        return {"reminder_id": self.reminder_id(), "when": self.when()}
+
     def _set_quiet_hours(self) -> dict[str, Any]:
         return {"start": self.value(["22:00", None], TIMES), "end": self.value(["07:00", None], TIMES)}
 

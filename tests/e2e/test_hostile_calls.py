@@ -172,6 +172,7 @@ class Findings:
         reminding = (
             "cancel_reminder",
             "snooze_reminder",
+            "move_reminder",
             "complete_reminder",
             "schedule_reminder",
             "remind_before_event",

@@ -385,6 +385,25 @@ async def test_undo_brings_back_a_cancelled_reminder(routed: System) -> None:
     assert await routed.admin.fetchrow(status, family.household_id) == scheduled
 
 
+async def test_a_repeating_reminder_moved_from_now_on_is_the_same_reminder_and_undo_puts_it_back(
+    routed: System,
+) -> None:
+    family = await make_family(routed.admin, "Routed move repeating", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Football training", "time": "r1"}))
+    await send(routed, family, "every thursday at 5pm remind me about football training")
+    query = "SELECT id, status, next_fire_at, dtstart_local FROM reminders WHERE household_id = $1"
+    before = await routed.admin.fetch(query, family.household_id)
+
+    body = await send(routed, family, "footy starts at half 6 from now on, can you move the football reminder")
+
+    after = await routed.admin.fetch(query, family.household_id)
+    assert len(after) == 1 and after[0]["id"] == before[0]["id"] and after[0]["status"] == "active", body["reply"]
+    assert after[0]["dtstart_local"].strftime("%a %H:%M") == "Thu 18:30"
+    assert after[0]["next_fire_at"] - before[0]["next_fire_at"] == timedelta(minutes=90)
+    await send(routed, family, "undo")
+    assert await routed.admin.fetch(query, family.household_id) == before
+
+
 @pytest.mark.parametrize("take_back", ["actually never mind, cancel that", "ach lass mal, brauch ich doch nicht"])
 async def test_a_request_taken_back_right_after_it_was_done_is_undone(routed: System, take_back: str) -> None:
     family = await make_family(routed.admin, f"Routed take back {take_back[:8]}", {"Anna": "Europe/Berlin"})

@@ -27,6 +27,7 @@ EXPECTED_TOOLS = [
     "list_reminders",
     "cancel_reminder",
     "snooze_reminder",
+    "move_reminder",
     "complete_reminder",
     "set_quiet_hours",
     "add_event",

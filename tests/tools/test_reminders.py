@@ -193,6 +193,49 @@ async def test_complete_drops_a_pending_snooze_of_a_repeating_reminder(db: Datab
     assert (done["status"], done["next_at"]) == ("active", "2025-01-12T08:00+01:00")
 
 
+async def test_move_changes_the_same_reminder_and_a_repeating_one_keeps_its_rule_from_the_new_time(
+    db: Database, admin_conn
+) -> None:
+    family = await make_family(admin_conn, "Anna")
+    weekly = await schedule(
+        db, family, "Anna", "Europe/Berlin", text="Football", when="2025-01-16T17:00", rrule="FREQ=WEEKLY;BYDAY=TH"
+    )
+    once = await schedule(db, family, "Anna", "Europe/Berlin", text="Dentist", when="2025-01-11T09:00")
+
+    moved = await call(
+        db, family, "Anna", "move_reminder", {"reminder_id": weekly["reminder_id"], "when": "2025-01-16T18:30"}, now=NOW
+    )
+    later = await call(
+        db, family, "Anna", "move_reminder", {"reminder_id": once["reminder_id"], "when": "2025-01-11T10:15"}, now=NOW
+    )
+
+    assert (moved["status"], moved["next_at"]) == ("active", "2025-01-16T18:30+01:00")
+    assert (later["status"], later["next_at"]) == ("active", "2025-01-11T10:15+01:00")
+    assert moved["previous"]["dtstart_local"] == "2025-01-16T17:00:00"  # what undo puts back
+    kept = await row(admin_conn, weekly["reminder_id"])
+    assert (kept["rrule"], kept["dtstart_local"]) == ("FREQ=WEEKLY;BYDAY=TH", datetime(2025, 1, 16, 18, 30))
+    assert await admin_conn.fetchval("SELECT count(*) FROM reminders WHERE household_id = $1", family.household_id) == 2
+    with pytest.raises(ToolRetry, match="not in the future"):
+        await call(
+            db,
+            family,
+            "Anna",
+            "move_reminder",
+            {"reminder_id": once["reminder_id"], "when": "2025-01-10T08:00"},
+            now=NOW,
+        )
+    await call(db, family, "Anna", "cancel_reminder", {"reminder_id": once["reminder_id"]}, now=NOW)
+    with pytest.raises(ToolRetry, match="was cancelled"):
+        await call(
+            db,
+            family,
+            "Anna",
+            "move_reminder",
+            {"reminder_id": once["reminder_id"], "when": "2025-01-12T08:00"},
+            now=NOW,
+        )
+
+
 async def test_quiet_hours_are_the_members_own(db: Database, admin_conn) -> None:
     family = await make_family(admin_conn, "Anna", "Ben")
     assert await call(db, family, "Anna", "set_quiet_hours", {"start": "22:00", "end": "07:00"}) == {

@@ -98,13 +98,15 @@ async def update(
     occurrence_at: Any,
     changed_by_inbox_id: int | None,
     by: int | None,
+    dtstart_local: datetime | None = None,
 ) -> asyncpg.Record:
-    """Change a reminder's schedule; `by` is the member who changed it."""
+    """Change a reminder's schedule; `by` is the member who changed it; `dtstart_local`, when given, is the wall time
+    its rule repeats from (a repeating reminder moved to another time of day)."""
     return await fetch_one(
         conn,
         f"""WITH r AS (
                 UPDATE reminders SET status = $3, next_fire_at = $4, occurrence_at = $5, changed_by_inbox_id = $6,
-                       updated_at = now(), updated_by = $7
+                       updated_at = now(), updated_by = $7, dtstart_local = coalesce($8, dtstart_local)
                 WHERE household_id = $1 AND id = $2 RETURNING *)
             SELECT {_COLUMNS} FROM r""",
         household_id,
@@ -114,6 +116,7 @@ async def update(
         occurrence_at,
         changed_by_inbox_id,
         by,
+        dtstart_local,
     )
 
 
@@ -142,6 +145,7 @@ def state(row: asyncpg.Record) -> dict[str, Any]:
         "status": row["status"],
         "next_fire_at": None if row["next_fire_at"] is None else row["next_fire_at"].isoformat(),
         "occurrence_at": None if row["occurrence_at"] is None else row["occurrence_at"].isoformat(),
+        "dtstart_local": row["dtstart_local"].isoformat(),
         "updated_by": row["updated_by"],
     }
 
