@@ -37,7 +37,8 @@ _CLOCK_ONLY = re.compile(
     r"(?:half|quarter (?:past|to)|halb|viertel (?:nach|vor)) (?:\d{1,2}|\w+)(?:\s*(?:am|pm|uhr))?"
     r"|\d{1,2}(?:[:.h]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|o'?clock|h)?"
     r"|noon|midnight|mittags?|mitternacht"
-    r"|(?:上午|下午|晚上|早上|中午)?\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})(?:[:：]\d{2}|点(?:半|钟|\d{1,2}分?)?)"
+    r"|(?:上午|下午|晚上|早上|中午)?\s*(?:\d{1,2}|[一二三四五六七八九十]{1,3})"
+    r"(?:[:：]\d{2}|点(?:半|钟|[一三]刻|\d{1,2}分?|[一二三四五六七八九十]{1,3}分?)?)"
     r")",
     re.IGNORECASE,
 )

@@ -880,3 +880,20 @@ def test_lunchtime_and_a_day_of_the_month_said_as_a_word(text: str, at: str, rru
         assert [m.at.isoformat(timespec="minutes") for m in grounding.moments] == [at]
     else:
         assert [(r.first.isoformat(timespec="minutes"), r.rrule) for r in grounding.repeats] == [(at, rrule)]
+
+
+@pytest.mark.parametrize(
+    ("said", "alone"),
+    [
+        ("to 6pm", True),
+        ("halb 7", True),
+        ("下午三点", True),
+        ("十点一刻", True),
+        ("十点二十分", True),
+        ("明天十点", False),
+    ],
+)
+def test_a_time_of_day_said_alone_keeps_the_day_of_what_it_moves(said: str, alone: bool) -> None:
+    from engine.capabilities._events import time_only
+
+    assert time_only(said) is alone
