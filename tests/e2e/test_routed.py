@@ -154,18 +154,12 @@ async def test_money_spent_on_someone_is_the_rows_about_them_whoever_paid(routed
         ("Football boots for Tom", "sports", "60.00", "Tom"),
     ]
     await _spent(routed, family, rows, "EUR")
-    routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "household",
-                               "group_by": "none", "period": "this_month"})
-    )  # fmt: skip
+    routed.llm.script(_sum_naming_every_category("household"))
 
     body = await send(routed, family, "what have we spent on mia this month")
 
     assert "57.00 EUR" in body["reply"], body["reply"]  # not Tom's boots, whatever categories the model named
-    routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "Ben", "group_by": "none",
-                               "period": "this_month"})
-    )  # fmt: skip
+    routed.llm.script(_sum_naming_every_category("Ben"))
     assert "no matching" in (await send(routed, family, "what did ben spend on mia this month"))["reply"].lower()
 
 
@@ -189,9 +183,22 @@ async def _spent(routed: System, family: Family, rows: list[tuple[str, str, str,
             )
 
 
-def _every_category(request: Any) -> list[str]:
-    """The model names every category offered: only what the engine keeps of them counts."""
-    return list(request.schema["properties"]["categories"]["items"]["enum"])
+def _sum_naming_every_category(whose: str) -> Any:
+    """A model asked for this month's sum that names every category offered: only what the engine keeps counts."""
+
+    def categories(request: ChatRequest) -> list[str]:
+        assert request.schema is not None
+        return list(request.schema["properties"]["categories"]["items"]["enum"])
+
+    return answers(
+        sum=lambda r: {
+            "op": "sum",
+            "categories": categories(r),
+            "whose": whose,
+            "group_by": "none",
+            "period": "this_month",
+        }
+    )
 
 
 async def test_money_spent_on_a_relative_is_the_rows_that_name_them_or_are_about_who_they_name(routed: System) -> None:
@@ -203,10 +210,7 @@ async def test_money_spent_on_a_relative_is_the_rows_that_name_them_or_are_about
         ("交电费", "utilities", "230", None),
     ]
     await _spent(routed, family, rows, "CNY")
-    routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "household",
-                               "group_by": "none", "period": "this_month"})
-    )  # fmt: skip
+    routed.llm.script(_sum_naming_every_category("household"))
 
     body = await send(routed, family, "这个月在女儿身上花了多少")
 
@@ -217,10 +221,7 @@ async def test_a_category_the_question_names_in_other_words_is_the_households_ow
     family = await make_family(routed.admin, "Routed sum synonym", {"Anna": "Europe/Berlin"})
     rows = [("Pizza", "takeaway", "18.50", None), ("Curry", "takeaway", "24", None), ("Aldi", "groceries", "60", None)]
     await _spent(routed, family, rows, "EUR")
-    routed.llm.script(
-        answers(sum=lambda r: {"op": "sum", "categories": _every_category(r), "whose": "household",
-                               "group_by": "none", "period": "this_month"})
-    )  # fmt: skip
+    routed.llm.script(_sum_naming_every_category("household"))
 
     body = await send(routed, family, "how much did we blow on takeaways this month lol")
 

@@ -202,12 +202,13 @@ async def test_move_changes_the_same_reminder_and_a_repeating_one_keeps_its_rule
     )
     once = await schedule(db, family, "Anna", "Europe/Berlin", text="Dentist", when="2025-01-11T09:00")
 
-    moved = await call(
-        db, family, "Anna", "move_reminder", {"reminder_id": weekly["reminder_id"], "when": "2025-01-16T18:30"}, now=NOW
-    )
-    later = await call(
-        db, family, "Anna", "move_reminder", {"reminder_id": once["reminder_id"], "when": "2025-01-11T10:15"}, now=NOW
-    )
+    async def move(reminder: dict[str, Any], when: str) -> dict[str, Any]:
+        return await call(
+            db, family, "Anna", "move_reminder", {"reminder_id": reminder["reminder_id"], "when": when}, now=NOW
+        )
+
+    moved = await move(weekly, "2025-01-16T18:30")
+    later = await move(once, "2025-01-11T10:15")
 
     assert (moved["status"], moved["next_at"]) == ("active", "2025-01-16T18:30+01:00")
     assert (later["status"], later["next_at"]) == ("active", "2025-01-11T10:15+01:00")
@@ -216,24 +217,10 @@ async def test_move_changes_the_same_reminder_and_a_repeating_one_keeps_its_rule
     assert (kept["rrule"], kept["dtstart_local"]) == ("FREQ=WEEKLY;BYDAY=TH", datetime(2025, 1, 16, 18, 30))
     assert await admin_conn.fetchval("SELECT count(*) FROM reminders WHERE household_id = $1", family.household_id) == 2
     with pytest.raises(ToolRetry, match="not in the future"):
-        await call(
-            db,
-            family,
-            "Anna",
-            "move_reminder",
-            {"reminder_id": once["reminder_id"], "when": "2025-01-10T08:00"},
-            now=NOW,
-        )
+        await move(once, "2025-01-10T08:00")
     await call(db, family, "Anna", "cancel_reminder", {"reminder_id": once["reminder_id"]}, now=NOW)
     with pytest.raises(ToolRetry, match="was cancelled"):
-        await call(
-            db,
-            family,
-            "Anna",
-            "move_reminder",
-            {"reminder_id": once["reminder_id"], "when": "2025-01-12T08:00"},
-            now=NOW,
-        )
+        await move(once, "2025-01-12T08:00")
 
 
 async def test_quiet_hours_are_the_members_own(db: Database, admin_conn) -> None:
