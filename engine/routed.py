@@ -28,6 +28,7 @@ from engine.errors import AnalysisError
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding, ground
 from engine.grounding.language import CJK
+from engine.grounding.spelling import commands_spelt
 from engine.llm_types import LLMResponse, Message
 from engine.numbers import invented
 from engine.prompts import PromptVersion
@@ -45,6 +46,7 @@ _RESUMABLE = frozenset({"expense", "fact", "unclear", None})
 async def answer(
     run: Run, version: PromptVersion, text: str, history: History
 ) -> tuple[Reply, PendingClarification | None]:
+    text = commands_spelt(text)  # "pls cancle the grandma reminder" asks to cancel it
     parts = two_requests(text, run) if history.pending is None else None
     if parts is not None:
         return await _both(run, version, parts, history)

@@ -4,6 +4,7 @@ the merchant and (unless the words say money came in) the kind. An amount withou
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -15,7 +16,7 @@ from engine.capabilities.phrases import say
 from engine.capabilities.words import SPEND, UNPAID, cues, says_what
 from engine.executor import StepResult
 from engine.grounding.categories import OTHER, categories, category_of
-from engine.grounding.money import home_currency
+from engine.grounding.money import answered_amount, home_currency
 from tools.storage import memories as stored
 
 # Money that came in: the words of receiving it (the grounding names salaries, refunds and the like by category).
@@ -166,6 +167,10 @@ class Expense(Capability):
         return bool(reading.grounding.money) and not UNPAID.search(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | None:
+        earlier, _, reply = situation.text.rpartition("\n")
+        if earlier and not situation.grounding.money and (amount := answered_amount(reply)) is not None:
+            # the member answered "how much was it?" with a bare number ("got mia a new raincoat" / "38.50")
+            situation.grounding = replace(situation.grounding, money=(amount,))
         money = situation.grounding.money
         gift = given(situation.text, situation.grounding.people) and not situation.grounding.income_category
         income = bool(situation.grounding.income_category or RECEIVED.search(situation.text) or gift)

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.words import INFORMATION, QUESTION, cues, own
+from engine.capabilities.words import INFORMATION, QUESTION, SPEND, cues, own
 from engine.checklists import render
 from engine.executor import StepResult
 from engine.grounding.language import CJK
@@ -394,7 +394,9 @@ class SharedList(Capability):
             shown = await registry.run(run.tool_context(conn), "show_list", args)
         situation.rows = [item for view in shown.get("lists", []) for item in view.get("items", [])]
         if action == "done" and not any(_named(item, situation.text) for item in situation.rows):
-            return Reroute("fact")  # "bought the concert tickets" with no tickets on any list is news, not a tick
+            # Not on any list: a purchase, whose price FAA asks ("bought ben new football boots"), or news
+            # ("picked up grandma from the station").
+            return Reroute("expense" if SPEND.search(situation.text) else "fact")
         if action == "remove" and not any(_named(item, situation.text) for item in situation.rows):
             return Reroute("forget")  # "delete the shed code": nothing on a list, so a memory
         if action == "assign" and not situation.rows:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from engine.grounding.money import SPENT_ZH
+
 
 def cues(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(patterns), _I)
@@ -104,8 +106,7 @@ PAYING = cues(
     r"\bgezahlt\b",
     r"\bgekauft\b",
     r"\bgekostet\b",
-    r"花了",
-    r"花",
+    SPENT_ZH,
     r"付了",
     r"付",
     r"买了",
@@ -140,6 +141,8 @@ SPEND = cues(
     r"\bpaid\b",
     r"\bpay\b",
     r"\bbought\b",
+    r"\bgot \w+ (?:a|an|some) (?:new|pair of)\b",  # "got mia a new raincoat"
+    r"\b(?:ne|eine|nen|einen) neue[nrs]?\b.{0,40}\b(?:geholt|besorgt)\b",  # "ne neue regenjacke geholt"
     r"\bpurchased?\b",
     r"\bcost\b",
     r"\bcharged\b",
@@ -161,8 +164,7 @@ SPEND = cues(
     r"\bgekauft\b",
     r"\bgekostet\b",
     r"\bgehalt\b",
-    r"花了",
-    r"花",
+    SPENT_ZH,
     r"付了",
     r"付过",
     r"买了",

@@ -30,8 +30,8 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
     "restaurants": (
         "restaurant|restaurants|dinner out|lunch out|takeaway|takeout|take-away|delivery|pizza|sushi|burger|"
         "kebab|curry|chinese takeaway|mcdonald's|deliveroo|uber eats|just eat|brunch|eating out|dining out|"
-        "meals out|takeaways",
-        "restaurant|essen gehen|abendessen|mittagessen|lieferando|lieferdienst|pizzeria|pizza|döner|imbiss|"
+        "meals out|takeaways|dinner|lunch|breakfast",
+        "restaurant|essen gehen|abendessen|mittagessen|frühstück|lieferando|lieferdienst|pizzeria|pizza|döner|imbiss|"
         "sushi|burger",
         "餐厅|饭店|餐饮|外卖|吃饭|聚餐|火锅|烧烤|早餐|午饭|晚饭|午餐|晚餐|披萨|寿司",
     ),
@@ -278,6 +278,13 @@ def category_of(text: str, kind: Kind = "expense") -> str | None:
         if best is None or candidate < best:
             best = candidate
     return None if best is None else best[2]
+
+
+def synonym_spans(text: str, kind: Kind = "expense") -> list[tuple[int, int]]:
+    """Where synonyms of `kind` stand in `text` as words of their own, not inside a German compound: (start, end)."""
+    table = _TABLES[kind]
+    whole, _, _, chinese = table.patterns
+    return [match.span() for pattern in (whole, chinese) for match in pattern.finditer(text)]
 
 
 def categories_named(text: str, kind: Kind = "expense") -> frozenset[str]:

@@ -22,7 +22,7 @@ from babel import Locale, UnknownLocaleError
 from babel.core import get_global
 from babel.numbers import get_territory_currencies
 
-from engine.grounding.categories import Kind, category_of
+from engine.grounding.categories import Kind, category_of, synonym_spans
 from engine.grounding.days import MONTH_NAMES
 from engine.grounding.language import CJK, language_of
 from engine.grounding.spelling import with_digits
@@ -116,13 +116,15 @@ _COUNTED = re.compile(
     r"bar|mit|nur|letzte\w*|diese\w*|k)(?![a-zäöüß]))[a-zäöüß]{2,}",
     re.IGNORECASE,
 )
+# "花" is spending when money follows it ("花了", "花三百", "花多少"), not in "花生" (peanuts) or "花园" (garden).
+SPENT_ZH = r"花(?=了|钱|费|掉|光|多|在|[\d零〇一二两三四五六七八九十百千万几])"
 _MONEY_WORDS = re.compile(
     r"\b(?:spent|spend|paid|pay|cost|costs|bought|buy|price|bill|charged|salary|earned|income|refund|received|"
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
     r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet|dropped|blew|blown|"
     r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert|sent|gave|gifted|transferred|"
     r"geschickt|geschenkt|überwiesen|zugesteckt)\b|\bgot\s+[\d.,]+\s+back\b|红包|压岁钱|转了|转账|"
-    r"花了|花|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
+    rf"{SPENT_ZH}|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
     re.IGNORECASE,
 )
 
@@ -214,6 +216,17 @@ def find_money(text: str) -> list[Money]:
     return [money for money in found if money not in each] if totals and len(each) < len(found) else found
 
 
+def answered_amount(text: str) -> Money | None:
+    """The amount in a reply that is nothing but a number ("38.50", "38,50", "二百八"): the answer to "how much was
+    it?"; None when the reply says anything else."""
+    normal = unicodedata.normalize("NFKC", text).strip()
+    normal = _with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
+    if not re.fullmatch(r"\d[\d.,' ]*", normal):
+        return None
+    amount = _decimal(normal)
+    return Money(amount, None, text.strip()) if amount is not None and amount > 0 else None
+
+
 def find_currencies(text: str) -> list[str]:
     """The currencies a text names, with or without amounts ("it was dollars, not euros"), in order, each once."""
     found: list[str] = []
@@ -239,7 +252,23 @@ def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool)
         return True  # "max 300 für lebensmittel im monat": a ceiling on a month's spending
     if bought and _SPENT_ON.match(text, match.end()) and _terse(text, match):
         return True  # a terse record of what was bought: "32 on petrol", "12 für den metzger"
+    if bought and _jotted(text, match):
+        return True
     return bought and re.search(r"[.,]\d{1,2}$", match.group("number")) is not None
+
+
+def _jotted(text: str, match: re.Match[str]) -> bool:
+    """A whole number of two digits or more closing a short note of what was bought, a word or more after the thing
+    ("dinner at the thai place 62", "abendessen beim italiener 54"), in Chinese right after it ("晚饭吃火锅268",
+    "打车35"): its price. Right after an English or German word, a number is what the thing goes by ("bus 42"); a
+    thing inside a compound ("schuhgröße 31") is no purchase."""
+    if not re.fullmatch(r"\d{2,}", match.group("number")) or re.search(r"\w", text[match.end() :]):
+        return False
+    before = text[: match.start()].rstrip()
+    spans = synonym_spans(before)
+    if CJK.search(text):
+        return any(end == len(before) for _, end in spans)
+    return _terse(text, match) and any(re.search(r"\w", before[end:]) for _, end in spans)
 
 
 # A sum's "on" or "for" the thing bought ("32 on petrol", "12 für den metzger").

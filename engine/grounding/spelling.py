@@ -1,5 +1,6 @@
 """The words of time as families type them, written the way the grammars read them: "evry" is every, "tmrw"
-tomorrow, "tuesdy" Tuesday, "two" 2 and "zwölf" 12.
+tomorrow, "tuesdy" Tuesday, "two" 2 and "zwölf" 12; and the words that ask FAA to do something, typed in a hurry
+("cancle", "delte", "remvoe").
 
 Misspellings of the longer words of time are found by one edit (a letter missing, added, changed or two swapped);
 the short ones and the chat forms by a table. Number words become digits with text2num (English and German).
@@ -41,6 +42,35 @@ _KEEP = frozenset({"ever", "jede", "minute"})
 def normalised(text: str, language: str) -> str:
     """`text` lowercased, with chat forms and misspelt words of time corrected and number words in digits."""
     return with_digits(_WORD.sub(_corrected, text.lower()), language)
+
+
+# What a member asks FAA to do, long enough that a letter missing or two swapped reach no other word ("forge" does).
+_COMMANDS = (
+    "cancel", "delete", "remove", "remind", "reminder", "forget", "change", "update", "erinnerung", "löschen",
+    "entfernen", "verschieben",
+)  # fmt: skip
+_REAL_WORDS = frozenset({"forge"})
+
+
+def commands_spelt(text: str) -> str:
+    """`text` with the words of asking that lost a letter or swapped two ("cancle", "delte") written right; a changed
+    letter is left alone ("remote", "forgot" and "cancer" are words)."""
+
+    def spelt(match: re.Match[str]) -> str:
+        word = match.group(0).lower()
+        if len(word) < 5 or word in _COMMANDS or word in _REAL_WORDS:
+            return match.group(0)
+        candidates = (known for known in _COMMANDS if len(known) in (len(word), len(word) + 1) and known[0] == word[0])
+        return next((known for known in candidates if _swapped_or_short(word, known)), match.group(0))
+
+    return _WORD.sub(spelt, text)
+
+
+def _swapped_or_short(word: str, known: str) -> bool:
+    """Whether `word` is `known` with two neighbouring letters swapped or one letter missing."""
+    if len(word) == len(known):
+        return _one_edit(word, known) and sorted(word) == sorted(known)
+    return _one_edit(word, known)
 
 
 def with_digits(text: str, language: str) -> str:

@@ -120,6 +120,21 @@ async def test_an_expense_without_amount_asks_and_the_answer_completes_it(routed
     assert pending == 0
 
 
+async def test_a_purchase_told_without_its_price_asks_and_a_bare_number_completes_it(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed bought no price", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(expense={"kind": "expense", "category": "clothing", "merchant": None}))
+
+    asked = await send(routed, family, "got mia a new raincoat")  # on no list: a purchase, not a tick
+    assert asked["outcome"] == "clarifying"
+    assert await live_memories(routed, family) == []
+
+    done = await send(routed, family, "38.50")
+    assert done["outcome"] == "answered"
+    [memory] = await live_memories(routed, family)
+    assert (memory["kind"], memory["amount"], memory["currency"]) == ("expense", Decimal("38.50"), "EUR")
+    assert "raincoat" in memory["content"]
+
+
 async def test_a_sum_is_computed_by_sql_and_the_model_picks_among_the_households_categories(routed: System) -> None:
     family = await make_family(routed.admin, "Routed sum", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))

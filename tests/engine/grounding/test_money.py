@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from engine.grounding.money import find_money
+from engine.grounding.money import answered_amount, find_money
 
 
 @pytest.mark.parametrize(
@@ -48,6 +48,10 @@ from engine.grounding.money import find_money
         ("视频会员续费了25", [("25", None)]),
         ("32 on petrol", [("32", None)]),  # jotted down with what it was for
         ("12 für den metzger", [("12", None)]),
+        # a meal or a ride jotted down with its price after where it was
+        ("dinner at the thai place 62", [("62", None)]),
+        ("abendessen beim italiener 54", [("54", None)]),
+        ("晚饭吃火锅268", [("268", None)]),
     ],
 )
 def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]]) -> None:
@@ -78,6 +82,10 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "ben got a 2 in his maths test",
         "zählerstand strom heute 48213",  # a meter's reading
         "the code for the bike lock is 3391",
+        "ben takes bus 42",  # what the thing goes by, right after it
+        "mia hat jetzt schuhgröße 31",  # a size: the shoe is inside the compound
+        "儿子对花生过敏，医生今天确认了",  # peanuts (花生) are no spending (花)
+        "lunch at the cafe, back at 2",  # a number that does not close the note
     ],
 )
 def test_numbers_that_are_not_money(text: str) -> None:
@@ -135,3 +143,13 @@ def test_the_language_of_casual_messages(text: str, language: str) -> None:
     from engine.grounding.language import language_of
 
     assert language_of(text) == language
+
+
+@pytest.mark.parametrize(
+    ("reply", "amount"),
+    [("38.50", "38.50"), ("38,50", "38.50"), (" 299 ", "299"), ("二百八", "280"), ("1'280", "1280"), ("45 quid", None),
+     ("the raincoat", None), ("0", None)],
+)  # fmt: skip
+def test_a_reply_of_a_number_alone_answers_how_much(reply: str, amount: str | None) -> None:
+    answered = answered_amount(reply)
+    assert (None if answered is None else str(answered.amount)) == amount
