@@ -399,8 +399,6 @@ class SharedList(Capability):
             return Reroute("expense" if SPEND.search(situation.text) else "fact")
         if action == "remove" and not any(_named(item, situation.text) for item in situation.rows):
             return Reroute("forget")  # "delete the shed code": nothing on a list, so a memory
-        if action == "assign" and not situation.rows:
-            return Said(_say("no_lists", situation.language))
         if action in ("show", "clear") and not shown.get("lists"):
             return Said(_say("no_lists", situation.language))
         situation.choices["action"] = [action]
@@ -451,21 +449,32 @@ class SharedList(Capability):
             items = [{"text": str(row["text"])} for row in situation.rows if _named(row, situation.text)]
         if not items:
             return Ask(_say("ask_items", language))
-        if action == "add":
-            for item in items:
-                if answer.assignee:
-                    item["assignee"] = answer.assignee
-            return [PlannedCall(id="s1", tool="add_list_items", args={"list_name": name or "shopping", "items": items})]
+        if action in ("add", "assign"):
+            for item, who in zip(items, _takers(situation, items, answer.assignee), strict=True):
+                if who:
+                    item["assignee"] = who
+        if action == "assign" and not all(item.get("assignee") for item in items):
+            return Ask(_say("ask_who", language))
+        if action == "assign":  # a chore on no list yet is put on the to-do list, taken on
+            listed = [item for item in items if any(_named(row, item["text"]) for row in situation.rows)]
+            taken = [
+                PlannedCall(id=f"s{n}", tool="update_list_item", args={"item": i["text"], "assignee": i["assignee"]})
+                for n, i in enumerate(listed, 2)
+            ]
+            unlisted = {"list_name": name or "todo", "items": [item for item in items if item not in listed]}
+            if not unlisted["items"]:
+                return taken
+            return [PlannedCall(id="s1", tool="add_list_items", args=unlisted), *taken]
+        if action == "add":  # on no list named, things taken on are chores; anything else is to buy
+            name = name or ("todo" if any(item.get("assignee") for item in items) else "shopping")
+            return [PlannedCall(id="s1", tool="add_list_items", args={"list_name": name, "items": items})]
         if action == "remove":
             return [
                 PlannedCall(id=f"s{n}", tool="remove_list_item", args={"item": item["text"]})
                 for n, item in enumerate(items, 1)
             ]
-        if action == "assign" and not answer.assignee:
-            return Ask(_say("ask_who", language))
-        change: dict[str, Any] = {"done": True} if action == "done" else {"assignee": answer.assignee}
         return [
-            PlannedCall(id=f"s{n}", tool="update_list_item", args={"item": item["text"], **change})
+            PlannedCall(id=f"s{n}", tool="update_list_item", args={"item": item["text"], "done": True})
             for n, item in enumerate(items, 1)
         ]
 
@@ -504,10 +513,33 @@ class SharedList(Capability):
             if situation.choices["action"][0] == "done":
                 parts.append(_say("ticked", language, items=labels))
             elif changed[0].get("assignee"):
-                parts.append(_say("assigned", language, who=changed[0]["assignee"], items=labels))
+                takers = dict.fromkeys(str(item["assignee"]) for item in changed)
+                for who in takers:
+                    taken = ", ".join(str(item["text"]) for item in changed if item["assignee"] == who)
+                    parts.append(_say("assigned", language, who=who, items=taken))
             else:
                 parts.append(_say("unassigned", language, items=labels))
         return "\n".join(parts)
+
+
+def _takers(situation: Situation, items: list[dict[str, Any]], picked: str | None) -> list[str | None]:
+    """Who takes each item on: in a message naming several members ("ben's doing the hoovering and anna the
+    dishes"), the one named last before the item; otherwise the member the model picked."""
+    said = situation.text.casefold()
+    named = sorted(
+        (found.start(), member.name)
+        for member in situation.run.members
+        for found in re.finditer(rf"(?<!\w){re.escape(member.name.casefold())}(?!\w)", said)
+    )
+    if len({name for _, name in named}) < 2:
+        return [picked] * len(items)
+    takers: list[str | None] = []
+    for item in items:
+        words = sorted(re.findall(r"[^\W\d_]{3,}", str(item["text"]).casefold()), key=len, reverse=True)
+        at = next((said.find(word[:5]) for word in words if word[:5] in said), -1)
+        before = [name for position, name in named if position < at]
+        takers.append(before[-1] if at >= 0 and before else picked)
+    return takers
 
 
 def _named(item: dict[str, Any], text: str) -> bool:
@@ -527,4 +559,5 @@ _FILLER = frozenset(
 
 
 def _label(item: dict[str, Any]) -> str:
-    return f"{item['quantity']} {item['text']}" if item.get("quantity") else str(item["text"])
+    label = f"{item['quantity']} {item['text']}" if item.get("quantity") else str(item["text"])
+    return f"{label} ({item['assignee']})" if item.get("assignee") else label

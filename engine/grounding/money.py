@@ -262,9 +262,11 @@ def _jotted(text: str, match: re.Match[str]) -> bool:
     ("dinner at the thai place 62", "abendessen beim italiener 54"), in Chinese right after it ("晚饭吃火锅268",
     "打车35"): its price. Right after an English or German word, a number is what the thing goes by ("bus 42"); a
     thing inside a compound ("schuhgröße 31") is no purchase."""
-    if not re.fullmatch(r"\d{2,}", match.group("number")) or re.search(r"\w", text[match.end() :]):
+    if not re.fullmatch(r"[1-9]\d+", match.group("number")) or re.search(r"\w", text[match.end() :]):
         return False
     before = text[: match.start()].rstrip()
+    if re.search(r"\d$", before):
+        return False  # the end of a phone number ("0176 5551234")
     spans = synonym_spans(before)
     if CJK.search(text):
         return any(end == len(before) for _, end in spans)

@@ -101,6 +101,22 @@ async def test_a_family_keeps_its_shopping_and_todo_lists(routed: System) -> Non
     assert [row[1] for row in await items(routed, family)] == ["milk", "eggs", "flour", "take out the bins"]
 
 
+async def test_chores_taken_on_by_two_members_in_one_message_go_on_the_todo_list_each_with_its_taker(
+    routed: System,
+) -> None:
+    family = await make_family(routed.admin, "Chores", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    chores = shared_list(items=[entry("hoovering"), entry("dishes")], assignee="Ben")  # the model names one taker
+    routed.llm.script(answers(shared_list=chores))
+
+    body = await send(routed, family, "ben's doing the hoovering and anna the dishes this week")
+
+    assert await items(routed, family) == [
+        ("todo", "hoovering", None, "Ben", False),
+        ("todo", "dishes", None, "Anna", False),
+    ]
+    assert body["reply"] == "Added to the todo list: hoovering (Ben), dishes (Anna)."
+
+
 async def test_a_thing_not_needed_after_all_comes_off_the_list_and_undo_puts_it_back(routed: System) -> None:
     family = await make_family(routed.admin, "Taken off", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(shared_list=shared_list(items=[entry("milk"), entry("crisps"), entry("Chips")])))
@@ -164,10 +180,14 @@ async def test_what_ran_out_goes_on_the_shopping_list_and_only_what_was_brought_
     assert [(row[1], row[4]) for row in await items(routed, family)] == [("Waschmittel", True), ("Käse", False)]
 
 
-async def test_bought_something_not_on_any_list_is_news(routed: System) -> None:
+async def test_bought_something_not_on_any_list_asks_its_price_and_picked_up_is_news(routed: System) -> None:
     family = await make_family(routed.admin, "News", {"Anna": "Europe/Berlin"})
-    routed.llm.script(answers(fact={"kind": "note", "person": None, "category": "concert"}))
-    body = await send(routed, family, "bought the concert tickets")
+    asked = await send(routed, family, "bought the concert tickets")
+    assert asked["outcome"] == "clarifying"  # a purchase: how much was it?
+    assert routed.llm.requests == []
+
+    routed.llm.script(answers(fact={"kind": "note", "person": None, "category": "family"}))
+    body = await send(routed, family, "picked up grandma from the station")
     assert body["outcome"] == "answered"
     assert await items(routed, family) == []
     assert await routed.admin.fetchval("SELECT count(*) FROM memories WHERE household_id = $1", family.household_id)
