@@ -52,8 +52,11 @@ def checked_kind(kind: str, situation: Situation) -> str:
         return "health"  # a dose of medicine, a body's weight or height
     if kind == "contact" and not CONTACT_DETAILS.search(text):
         return "fact"
-    habit = grounding.repeats and not STANDING.search(text)  # "the bin men come on thursdays now": a schedule
-    if kind == "plan" and not (_ahead(situation) or habit or COMING.search(text)):
+    # a repetition told as how things now stand is a schedule: "the bin men come on thursdays now", "以后每周二…"
+    schedule = bool(grounding.repeats) and STANDING.search(text) is not None
+    habit = grounding.repeats and not schedule
+    coming = COMING.search(text) and not schedule
+    if kind == "plan" and not (_ahead(situation) or habit or coming):
         return "fact"
     if kind == "plan" and HOURS.search(text):
         return "fact"  # a place's hours: when the family can go, no plan of theirs

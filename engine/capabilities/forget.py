@@ -12,9 +12,7 @@ from engine.capabilities._memories import candidate_rows, notes_text, quote, whi
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import DONT_FORGET
-from engine.capabilities.words import (
-    cues,
-)
+from engine.capabilities.words import REQUEST, cues
 from engine.executor import StepResult
 
 FORGET = cues(
@@ -130,7 +128,8 @@ class Forget(Capability):
     def claims(self, reading: Reading) -> bool:
         text = reading.text
         asked = FORGET.search(text) or (REMOVE.search(text) and STORED.search(text))
-        return bool(asked) and not DONT_FORGET.search(text) and not reading.question
+        asked_of_faa = reading.question and not REQUEST.search(text)  # "can u remove the garage code note" asks it done
+        return bool(asked) and not DONT_FORGET.search(text) and not asked_of_faa
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         situation.rows = await candidate_rows(situation)

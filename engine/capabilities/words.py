@@ -124,6 +124,7 @@ UNPAID = cues(
     r"\b(?:thinking (?:of|about) buying|might buy|could buy|(?:plan|planning|want|wants) to buy)\b",
     r"\b(?:überleg\w*|wollen|könnten|würden)\b.{0,40}\b(?:kaufen|holen)\b",
     r"(?:考虑|打算|准备|可以)买",
+    r"是(?:在|从).{1,10}买的",  # where a thing was bought from: "车险是在平安买的"
     r"\b(?:quoted?|quotes|estimated?|estimates|costs|(?:will|would|'ll|'d|going to|gonna|might|could|should) cost|"
     r"charges|asking|asks|wants?|priced?|prices?|offered|offers|owes?|owed|owing|lent|loaned|borrowed|remaining|"
     r"balance|saved(?: up)?|(?:put|set) aside|left (?:in|on|over)|still in (?:the|our|my)|does\b.{0,40}\bcost)\b"
@@ -198,14 +199,14 @@ DOSE = cues(
 )
 
 
-# A place's or a service's hours: "the gp is closed on wednesday afternoons", "der bäcker hat sonntags bis 11 offen",
-# "儿科王医生周二上午出诊" — when the family can go, not something they will do.
+# A place's, a service's or a job's hours: "the gp is closed on wednesday afternoons", "der bäcker hat sonntags bis 11
+# offen", "儿科王医生周二上午出诊", "my new work hours are 8 till 4" — when someone can be reached, no plan to note.
 HOURS = cues(
-    r"\b(?:closed|shut|opening (?:hours|times)|surgery hours|office hours|consulting hours)\b|"
+    r"\b(?:closed|shut|opening (?:hours|times)|surgery hours|office hours|consulting hours|work(?:ing)? hours)\b|"
     r"\b(?:is|are|'s) open\b|\bopen (?:from|till|until|til|on|only)\b",
     r"\b(?:geschlossen|geöffnet|offen)\b|\b(?:hat|ist|sind|haben)\b.{0,40}\b(?:zu|auf)\s*(?:[,.!?;]|$)|"
-    r"\bsprechstunde\b|\böffnungszeit\w*",
-    r"出诊|坐诊|营业|开门|关门|休息日|不开",
+    r"\bsprechstunde\b|\böffnungszeit\w*|\barbeitszeit\w*",
+    r"出诊|坐诊|营业|开门|关门|休息日|不开|上班时间|工作时间",
 )
 
 
@@ -226,12 +227,13 @@ COMING = cues(
 # never a calendar event; and so is a repetition ("the bin men come on thursdays now, not wednesdays").
 STANDING = cues(
     r"\b(?:now|nowadays|these days|from now on|any ?more|no longer|instead of|not \d{1,2}(?:[:.]\d{2})?\b|"
+    r"(?:moved|changed|switched) to|"
     r"from (?:next|this|january|february|march|april|may|june|july|august|september|october|november|december)|"
     r"starting (?:next|this|in|from|january|february|march|april|may|june|july|august|september|october|"
     r"november|december))\b",
     r"\b(?:jetzt|neuerdings|mittlerweile|inzwischen|nicht mehr|statt|anstatt|ab (?:sofort|jetzt|nächste\w*|"
     r"kommende\w*|januar|februar|märz|april|mai|juni|juli|august|september|oktober|november|dezember))\b",
-    r"现在|目前|如今|从.{1,6}起|改成|改为|不再|不是.{1,8}了",
+    r"现在|目前|如今|从.{1,6}起|改成|改为|不再|不是.{1,8}了|今后|往后|(?<![点\d])以后(?=每|都|就)",
 )
 
 

@@ -70,8 +70,11 @@ def test_snooze_and_done_refer_to_a_reminder_just_sent() -> None:
     assert route("erledigt", reminder_just_sent=True) == "reminder_change"
 
 
-def test_a_question_that_also_asks_to_delete_is_left_to_the_model() -> None:
-    assert route("can you delete what I said about the dentist?") is None
+def test_a_request_to_delete_asked_as_a_question_is_a_request() -> None:
+    assert route("can you delete what I said about the dentist?") == "forget"
+    assert route("can u remove the garage code note") == "forget"
+    assert route("kannst du die notiz zum schuppencode löschen?") == "forget"
+    assert route("did you delete the garage code note?") is None  # asks what happened
 
 
 @pytest.mark.parametrize(
@@ -169,6 +172,9 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("plan", "oh and the bin men come on thursdays now not wednesdays", "fact"),
         ("plan", "die müllabfuhr kommt jetzt donnerstags statt mittwochs", "fact"),
         ("plan", "收垃圾改成每周四了", "fact"),
+        ("plan", "bin day has moved to thursdays btw", "fact"),
+        ("plan", "老公以后每周二在家办公", "fact"),  # from now on: how things stand
+        ("plan", "my new work hours are 8 till 4 mon to thurs", "fact"),  # a job's hours, like a place's
         ("plan", "mia hat dienstags um 16 uhr ballett", "plan"),
         ("plan", "parking at the hospital is free after 6pm btw", "fact"),
         ("plan", "kein fernsehen nach 19 uhr unter der woche", "fact"),

@@ -825,6 +825,7 @@ def test_a_day_given_up_is_none_of_a_repetitions_days(text: str, rule: str) -> N
         ("how much went on coffee since january", "sum"),
         ("der dachdecker will 1.800 für die regenrinne", None),  # a price asked, not paid: a note
         ("der klempner will 300 euro für die reparatur", None),
+        ("车险是在平安买的，明年三月到期", None),  # where a thing was bought from: no purchase to record
         ("how much have we put aside for the summer holiday", "lookup"),  # a balance told, not a sum of records
         ("how much did we spend on the plumber", "sum"),
         ("这个月平均每次买菜花多少钱？", "sum"),
