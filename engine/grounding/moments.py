@@ -30,9 +30,17 @@ with contextlib.redirect_stdout(io.StringIO()):  # jionlp prints a banner on imp
 
 # Where one statement ends and the next begins; a full stop after a number ("am 3.12.") or a decimal comma is none.
 _CLAUSE_END = re.compile(r"[;!?\n]+|(?<=[^\d\s])\.|,(?!\d)|(?<!\d),|\s[-–—]\s|\b(?:but|aber|then|dann)\b")
-# What a sentence about the past says ("paid on Friday": the Friday that was), unless it also speaks of what comes.
+# An occasion someone has got: "mias got a birthday party saturday at 2", "ben's got his first match on sunday".
+_OCCASION = (
+    r"(?:party|appointment|appt|match|game|lesson|class|training|practice|rehearsal|playdate|sleepover|meeting|"
+    r"concert|recital|test|exam|trip|check-?up|interview)s?"
+)
+# What a sentence about the past says ("paid on Friday": the Friday that was), unless it also speaks of what comes;
+# "has got" ("mia's got a party saturday") is no past.
 _PAST = re.compile(
-    r"\b(?:paid|spent|bought|was|were|did|had|went|got|gave|ate|came|took|met|saw|cost|forgot|"
+    r"\b(?:paid|spent|bought|was|were|did|had|went|gave|ate|came|took|met|saw|cost|forgot|"
+    rf"(?<!'s )(?<!’s )(?<!has )(?<!have )(?<!'ve )got"
+    rf"(?! (?:a|an|his|her|their|my|our) (?:[\w-]+ ){{0,2}}{_OCCASION}\b)|"
     r"habe|hab|hat|hatte|hatten|war|waren|gekauft|bezahlt|ausgegeben|gezahlt|gegessen|gewesen|vergessen)\b"
 )
 _FUTURE = re.compile(

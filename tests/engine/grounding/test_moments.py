@@ -27,6 +27,9 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("the pizzeria dinner was yesterday, not today", "2026-11-22T09:00", False),
         ("das Essen war gestern, nicht heute", "2026-11-22T09:00", False),
         ("last Friday I paid the plumber", "2026-11-20T09:00", False),
+        ("got a parking ticket on friday", "2026-11-20T09:00", False),  # what happened: the Friday that was
+        ("mias got a birthday party saturday at 2", "2026-11-28T14:00", True),  # an occasion she has got: coming
+        ("ben's got his first match on sunday at 10", "2026-11-29T10:00", True),
         ("明天早上八点提醒我给牙医打电话", "2026-11-24T08:00", True),
         ("下午四点半提醒我去接孩子", "2026-11-23T16:30", True),
         ("后天提醒我交电费", "2026-11-25T09:00", False),
