@@ -29,7 +29,7 @@ QUESTION = cues(
     r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|wie ?viel|wie oft)\b",
     rf"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were(?!\s+{WE_ARE})|do|does|did|"
-    r"can|could|have|has|"
+    r"can|could(?! do with)|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|zeig|warum|wieso|weshalb|"
     r"wo(?:bei|mit|für|ran|rauf|raus|zu|hin|her|von|nach|rüber|durch))\b",
     # German "hat/haben/ist/sind" first asks, unless a participle follows: the subject was only left out ("haben

@@ -292,12 +292,20 @@ _MEASURED_BEFORE = re.compile(
 )
 
 
+# A number told as what something is numbered by: a flight, a customer, a locker number, a code.
+_LABELLED = re.compile(
+    r"(?:\b(?:number|\w*nummer|code|pin)\b|号码|编号|户号|密码)\W*(?:is|ist|was|war|是)?\W*[A-Z]{0,3}\W*$", re.I
+)
+
+
 def _bare_amount(text: str, match: re.Match[str], german: bool) -> bool:
     """A number without a currency counts as money when nothing around it says what else it is."""
     after = text[match.end() :]
     before = text[: match.start()]
     if _UNIT.match(after) or re.search(r"(?:room|zimmer|nr\.?|no\.?|#|第|/)\s*$", before, re.IGNORECASE):
         return False
+    if _LABELLED.search(before):
+        return False  # "toms flight number is BA 2490", "kundennummer 4471298"
     if _MEASURED_BEFORE.search(before):
         return False  # "a fever of 38.5", "blood pressure was 128 over 84"
     hour = int(re.split(r"\D", match.group("number"), maxsplit=1)[0])  # the number's whole part

@@ -92,6 +92,10 @@ def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> No
         ("洗洁精快用完了", ["洗洁精"]),
         ("家里没有鸡蛋了", ["鸡蛋"]),
         ("家里没有洗洁精和垃圾袋了", ["洗洁精", "垃圾袋"]),
+        ("家里卫生纸和垃圾袋快没了", ["卫生纸", "垃圾袋"]),  # each thing whole, however long the sentence
+        ("我们家的牛奶快没了", ["牛奶"]),
+        ("wir brauchen dringend klopapier und müllbeutel", ["klopapier", "müllbeutel"]),
+        ("could do with more teabags", ["teabags"]),  # no question
         ("take out the bins", None),
         ("the dishwasher is finished", None),
     ],

@@ -84,6 +84,8 @@ def test_amounts_and_currencies(text: str, expected: list[tuple[str, str | None]
         "the code for the bike lock is 3391",
         "ben takes bus 42",  # what the thing goes by, right after it
         "plumber dave 0176 5551234",  # a phone number
+        "toms flight number is BA 2490",  # what something is numbered by
+        "unsere kundennummer bei den stadtwerken ist 4471298",
         "mia hat jetzt schuhgröße 31",  # a size: the shoe is inside the compound
         "儿子对花生过敏，医生今天确认了",  # peanuts (花生) are no spending (花)
         "lunch at the cafe, back at 2",  # a number that does not close the note
