@@ -72,6 +72,7 @@ MOVE = cues(
     r"\bchange\b",
     r"\bmake it\b",
     r"\binstead\b|\brather\b",
+    r"\bcan wait (?:till|until|til)\b|\breicht (?:auch )?(?:erst )?(?:um|am)\b",  # put off: it can be later
     r"\bverschieb",
     r"\bverleg",
     r"\bänder",

@@ -167,8 +167,15 @@ async def test_a_morning_hour_gone_by_today_is_the_evenings(
     assert due == ten.replace(hour=hour, minute=minute), body["reply"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "schieb das mit oma anrufen eine stunde nach hinten",
+        "oma anrufen reicht auch um 19 uhr",  # put off: it can be later
+    ],
+)
 async def test_a_reminder_moved_by_its_words_alone_is_moved_not_noted(
-    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, text: str
 ) -> None:
     """ "schieb das mit oma anrufen eine stunde nach hinten" names no event and no reminder, only what it is about:
     the reminder about it moves (it had become a note and a calendar event)."""
@@ -178,7 +185,7 @@ async def test_a_reminder_moved_by_its_words_alone_is_moved_not_noted(
         family = await make_family(system.admin, "Oma", {"Anna": "Europe/Berlin"})
         auth = family.auth("Anna")
         await send(system, auth, "erinner mich heute um 18 uhr oma anzurufen")
-        body = await send(system, auth, "schieb das mit oma anrufen eine stunde nach hinten")
+        body = await send(system, auth, text)
         reminders = await system.admin.fetch(
             "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at",
             family.household_id,

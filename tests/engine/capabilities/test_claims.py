@@ -148,6 +148,8 @@ def decided(text: str) -> str | None:
         ("make the plumber one 11 instead", "reminder_change"),
         ("can the bins one be at 8 instead", "reminder_change"),  # a move asked as a question is still a move
         ("oma anrufen bitte erst übermorgen", "reminder_change"),
+        ("the grandma call can wait till 7", "reminder_change"),  # put off: it can be later
+        ("oma anrufen reicht auch um 19 uhr", "reminder_change"),
         ("already booked the mot so scrap that reminder", "reminder_change"),
         ("das mit dem reifenwechsel hat sich erledigt, brauchst mich nicht erinnern", "reminder_change"),
         ("车险已经续好了 那个提醒不要了", "reminder_change"),
