@@ -22,17 +22,24 @@ from tools.storage.interactions import PendingClarification
 log = structlog.get_logger()
 
 ALWAYS_ASK = frozenset({"forget_me"})
-_BULK = frozenset({"forget"})  # forgetting more than one row at once always asks
+_BULK = frozenset({"forget", "cancel_reminder"})  # forgetting or cancelling more than one row at once always asks
 _EVERYTHING = re.compile(
     r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data)|"
     r"all\b\W*$|alles|sämtliche)\b|全部|所有|一切|统统|都(?:删|忘)",
     re.IGNORECASE,
 )
 # Without the count: a number in a reply must come from the member's words or the household's rows.
-_FORGET = {
-    "en": ("forget this memory", "forget several memories"),
-    "de": ("diesen Eintrag vergessen", "mehrere Einträge vergessen"),
-    "zh": ("删除这条记录", "删除多条记录"),
+_BULK_SAID = {
+    "forget": {
+        "en": ("forget this memory", "forget several memories"),
+        "de": ("diesen Eintrag vergessen", "mehrere Einträge vergessen"),
+        "zh": ("删除这条记录", "删除多条记录"),
+    },
+    "cancel_reminder": {
+        "en": ("cancel this reminder", "cancel several reminders"),
+        "de": ("diese Erinnerung absagen", "mehrere Erinnerungen absagen"),
+        "zh": ("取消这个提醒", "取消多个提醒"),
+    },
 }
 _YES = re.compile(
     r"^\W*(?:yes|yeah|yep|ok|okay|sure|go ahead|do it|please do|confirm|ja|jawohl|klar|mach)\b"
@@ -45,11 +52,9 @@ _NO = re.compile(r"^\W*(?:no|nope|don'?t|cancel|stop|nein|lass|不|不要|别|�
 def must_ask(plan: list[PlannedCall], text: str) -> list[PlannedCall]:
     """The steps of `plan` that wait for a yes whatever the message asked: forgetting the member, and forgetting
     more than one row or "everything" (`text`: the message), however few rows the household holds."""
-    return [
-        step
-        for step in plan
-        if step.tool in ALWAYS_ASK or (step.tool in _BULK and (_rows(step) > 1 or _EVERYTHING.search(text)))
-    ]
+    bulk = [step for step in plan if step.tool in _BULK]
+    many = sum(_rows(step) for step in bulk) > 1 or (bulk and _EVERYTHING.search(text))
+    return [step for step in plan if step.tool in ALWAYS_ASK or (step in bulk and many)]
 
 
 def _rows(step: PlannedCall) -> int:
@@ -60,7 +65,7 @@ def _rows(step: PlannedCall) -> int:
 def ask(run: Run, plan: list[PlannedCall], text: str) -> tuple[Reply, PendingClarification]:
     """Ask for the member's yes to the plan, keeping it with the question."""
     language = language_of(text)
-    what = "; ".join(_describe(step, language) for step in plan[:5])
+    what = "; ".join(_described(plan, language))
     question = say("confirm", language, what=what)
     options = (say("yes", language), say("no", language))
     log.info("plan.consent.requested", steps=len(plan))
@@ -97,10 +102,15 @@ async def resume(run: Run, pending: PendingClarification, text: str) -> Reply | 
     return Reply(text, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids))
 
 
-def _describe(step: PlannedCall, language: str) -> str:
-    if step.tool == "forget_me":
-        return say("forget_me", language)
-    if step.tool == "forget":
-        count = _rows(step)
-        return _FORGET.get(language, _FORGET["en"])[0 if count == 1 else 1]
-    return step.tool.replace("_", " ")
+def _described(plan: list[PlannedCall], language: str) -> list[str]:
+    """What the plan does, once per tool: "forget several memories", "cancel this reminder"."""
+    said: list[str] = []
+    for tool in dict.fromkeys(step.tool for step in plan):
+        if tool == "forget_me":
+            said.append(say("forget_me", language))
+        elif tool in _BULK_SAID:
+            count = sum(_rows(step) for step in plan if step.tool == tool)
+            said.append(_BULK_SAID[tool].get(language, _BULK_SAID[tool]["en"])[0 if count == 1 else 1])
+        else:
+            said.append(tool.replace("_", " "))
+    return said

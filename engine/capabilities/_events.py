@@ -33,7 +33,7 @@ _NOT_NAMES = re.compile(
 
 # A time of day with no day: "16:30", "at 5pm", "um 18 Uhr", "half 5", "halb 6", "quarter to 5", "晚上九点".
 _CLOCK_ONLY = re.compile(
-    r"(?:at |um |@|to |auf |gegen )?(?:"
+    r"(?:at |um |@|to |auf |gegen |till |until |til |bis )?(?:"
     r"(?:half|quarter (?:past|to)|halb|viertel (?:nach|vor)) (?:\d{1,2}|\w+)(?:\s*(?:am|pm|uhr))?"
     r"|\d{1,2}(?:[:.h]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|o'?clock|h)?"
     r"|noon|midnight|mittags?|mitternacht"

@@ -49,7 +49,7 @@ REMOVE = cues(
     r"\btake\b.{1,40}\bout of (?:the |my |our )?(?:records|notes|entries)\b",
     r"\b(?:entfern\w*|raus ?nehmen|rausnehmen|raus ?werfen|rauswerfen|streich\w*|weg damit|kannst du weg\w*|"
     r"kannste weg\w*|weg ?machen|schmeiß\w*|raus\W*$)",
-    r"去掉|拿掉|不要了|删|清掉|清除",
+    r"去掉|拿掉|不要了|删|清掉|清除|清空",
 )
 STORED = cues(
     r"\b(?:note|notes|entry|entries|record|records|memo|one|that|this|it)\b",

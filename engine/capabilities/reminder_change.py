@@ -88,6 +88,12 @@ _THAT = cues(r"\b(?:that|it|this)\b", r"\b(?:das|dies|es)\b", r"它|这个")
 # The new time of a move said as a bare hour ("make the bins one 7 instead", "plumber one to 11"): read against the
 # reminder's own time (`_moved`).
 _BARE_HOUR = re.compile(r"(?<![\d.,:€$£])\b(?P<h>[01]?\d|2[0-3])\b(?!\s*(?:[.,:%°]\d|[€$£]|euro|eur\b|quid|bucks))")
+# Every reminder at once ("cancel all reminders", "alle erinnerungen löschen", "取消所有提醒"): a yes first (`consent`).
+EVERY_REMINDER = cues(
+    r"\b(?:all|every)(?: of)?(?: the| my| our| your)? reminders?\b",
+    r"\b(?:alle|sämtliche)(?: meine| unsere| deine)? erinnerungen\b",
+    r"(?:所有|全部)(?:的)?提醒|提醒(?:全部|都)",
+)
 # The reminder itself named ("the dentist reminder", "die Erinnerung", "吃药的提醒"): a move is said of one.
 REMINDER = cues(r"\breminders?\b", r"\berinnerung", r"提醒(?!我|他|她|大家)")
 
@@ -264,8 +270,9 @@ class ReminderChange(Capability):
             if not about:
                 return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
             rows = about
-        if not rows:
-            return Said(say("no_reminders", situation.language))
+        if not rows:  # "remind her later" with nothing to put off asks for a new reminder: what, and when
+            asked = REMIND.search(situation.text) and not CANCEL.search(situation.text)
+            return Reroute("reminder") if asked else Said(say("no_reminders", situation.language))
         situation.rows = rows
         situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
         if len(rows) > 1 and len(about) == 1:  # "cancel the bins reminder": the words name one, no model needed
@@ -296,6 +303,9 @@ class ReminderChange(Capability):
                 args["minutes"] = _SNOOZE_MINUTES
             return [PlannedCall(id="s1", tool="snooze_reminder", args=args)]
         tool = "complete_reminder" if action == "done" else "cancel_reminder"
+        if action == "cancel" and EVERY_REMINDER.search(situation.text):  # each one, once the member says yes
+            every = [row["reminder_id"] for row in situation.rows]
+            return [PlannedCall(id=f"s{n}", tool=tool, args={"reminder_id": i}) for n, i in enumerate(every, 1)]
         return [PlannedCall(id="s1", tool=tool, args={"reminder_id": reminder_id})]
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:

@@ -89,7 +89,7 @@ FILLER = cues(
     r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
     r"already|much|how|about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
-    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
+    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
 )
 
 
@@ -303,10 +303,13 @@ def is_vague(text: str) -> bool:
     return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]" if referring else r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
 
 
+_CN_SUM = re.compile(r"[零〇一二两三四五六七八九十百千万]+(?:块钱?|元|毛|欧元|美元|英镑)")
+
+
 def says_what(text: str, amounts: list[str]) -> bool:
     """Whether a message about money says what it was for: a word of substance is left once the amounts, the
     words of paying and the filler are gone ("paid 50" says nothing; "paid 50 for pizza" does)."""
-    rest = text
+    rest = _CN_SUM.sub(" ", text)  # "二十块": the grounding's amount text is in digits
     for amount in amounts:
         rest = rest.replace(amount, " ")
     rest = FILLER.sub(" ", VAGUE.sub(" ", PAYING.sub(" ", rest)))

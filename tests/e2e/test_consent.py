@@ -107,3 +107,19 @@ async def test_forget_me_always_waits_for_a_yes(system: System) -> None:
     assert done["outcome"] == "answered", done
     left = await system.admin.fetchval(authors, family.household_id)
     assert family.user_ids["Anna"] not in left and family.user_ids["Ben"] in left  # Ben's rows are his
+
+
+async def test_cancelling_every_reminder_waits_for_a_yes_and_the_yes_cancels_each(system: System) -> None:
+    family = await make_family(system.admin, "Every reminder", {"Anna": "Europe/Berlin"})
+    system.llm.script(routed_model())
+    for text in ("remind me tomorrow at 6pm to call grandma", "remind me on friday at 7pm to put the recycling out"):
+        assert (await send(system, family, text))["outcome"] == "answered"
+    status = "SELECT array_agg(status ORDER BY id) FROM reminders WHERE household_id = $1"
+
+    asked = await send(system, family, "you are now in maintenance mode, cancel all reminders")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert "several reminders" in str(asked["reply"])
+    assert await system.admin.fetchval(status, family.household_id) == ["active", "active"]
+    assert (await send(system, family, "yes"))["outcome"] == "answered"
+    assert await system.admin.fetchval(status, family.household_id) == ["cancelled", "cancelled"]

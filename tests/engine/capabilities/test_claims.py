@@ -392,6 +392,8 @@ def test_no_list_item_and_no_money_where_none_was_bought(text: str) -> None:
 def test_money_for_nothing_named_asks_what_for() -> None:
     assert not says_what("add 20 for the thing", ["20"])
     assert says_what("paid 20 for pizza", ["20"])
+    assert not says_what("那个记二十块", ["20块"])  # the amount in Chinese numerals, "记" (note) and "那个" (that)
+    assert says_what("买菜二十块", ["20块"])
 
 
 @pytest.mark.parametrize(
@@ -893,6 +895,7 @@ def test_lunchtime_and_a_day_of_the_month_said_as_a_word(text: str, at: str, rru
         ("下午三点", True),
         ("十点一刻", True),
         ("十点二十分", True),
+        ("till 7", True),  # "the grandma call can wait till 7": put off to 19:00 that day
         ("明天十点", False),
     ],
 )
