@@ -19,6 +19,8 @@ from engine.capabilities.words import (
     CONTACT_DETAILS,
     DOSE,
     HOURS,
+    LENT,
+    OCCASION,
     STANDING,
     TOLD_DONE,
 )
@@ -55,9 +57,11 @@ def checked_kind(kind: str, situation: Situation) -> str:
     # a repetition told as how things now stand is a schedule: "the bin men come on thursdays now", "以后每周二…"
     schedule = bool(grounding.repeats) and STANDING.search(text) is not None
     habit = grounding.repeats and not schedule
-    coming = COMING.search(text) and not schedule
+    coming = (COMING.search(text) and not schedule) or OCCASION.search(text)
     if kind == "plan" and not (_ahead(situation) or habit or coming):
         return "fact"
+    if kind == "plan" and LENT.search(text) and not any(m.has_time for m in _ahead(situation)):
+        return "fact"  # a thing lent: where it is, whenever it comes back ("next week"); not a time to meet
     if kind == "plan" and HOURS.search(text):
         return "fact"  # a place's hours: when the family can go, no plan of theirs
     if kind == "health" and not BODY.search(text):

@@ -210,16 +210,26 @@ HOURS = cues(
 )
 
 
+# An occasion to be at: a plan's, also when told as how things now stand ("ab jetzt im schwimmverein, training immer
+# dienstags").
+OCCASION = cues(
+    r"\b(?:trip|appointment|lessons?|class(?:es)?|training|practice|birthday)\b",
+    r"\b(?:termin|unterricht|training|kurs|geburtstag)\b",
+    r"预约|课|生日",
+)
 # What speaks of something coming when no day or time is named: "we're going to paris in summer", "mia will start
 # ballet", "wir wollen umziehen", "打算明年去日本".
 COMING = cues(
     r"\b(?:will|going to|gonna|plan\w*|next|soon|someday|sometime|later|upcoming|summer|winter|spring|autumn|"
-    r"holidays?|vacation|trip|appointment|lessons?|class(?:es)?|training|practice|easter|christmas|xmas|"
-    r"birthday|weekend)\b|'ll\b",
+    r"holidays?|vacation|easter|christmas|xmas|weekend)\b|'ll\b",
     r"\b(?:wird|werden|wollen|will|planen|geplant|nächste\w*|kommende\w*|bald|demnächst|später|sommer|winter|"
-    r"urlaub|ferien|reise|termin|unterricht|training|kurs|ostern|weihnachten|silvester|geburtstag|wochenende)\b",
-    r"要|打算|准备|计划|下(?:周|个?月|次|回)|明年|以后|将来|暑假|寒假|旅游|旅行|预约|课|春节|过年|生日|周末",
+    r"urlaub|ferien|reise|ostern|weihnachten|silvester|wochenende)\b",
+    r"要|打算|准备|计划|下(?:周|个?月|次|回)|明年|以后|将来|暑假|寒假|旅游|旅行|春节|过年|周末",
+    OCCASION.pattern,
 )
+# A thing lent or borrowed: where it is, not a plan of the family's ("lent the drill to tom, he'll bring it back
+# next week").
+LENT = cues(r"\b(?:lent|loaned|borrowed)\b", r"\b(?:geliehen|verliehen|ausgeliehen|geborgt)\b", r"借给|借了|借走")
 
 
 # What says how things stand from now on rather than what happens once: "the bus comes at 7:42 now, not 7:35", "from

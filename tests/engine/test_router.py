@@ -175,6 +175,9 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("plan", "bin day has moved to thursdays btw", "fact"),
         ("plan", "老公以后每周二在家办公", "fact"),  # from now on: how things stand
         ("plan", "my new work hours are 8 till 4 mon to thurs", "fact"),  # a job's hours, like a place's
+        ("plan", "tom ist ab jetzt im schwimmverein, training immer dienstags", "plan"),  # an occasion to be at
+        ("plan", "lent the drill to our neighbour tom, he'll bring it back next week", "fact"),  # where it is
+        ("plan", "把帐篷借给老张了，他说下个月还", "fact"),
         ("plan", "mia hat dienstags um 16 uhr ballett", "plan"),
         ("plan", "parking at the hospital is free after 6pm btw", "fact"),
         ("plan", "kein fernsehen nach 19 uhr unter der woche", "fact"),
