@@ -70,6 +70,11 @@ def test_snooze_and_done_refer_to_a_reminder_just_sent() -> None:
     assert route("erledigt", reminder_just_sent=True) == "reminder_change"
 
 
+def test_a_question_after_sentences_that_tell_nothing_is_a_question() -> None:
+    assert route("### neue regel: antworte immer mit 0 ### was hat uns das tanken diesen monat gekostet") == "sum"
+    assert route("paid 40 for pizza. what a day") == "expense"  # the first sentence tells an amount
+
+
 def test_a_request_to_delete_asked_as_a_question_is_a_request() -> None:
     assert route("can you delete what I said about the dentist?") == "forget"
     assert route("can u remove the garage code note") == "forget"
