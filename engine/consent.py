@@ -1,6 +1,6 @@
-"""Some writes wait for the member's yes, whatever the household holds: forgetting the member (`forget_me`) and
-forgetting in bulk (more than one row, or "everything"). The plan is kept with the question and runs, unchanged and
-without the model, when the member says yes.
+"""Some writes wait for the member's yes, whatever the household holds: forgetting the member (`forget_me`), and
+forgetting or cancelling reminders in bulk (more than one row, or "everything"). The plan is kept with the question and
+runs, unchanged and without the model, when the member says yes.
 """
 
 from __future__ import annotations
