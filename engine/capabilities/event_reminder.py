@@ -4,6 +4,7 @@ from the grounding, the event from the calendar by its title's words (or the mod
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -104,7 +105,7 @@ class EventReminder(Capability):
         unique = {row["event_id"]: row for row in await upcoming(situation)}
         if not unique:
             return Said(say("no_upcoming_events", situation.language))
-        named = named_events(situation.text, list(unique.values()))
+        named = named_events(situation.text, list(unique.values())) or _told_last(situation, list(unique.values()))
         if not named:  # "10 minutes before the guests arrive": no event of the calendar is meant
             return Reroute("reminder")
         situation.rows = [unique[event_id] for event_id in named]
@@ -144,3 +145,10 @@ class EventReminder(Capability):
             minutes=result["minutes_before"],
             text=result["text"],
         )
+
+
+def _told_last(situation: Situation, rows: list[dict[str, Any]]) -> list[int]:
+    """The events the member's last message named, for a message that names none: "ben's got the orthodontist wed
+    at 3:40" then "ping me half an hour before that"."""
+    turns = situation.history.turns
+    return named_events(turns[-1].user_text, rows) if turns else []

@@ -28,8 +28,10 @@ WEEKDAY_NAMES: dict[str, int] = {
     "sonntag": 6, "mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4,
     "mo": 0, "di": 1, "mi": 2, "do": 3, "fr": 4, "sa": 5, "so": 6, "sat": 5, "sun": 6,
 }  # fmt: skip
-# Abbreviations that are also words ("sat", "do", "so") count only after a word that introduces a day.
+# Abbreviations that are also words ("sat", "do", "so") count only after a word that introduces a day, or (but
+# "so", "about") right before a clock time: "football sat 9am", "zahnarzt do 16:15".
 _AMBIGUOUS = frozenset({"mo", "di", "mi", "do", "fr", "sa", "so", "sat", "sun", "mon", "wed"})
+_TIMED = r"\s+(?:at\s+|um\s+)?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr)\b|\s+(?:at\s+|um\s+)?\d{1,2}:\d{2}\b"
 MONTH_NAMES: dict[str, int] = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
     "september": 9, "october": 10, "november": 11, "december": 12, "jan": 1, "feb": 2, "mar": 3, "apr": 4,
@@ -84,7 +86,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("next_weekend", r"\bnext\s+weekend\b|\bnächstes\s+wochenende\b"),
         ("weekend", r"\b(?:this|the|on\s+the|at\s+the|over\s+the)\s+weekend\b|\bam\s+wochenende\b|"
                     r"\b(?:dieses|kommendes)\s+wochenende\b"),
-        ("weekday", rf"\b(?:(?P<mod>{_NEXT}|{_THIS}|{_LAST}|{_ON})\s+)?(?P<day>{_WEEKDAY})(?:s)?\b\.?"),
+        ("weekday", rf"\b(?:(?P<mod>{_NEXT}|{_THIS}|{_LAST}|{_ON})\s+)?(?P<day>{_WEEKDAY})(?:s)?\b\.?"
+                    rf"(?P<timed>(?={_TIMED}))?"),
         ("month_day", rf"\b(?:on\s+)?the\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:{_MONTH}))"
                       rf"(?!\s+(?:{_COUNTED})\b)|"
                       rf"\bam\s+(?P<d2>\d{{1,2}})\.(?!\s*\d)(?!\s*(?:{_MONTH}))"),
@@ -171,7 +174,7 @@ def _fixed_week(match: re.Match[str]) -> bool:
 def _weekday(groups: dict[str, str], today: date, past: bool, monday: date) -> date | None:
     name = groups["day"].lower()
     mod = (groups.get("mod") or "").lower()
-    if name in _AMBIGUOUS and not mod:
+    if name in _AMBIGUOUS and not mod and ("timed" not in groups or name == "so"):
         return None
     index = WEEKDAY_NAMES[name]
     if re.fullmatch(_NEXT, mod):

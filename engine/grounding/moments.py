@@ -37,11 +37,15 @@ _OCCASION = (
 )
 # What a sentence about the past says ("paid on Friday": the Friday that was), unless it also speaks of what comes;
 # "has got" ("mia's got a party saturday") is no past.
+# "hat"/"habe" speak of the past only with a participle ("hat 40 euro gekostet", "hab ihn abgeholt"); "mia hat
+# freitag ballett" is a plan.
+_PARTICIPLE = r"(?:\w*ge\w{2,}(?:t|en)|(?:be|er|ver|ent|zer|emp)\w{2,}t|\w{3,}iert)"
 _PAST = re.compile(
     r"\b(?:paid|spent|bought|was|were|did|had|went|gave|ate|came|took|met|saw|cost|forgot|"
     rf"(?<!'s )(?<!’s )(?<!has )(?<!have )(?<!'ve )got"
     rf"(?! (?:a|an|his|her|their|my|our) (?:[\w-]+ ){{0,2}}{_OCCASION}\b)|"
-    r"habe|hab|hat|hatte|hatten|war|waren|gekauft|bezahlt|ausgegeben|gezahlt|gegessen|gewesen|vergessen)\b"
+    r"hatte|hatten|war|waren|gekauft|bezahlt|ausgegeben|gezahlt|gegessen|gewesen|vergessen)\b"
+    rf"|\b(?:habe|hab|hat)\b(?=.*\b{_PARTICIPLE}\b)"
 )
 _FUTURE = re.compile(
     r"\b(?:remind|will|going to|gonna|plan|planned|next|moved?|push|shift|postponed?|rescheduled?|changed?|"

@@ -53,6 +53,11 @@ def moments(text: str, now: datetime = NOW) -> list[tuple[str, bool]]:
         ("I paid the plumber on Friday", [("2026-11-20T09:00", False)]),  # a sentence about the past
         ("am 3.12. um 18 Uhr", [("2026-12-03T18:00", True)]),
         ("on March 3rd at 5pm", [("2027-03-03T17:00", True)]),
+        ("ben's got football at the leisure centre sat 9am", [("2026-11-28T09:00", True)]),  # "sat" before a time
+        ("zahnarzt do 16:15", [("2026-11-26T16:15", True)]),
+        ("so 9 uhr passt", [("2026-11-24T09:00", True)]),  # "so" is "about", never Sunday
+        ("mia hat freitag nachmittag um drei ihre ballettaufführung", [("2026-11-27T15:00", True)]),  # "hat": a plan
+        ("mia hat freitag ihr zeugnis abgeholt", [("2026-11-20T09:00", False)]),  # "hat" with a participle: past
     ],
 )
 def test_moments(text: str, expected: list[tuple[str, bool]]) -> None:
