@@ -12,6 +12,7 @@ import structlog
 from engine import privacy
 from engine.analysis import PlannedCall
 from engine.capabilities.phrases import say
+from engine.capabilities.words import EVERYTHING
 from engine.domain import Reply
 from engine.executor import StepResult, run_plan
 from engine.grounding.language import language_of
@@ -23,11 +24,6 @@ log = structlog.get_logger()
 
 ALWAYS_ASK = frozenset({"forget_me"})
 _BULK = frozenset({"forget", "cancel_reminder"})  # forgetting or cancelling more than one row at once always asks
-_EVERYTHING = re.compile(
-    r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data)|"
-    r"all\b\W*$|alles|sämtliche)\b|全部|所有|一切|统统|都(?:删|忘)",
-    re.IGNORECASE,
-)
 # Without the count: a number in a reply must come from the member's words or the household's rows.
 _BULK_SAID = {
     "forget": {
@@ -53,7 +49,7 @@ def must_ask(plan: list[PlannedCall], text: str) -> list[PlannedCall]:
     """The steps of `plan` that wait for a yes whatever the message asked: forgetting the member, and forgetting
     more than one row or "everything" (`text`: the message), however few rows the household holds."""
     bulk = [step for step in plan if step.tool in _BULK]
-    many = sum(_rows(step) for step in bulk) > 1 or (bulk and _EVERYTHING.search(text))
+    many = sum(_rows(step) for step in bulk) > 1 or (bulk and EVERYTHING.search(text))
     return [step for step in plan if step.tool in ALWAYS_ASK or (step in bulk and many)]
 
 
