@@ -19,9 +19,15 @@ _HOUSEHOLD = re.compile(
 )
 
 
+# The words that ask for a member to be told, right before the member's name: "remind Ben", "nudge ben", "sag Ben"
+# (not "remind me to tell ben": that is the writer's to do).
+_TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊"
+
+
 def recipient(situation: Situation) -> str:
-    """Who the reminder is for: the member named right after "remind" ("remind Ben", "提醒Ben", "erinnere Ben"),
-    the household when the message says everyone, otherwise the member who wrote."""
+    """Who the reminder is for: the member named right after "remind" or another word of telling ("remind Ben",
+    "nudge ben", "提醒Ben", "erinnere Ben", "sag Ben"), the household when the message says everyone, otherwise the
+    member who wrote."""
     text = situation.text
     me = situation.run.message.user_id
     for member in situation.run.members:
@@ -30,7 +36,8 @@ def recipient(situation: Situation) -> str:
         name = re.escape(member.name)
         # Not \b after the name: "提醒Ben带伞" has no word boundary between "Ben" and "带".
         after = r"(?![A-Za-z0-9])"
-        asked = rf"(?:remind|提醒|erinnere?|tell)\s*@?{name}{after}|{name}{after}\s*needs to be reminded"
+        told = rf"(?<![A-Za-z])(?<!\bto )(?<!\bzu )(?:{_TELLING})\s*@?{name}{after}"
+        asked = rf"{told}|{name}{after}\s*needs to be reminded"
         german_end = rf"\b{name}{after}(?:\s+\S+){{0,6}}\s+(?:daran\s+)?erinner(?:n|t)\b"  # "Ben an den Müll erinnern"
         if re.search(asked, text, re.I) or re.search(german_end, text, re.I):
             return member.name
@@ -72,6 +79,17 @@ async def active_reminders(situation: Situation) -> list[dict[str, Any]]:
 
 async def reminders_about(situation: Situation) -> list[dict[str, Any]]:
     """The coming reminders about what the message names ("schieb das mit oma anrufen nach hinten": Oma anrufen)."""
-    return [
-        row for row in await active_reminders(situation) if shares_topic(situation.text, str(row.get("text") or ""))
-    ]
+    return about(situation, await active_reminders(situation))
+
+
+_SHORT = 25  # a message this short that names nothing ("改成四点吧", "make it 4 instead") goes on from the last one
+
+
+def about(situation: Situation, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The reminders among `rows` about what the message names; for a short message that names none of them, the
+    ones about what the member's last message named ("提醒我明天下午三点去取快递", then "改成四点吧")."""
+    named = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
+    turns = situation.history.turns
+    if named or not turns or len(situation.text.strip()) > _SHORT:
+        return named
+    return [row for row in rows if shares_topic(turns[-1].user_text, str(row.get("text") or ""))]

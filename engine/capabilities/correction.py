@@ -14,9 +14,7 @@ from engine.capabilities._memories import candidate_rows, notes_text, quote, whi
 from engine.capabilities._records import Label, slug
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import (
-    cues,
-)
+from engine.capabilities.words import cues, is_vague
 from engine.executor import StepResult
 from engine.grounding import Moment
 
@@ -156,7 +154,8 @@ class Correction(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return UPDATE.search(reading.text) is not None and not reading.question
+        # "put it in the calendar" names no new value: nothing to correct with, a question back (`unclear`)
+        return UPDATE.search(reading.text) is not None and not reading.question and not is_vague(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         situation.rows = await candidate_rows(situation)

@@ -14,14 +14,13 @@ from engine.capabilities._events import (
     event_line,
     named_events,
     upcoming,
+    words_of,
 )
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.reminder import asks_to_be_told
-from engine.capabilities.words import (
-    cues,
-)
+from engine.capabilities.reminder import REMIND, TELL, asks_to_be_told
+from engine.capabilities.words import DOING, VAGUE, cues
 from engine.executor import StepResult
 
 BEFORE = cues(
@@ -148,7 +147,20 @@ class EventReminder(Capability):
 
 
 def _told_last(situation: Situation, rows: list[dict[str, Any]]) -> list[int]:
-    """The events the member's last message named, for a message that names none: "ben's got the orthodontist wed
-    at 3:40" then "ping me half an hour before that"."""
+    """The events the member's last message named, for a message that names nothing but when to be reminded: "ben's
+    got the orthodontist wed at 3:40" then "ping me half an hour before that" (not "… before the guests arrive")."""
     turns = situation.history.turns
-    return named_events(turns[-1].user_text, rows) if turns else []
+    if not turns:
+        return []
+    rest = situation.text
+    for said in (_SPAN, BEFORE, DAY_BEFORE, REMIND, TELL, VAGUE, DOING):
+        rest = said.sub(" ", rest)
+    return [] if words_of(rest) else named_events(turns[-1].user_text, rows)
+
+
+# How long before ("half an hour", "45 mins", "ne stunde", "一个小时", "二十分钟") and whom to tell.
+_SPAN = cues(
+    r"\b(?:half|an?|one|two|\d+)\s*(?:an?\s+)?(?:hours?|minutes?|mins?|min|h)\b",
+    r"\b(?:'?ne|eine[rn]?|halbe|zwei|\d+)\s*(?:stunden?|minuten|min)\b|\b(?:mich|mir|uns|sag\w*|gib)\b",
+    r"[一二两三四五六七八九十半\d]+\s*个?\s*(?:小时|钟头|分钟|分)",
+)

@@ -164,6 +164,13 @@ _PHRASES: dict[str, dict[str, str]] = {
     },
     "greeting": {"en": "Hello! How can I help?", "de": "Hallo! Wie kann ich helfen?", "zh": "您好！有什么可以帮您？"},
     "thanks": {"en": "You're welcome!", "de": "Gern geschehen!", "zh": "不客气！"},
+    "own_rules": {
+        "en": "My own instructions stay with me, but I'm glad to help: I can keep your expenses, notes, plans and "
+        "lists, answer questions about them and set reminders.",
+        "de": "Meine eigenen Anweisungen behalte ich für mich, aber ich helfe gern: Ich merke mir Ausgaben, Notizen, "
+        "Termine und Listen, beantworte Fragen dazu und erinnere euch.",
+        "zh": "我自己的设定不便透露，但很乐意帮忙：我可以记录开支、笔记、安排和清单，回答相关问题，还能设置提醒。",
+    },
     "failed": {
         "en": "Sorry, I couldn't do that: {reason}",
         "de": "Das hat leider nicht geklappt: {reason}",

@@ -15,7 +15,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import REQUEST, cues, own
+from engine.capabilities.words import REQUEST, cues, is_vague, own
 from engine.executor import StepResult
 from engine.grounding import Moment
 from engine.grounding.spelling import normalised
@@ -57,7 +57,8 @@ DONT_FORGET = cues(
 # Asking to be told or nudged, which asks for a reminder only when the message names when ("give me a shout next
 # monday", "sag mir ne halbe stunde vorm elternabend bescheid", "下午五点叫我去接孩子"); "let me know what's on" asks.
 TELL = cues(
-    r"\btell (?:me|us|him|her|them|the \w+|\w+) (?:to|that|about)\b|\btell \w+\b(?=.{1,30}\b(?:before|ahead)\b)",
+    r"\btell (?:me|us|him|her|them|the \w+|\w+) (?:(?:at|on|by|in|tomorrow|tonight)\b[^.?!]{0,20}?\s)?"
+    r"(?:to|that|about)\b|\btell \w+\b(?=.{1,30}\b(?:before|ahead)\b)",
     r"\bpingen\b|\banpingen\b",
     r"\bgive (?:me|us|him|her|\w+) (?:a |an )?(?:shout|heads[- ]?up|nudge|ping|buzz|bell)\b",
     r"\blet (?:me|us) know\b(?!\s+(?:what|when|if|how|whether|where|which|who))",
@@ -69,7 +70,7 @@ TELL = cues(
     r"(?<!mich )(?<!sich )(?<!uns )\b(?:bitte )?melden\b",
     r"\b(?:dran|daran) denken\b|\b(?:muss|müssen|soll|sollte|sollten)\s+(?:ich|wir)\b.{0,40}\ban\b.{1,40}\bdenken\b",
     r"\b(?:need|have|got|must) to remember\b|\bmust remember\b",
-    r"\b(?:den|der|dem) \w+ sagen\b|\bsagen,? (?:sie|er|dass)\b",
+    r"\b(?:den|der|dem) \w+ sagen\b|\bsagen,? (?:sie|er|dass)\b|\bsag(?:e|st)? \w+\b[^.?!]{0,40}\bdass\b",
     r"(?<!再)叫我|(?<!再)喊我|说一声|告诉我|通知我|(?<![还不没])记得",  # "再叫我" is said of a reminder just sent
 )
 
@@ -175,6 +176,8 @@ class Reminder(Capability):
         return asks_to_be_told(reading)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
+        if is_vague(situation.text):  # "明天那个别忘了", "remind me of it later": of what?
+            return Ask(say("ask_what", situation.language))
         keys = [m.key for m in situation.grounding.moments] + [r.key for r in situation.grounding.repeats]
         if not keys:
             shown = whom_text(situation)

@@ -11,13 +11,12 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
 from engine.capabilities._events import retimed, time_only
-from engine.capabilities._reminders import active_reminders, reminder_text
+from engine.capabilities._reminders import about, active_reminders, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
 from engine.capabilities.event_move import MOVED, shift
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
-from engine.capabilities.topics import shares_topic
 from engine.capabilities.words import (
     cues,
 )
@@ -262,21 +261,21 @@ class ReminderChange(Capability):
             rows = [{"reminder_id": newest.reminder_id, "text": newest.text, "next_at": None, "rrule": None}]
         else:
             rows = await active_reminders(situation)
-        about = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
+        named = about(situation, rows)
         pointed = POINTED.search(situation.text) or not _THAT.search(situation.text)
         if pointed and not reminder_words(situation.text) and not fired:
             # Pointed at or said by its words, not named a reminder nor "that": a reminder about the same thing,
             # else the event or note it is about.
-            if not about:
+            if not named:
                 return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
-            rows = about
+            rows = named
         if not rows:  # "remind her later" with nothing to put off asks for a new reminder: what, and when
             asked = REMIND.search(situation.text) and not CANCEL.search(situation.text)
             return Reroute("reminder") if asked else Said(say("no_reminders", situation.language))
         situation.rows = rows
         situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
-        if len(rows) > 1 and len(about) == 1:  # "cancel the bins reminder": the words name one, no model needed
-            situation.decided = ReminderPick(reminder_id=about[0]["reminder_id"])
+        if len(rows) > 1 and len(named) == 1:  # "cancel the bins reminder": the words name one, no model needed
+            situation.decided = ReminderPick(reminder_id=named[0]["reminder_id"])
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel] | None:

@@ -301,15 +301,28 @@ CONTACT_DETAILS = cues(
 )
 
 
+# What a request does with a thing and when, without naming it: beside a reference only, a message still says
+# nothing of its own ("put it in the calendar", "did u sort it", "mach das bitte bis morgen", "明天那个别忘了").
+DOING = cues(
+    r"\b(?:sort(?:ed)?|handle[ds]?|deal|dealt|done|finish(?:ed)?|fix(?:ed)?|calendar|diary|list|schedule|remind|"
+    r"forget|don'?t|dont|in|on|into|by|till|until|tomorrow|tonight|later|morning|evening|let|know)\b",
+    r"\b(?:mach\w*|erledig\w*|trag\w*|ein|kalender|liste|bis|morgen|später|nachher|vergiss|nicht|kümmer\w*|"
+    r"sich|mal|drum|um|erinner\w*|dran|daran)\b",
+    r"别忘了?|加上|加|处理|弄|搞|安排|日历|日程|清单|明天|今天|晚上|早上|下午|上午|提醒|好|吧",
+)
+
+
 def is_vague(text: str) -> bool:
-    """The message says nothing of its own: a reference without content ("the thing", "that") or only words of
-    asking and noting ("write it down", "帮我记一下"). A number beside a reference is no content either: "add 15
-    for it" does not say what for."""
+    """The message says nothing of its own: a reference without content ("the thing", "that"), with at most words
+    of doing and of when (`DOING`), or only words of asking and noting ("write it down", "帮我记一下"). A number
+    beside a reference is no content either: "add 15 for it" does not say what for."""
     short = len(text.split()) <= 5 and len(text.strip()) <= 30
     referring = VAGUE.search(text) is not None
     if not (referring or short):
         return False
     rest = FILLER.sub(" ", VAGUE.sub(" ", text))
+    if referring:
+        rest = DOING.sub(" ", rest)
     return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]" if referring else r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
 
 

@@ -106,7 +106,9 @@ class Grounding:
         return "\n".join(lines)
 
 
-_FROM_NOW = re.compile(r"\bin\b|\bnach\b|\bfrom now\b|\blater\b|后|以后|之后", re.IGNORECASE)
+_FROM_NOW = re.compile(
+    r"\bin\b|\bnach\b|\bfrom now\b|\blater\b|后|以后|之后|过(?=\S{1,4}(?:分钟|小时|钟头))", re.IGNORECASE
+)
 _MAX_TEXT = 2000  # grounding reads the start of a very long message only; it must never hold the worker up
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 

@@ -112,8 +112,8 @@ _READING = re.compile(
 # A whole number followed by a word counts things ("3 Gläser", "2 coffees") unless the word is one that follows a sum.
 _COUNTED = re.compile(
     r"\s*(?!(?:for|on|at|in|a|an|per|each|total|monthly|weekly|yearly|today|yesterday|and|to|from|back|cash|with|via|"
-    r"so|now|last|this|only|altogether|und|für|bei|am|im|pro|insgesamt|heute|gestern|monatlich|zusammen|von|an|zu|"
-    r"bar|mit|nur|letzte\w*|diese\w*|k)(?![a-zäöüß]))[a-zäöüß]{2,}",
+    r"so|now|last|this|only|altogether|all in|und|für|bei|am|im|pro|insgesamt|heute|gestern|monatlich|zusammen|von|"
+    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k)(?![a-zäöüß]))[a-zäöüß]{2,}",
     re.IGNORECASE,
 )
 # "花" is spending when money follows it ("花了", "花三百", "花多少"), not in "花生" (peanuts) or "花园" (garden).
@@ -123,7 +123,8 @@ _MONEY_WORDS = re.compile(
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
     r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet|dropped|blew|blown|"
     r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert|sent|gave|gifted|transferred|"
-    r"geschickt|geschenkt|überwiesen|zugesteckt)\b|\bgot\s+[\d.,]+\s+back\b|红包|压岁钱|转了|转账|"
+    r"geschickt|geschenkt|überwiesen|zugesteckt)\b|\bgot\s+[\d.,]+\s+back\b|"
+    r"\b(?:came|comes|come) (?:to|out at)\s*[€$£]?\s*\d|\bset (?:us|me|them) back\b|红包|压岁钱|转了|转账|"
     rf"{SPENT_ZH}|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
     re.IGNORECASE,
 )
@@ -144,7 +145,7 @@ _PER_PERIOD = re.compile(
 _CURRENCY_WORD = r"(?:[€$£]|euros?|eur\b|dollars?|pounds?|quid|bucks)?"
 _EACH_AFTER = re.compile(rf"\s*{_CURRENCY_WORD}\s*(?:each|apiece|a piece|pro (?:stück|person|kopf|kind))\b", re.I)
 _EACH_BEFORE = re.compile(r"(?:\b(?:je|jeweils|each)|每(?:张|个|人|份|件))\s*$", re.I)
-_TOTAL_AFTER = re.compile(rf"\s*{_CURRENCY_WORD}\s*(?:in )?(?:total|altogether|insgesamt|zusammen)\b", re.I)
+_TOTAL_AFTER = re.compile(rf"\s*{_CURRENCY_WORD}\s*(?:(?:in )?(?:total|altogether|insgesamt|zusammen)|all in)\b", re.I)
 _TOTAL_BEFORE = re.compile(
     r"(?:\b(?:total|insgesamt|zusammen|altogether)|一共|总共|合计|总计)\s*(?:of\s*|von\s*)?[€$£]?\s*$", re.I
 )
@@ -298,6 +299,10 @@ _LABELLED = re.compile(
 )
 
 
+_DAY_MONTH = re.compile(r"(?:0?[1-9]|[12]\d|3[01])\.(?:0?[1-9]|1[0-2])")
+_ON_DAY = re.compile(r"\b(?:am|bis|vom|ab|zum|seit|den|on|by|from)\s*$", re.IGNORECASE)
+
+
 def _bare_amount(text: str, match: re.Match[str], german: bool) -> bool:
     """A number without a currency counts as money when nothing around it says what else it is."""
     after = text[match.end() :]
@@ -317,6 +322,8 @@ def _bare_amount(text: str, match: re.Match[str], german: bool) -> bool:
         return False  # "3 Gläser", "2 coffees"
     if re.match(r"\s*[:/.-]\d", after) or re.search(r"\d[:/.-]$", before):  # times and dates: 7:30, 3/12
         return False
+    if _DAY_MONTH.fullmatch(match.group("number")) and (after.startswith(".") or _ON_DAY.search(before)):
+        return False  # a German date: "am 12.12. um 15 uhr", "bis 3.1."
     if re.search(r"\b(?:a|an|ein|eine|einen)\s+$", text[: match.start("number")], re.IGNORECASE):
         return False  # "got a 2 in maths", "eine 1 in Mathe bekommen": a grade or a count, not a sum
     if re.search(r"(?<![\d\w])[-+−]$", before):

@@ -30,6 +30,10 @@ def situation(text: str) -> Any:
         ("alle zwei Wochen an den Müll erinnern", "self"),  # "alle zwei Wochen" is "every two weeks"
         ("remind everyone on saturday at 10 that the cleaner is coming", "household"),
         ("提醒大家明天早上八点出发", "household"),
+        ("can you nudge ben at 6 to do his homework", "Ben"),
+        ("sag ben heute um fünf dass er zum training muss", "Ben"),
+        ("remind me to tell ben about the dentist at 5", "self"),  # the writer tells Ben
+        ("erinner mich, heute abend ben zu sagen, dass er packen muss", "self"),
     ],
 )
 def test_recipient(text: str, expected: str) -> None:

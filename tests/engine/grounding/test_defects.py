@@ -58,6 +58,7 @@ def moments(text: str, now: datetime = NOW) -> list[tuple[str, bool]]:
         ("so 9 uhr passt", [("2026-11-24T09:00", True)]),  # "so" is "about", never Sunday
         ("mia hat freitag nachmittag um drei ihre ballettaufführung", [("2026-11-27T15:00", True)]),  # "hat": a plan
         ("mia hat freitag ihr zeugnis abgeholt", [("2026-11-20T09:00", False)]),  # "hat" with a participle: past
+        ("过二十分钟提醒我把汤的火关小", [("2026-11-23T10:20", True)]),  # 过 + a duration: from now
     ],
 )
 def test_moments(text: str, expected: list[tuple[str, bool]]) -> None:
