@@ -177,6 +177,12 @@ class RemovedItem(ClearedItems):
     text: str = Field(description="the item taken off; `cleared` holds its id")
 
 
+def kinds_named(text: str) -> set[str]:
+    """The kinds of list a message names by their words ("auf die einkaufsliste": shopping; "die liste": none)."""
+    lowered = text.lower()
+    return {kind for kind, words in _KIND_WORDS.items() if any(word in lowered for word in words)}
+
+
 def canonical_name(name: str) -> tuple[str, Kind]:
     """The list a name means, and its kind: 'Einkaufsliste', 'shopping list' and '购物清单' are 'shopping'; a name
     of its own ('packing for the trip') is kept, with the kind its words suggest."""

@@ -78,11 +78,13 @@ def _ahead(situation: Situation) -> list[Moment]:
     moments = situation.grounding.moments
     past = any(m.at < now if m.has_time else m.at.date() < now.date() for m in moments)
     dayless = past or any(cue.search(situation.text) for cue in (STANDING, BOUND, TOLD_DONE))
+    # a time said after a coming day is that day's ("the zoo trip is thursday, be at school by 8")
+    days = {m.at.date() for m in moments if m.at.date() > now.date() and _names_day(m.text, now.date())}
     return [
         m
         for m in moments
         if (m.at >= now if m.has_time else m.at.date() > now.date())
-        and not (dayless and m.has_time and not _names_day(m.text, now.date()))
+        and not (dayless and m.has_time and not _names_day(m.text, now.date()) and m.at.date() not in days)
     ]
 
 
@@ -125,6 +127,8 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
     if not coming:
         return None
     moment = coming[0]
+    if not moment.has_time:  # "grans 80th is on the 19th, party starts at 3": the time said later for that day
+        moment = next((m for m in coming if m.has_time and m.at.date() == moment.at.date()), moment)
     start = moment.at.isoformat(timespec="minutes") if moment.has_time else moment.at.date().isoformat()
     return {**args, "start": start}
 

@@ -16,7 +16,7 @@ from engine.capabilities.words import INFORMATION, QUESTION, SPEND, cues, own
 from engine.checklists import render
 from engine.executor import StepResult
 from engine.grounding.language import CJK
-from tools.lists import canonical_name
+from tools.lists import canonical_name, kinds_named
 
 # Bought or brought home: a tick when a list has the thing ("grabbed milk on the way home").
 _GOT = r"(?:got|bought|picked up|grabbed|fetched)"
@@ -46,6 +46,10 @@ SHARED_LIST = cues(
     # Bought without a price: a tick when the list has the item, news otherwise (`prepare`).
     rf"^\W*(?:i |we |just |finally )*{_GOT}\b"
     r"(?! (?:it|that|this|you|ya|u|anything|any)\b)(?!.*\bback\b)[^\d?]{1,60}$",
+    # things to add, on no list named: "add nappies, wipes & formula pls" (not a note, the calendar, a sum)
+    r"^\W*(?:pls |please )?add\b(?! (?:a note|note|that|this)\b)(?!.*\b(?:calendar|diary|kalender|notes?)\b)"
+    r"[^\d?]{1,60}$",
+    r"\b(?:tick|check|cross)(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){1,3}off\b|\babhaken\b|划掉|勾掉",
     r"购物清单",
     r"购物单",
     r"清单",
@@ -62,6 +66,9 @@ _RUNNING_OUT = tuple(
         r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on) (?P<item>[^\d.!?;]{1,40})",
         r"^\W*(?:we |i |the kids |the baby |[^\W\d_]+ )?(?:still )?needs? (?:more |some |new )?(?!to\b)"
         r"(?P<item>[^\d?]{1,40})$",
+        # told on: "mia says we need glue sticks for school"
+        r"\b(?:says?|said|meinte?|sagt)\b,? (?:that )?(?:we|they|she|he|wir) (?:still |also )?(?:needs?|brauch\w*) "
+        r"(?:more |some |new |noch |mehr |neue[nsr]? )?(?!to\b)(?P<item>[^\d?.!]{1,40})$",
         rf"\b(?:we have|we'?ve got|there'?s) no (?:more )?{_THING}",
         rf"\bno (?:more )?{_THING} left\b",
         rf"\b{_THING} (?:is|are) (?:almost|nearly|basically) (?:empty|gone|finished)\b",
@@ -142,6 +149,7 @@ ERRAND = cues(
 )
 TAKING_ON = cues(
     r"\b(?:can|could|would) you (?:do|take|handle|sort)\b|\bwill do\b|\b(?:'s|is) on\b.{0,20}\b(?:duty|this week)\b|"
+    r"\b(?:can|will|'ll|is going to|gonna) (?:do|sort|take|handle)\b(?=.{0,40}\b(?:this|next) week\b)|"
     r"\b(?:'s|is) (?:your |his |her )?turn\b|"
     # "tom's doing the hoovering", not "he's doing really well in maths"
     r"\b(?:is|'s) doing\b(?! (?:really |so |very |pretty |quite )?(?:well|great|fine|better|worse|good|badly|ok|okay|"
@@ -187,7 +195,8 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     (
         "assign",
         re.compile(
-            r"\btakes?\b|\bwill do\b|\b(?:can|could) you do\b|\bassign|\bübernimmt\b|\bmacht\b|"
+            r"\btakes?\b|\bwill do\b|\b(?:can|could) you do\b|\b(?:can|will|'ll) (?:do|sort|handle)\b|\bassign|"
+            r"\bübernimmt\b|\bmacht\b|"
             r"\bkannst du\b.{0,30}\bmachen\b|负责|来做|去做",
             _I,
         ),
@@ -195,7 +204,8 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     (
         "done",
         re.compile(
-            rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\b(?:is |are )?done\b"
+            rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\bcross(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){{1,3}}off\b"
+            r"|划掉|勾掉|\b(?:is |are )?done\b"
             r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
             r"|\b(?:hab|habe|haben) (?:ich|wir)(?: schon)?\W*$"
             r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",
@@ -454,6 +464,9 @@ class SharedList(Capability):
             for item, who in zip(items, _takers(situation, items, answer.assignee), strict=True):
                 if who:
                     item["assignee"] = who
+            if any(item.get("assignee") for item in items):  # a member's chore the model left out, by the words
+                given = {item.get("assignee") for item in items}
+                items += [{"text": chore, "assignee": who} for who, chore in _chores(situation) if who not in given]
         if action == "assign" and not all(item.get("assignee") for item in items):
             return Ask(_say("ask_who", language))
         if action == "assign":  # a chore on no list yet is put on the to-do list, taken on
@@ -480,13 +493,14 @@ class SharedList(Capability):
         ]
 
     def _list(self, situation: Situation, answer: ListAnswer) -> str | None:
-        """The list the answer names, when it names one the household has or a common one; else None (all)."""
+        """The list the answer names, when it names one the household has or a common one the message names by its
+        words ("setz windeln auf die liste" names none: not the packing list); else None (all)."""
         if answer.list_name is None:
             return None
-        name = canonical_name(answer.list_name)[0]
+        name, kind = canonical_name(answer.list_name)
+        said = name.lower() in situation.text.lower() or kind in kinds_named(situation.text)
         known = {known.lower() for known in situation.choices.get("lists", [])}
-        common = {"shopping", "todo", "packing"}
-        return name if name.lower() in known or name in common else None
+        return name if said and (name.lower() in known or name in ("shopping", "todo", "packing")) else None
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         language = situation.language
@@ -541,6 +555,38 @@ def _takers(situation: Situation, items: list[dict[str, Any]], picked: str | Non
         before = [name for position, name in named if position < at]
         takers.append(before[-1] if at >= 0 and before else picked)
     return takers
+
+
+# What frames a member's chore in "ben's doing the hoovering and anna the dishes this week": the verb after the name,
+# an article, the "and" before the next name and the week it is for.
+_TAKES_ON = re.compile(
+    r"^[\s,:]*(?:['’]s\b|\bis\b|\bare\b|\bwill\b|\bcan\b|\bdoes\b|\bmacht\b|\bübernimmt\b|\bist\b)?\s*"
+    r"(?:\bdoing\b|\bdo\b|\bon\b|\bdran mit\b)?\s*(?:\b(?:the|das|den|die|der)\b)?\s*",
+    re.IGNORECASE,
+)
+_FOR_THE_WEEK = re.compile(r"\s*(?:\b(?:this|next) week(?:end)?\b|\b(?:diese|nächste) woche\b|这周|下周|本周).*$", re.I)
+_SAYING = re.compile(r"(?:said|says|asked|wants|thinks|meinte?|sagt|findet|will)\b", re.IGNORECASE)
+_AND_NEXT = re.compile(r"\s*(?:,|\band\b|\bund\b|和|&)\s*$", re.IGNORECASE)
+
+
+def _chores(situation: Situation) -> list[tuple[str, str]]:
+    """Each member's chore in a message that gives two or more members one each ("ben's doing the hoovering and
+    anna the dishes this week": Ben hoovering, Anna dishes); [] when it names fewer than two members."""
+    said = situation.text
+    named = sorted(
+        (found.start(), found.end(), member.name)
+        for member in situation.run.members
+        for found in re.finditer(rf"(?<!\w){re.escape(member.name)}(?!\w)", said, re.IGNORECASE)
+    )
+    if len({name for *_, name in named}) < 2:
+        return []
+    chores: dict[str, str] = {}
+    for index, (_, end, name) in enumerate(named):
+        part = said[end : named[index + 1][0] if index + 1 < len(named) else len(said)]
+        chore = _TAKES_ON.sub("", _AND_NEXT.sub("", _FOR_THE_WEEK.sub("", part)), count=1).strip(" ,.!?")
+        if chore and len(chore.split()) <= 5 and not _SAYING.match(chore):
+            chores.setdefault(name, chore)
+    return list(chores.items())
 
 
 def _named(item: dict[str, Any], text: str) -> bool:

@@ -81,6 +81,10 @@ VAGUE = cues(
     r"\bdas ding\b",
     r"\bdas\b",
     r"\bes\b",
+    # what was done before, named by nothing else: "the usual", "same again", "wie immer", "按上次的来"
+    r"\b(?:the usual|same again|same as (?:before|last time|always|usual)|as usual)\b",
+    r"\b(?:wie immer|wie (?:letztes|beim letzten) mal|wie gehabt|das übliche|dasselbe|das gleiche)\b",
+    r"老样子|按上次的?|跟上次一样|和上次一样|照旧",
 )
 
 
@@ -180,7 +184,8 @@ SPEND = cues(
 
 
 RECORD_VERB = cues(
-    r"^\W*(?:note|write down|remember|save|store|log|add|record|put down|keep in mind|merk dir|notier|speicher)\b",
+    r"^\W*(?:note|write down|remember|save|store|log|record|put down|keep in mind|merk dir|notier|speicher)\b",
+    r"^\W*add (?:a note|note|that|this|to (?:the |my |our )?notes)\b",  # "add nappies, wipes & formula": a list's
     r"^\W*(?:记下|记住|记一下|帮我记|存一下)",
 )
 # Asked, as a question, to keep something ("can you remember that the bins go out on tuesdays", "kannst du dir
@@ -308,7 +313,8 @@ DOING = cues(
     r"forget|don'?t|dont|in|on|into|by|till|until|tomorrow|tonight|later|morning|evening|let|know)\b",
     r"\b(?:mach\w*|erledig\w*|trag\w*|ein|kalender|liste|bis|morgen|später|nachher|vergiss|nicht|kümmer\w*|"
     r"sich|mal|drum|um|erinner\w*|dran|daran)\b",
-    r"别忘了?|加上|加|处理|弄|搞|安排|日历|日程|清单|明天|今天|晚上|早上|下午|上午|提醒|好|吧",
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:mon|diens|donners|frei|sams|sonn)tags?\b|\bmittwochs?\b",
+    r"别忘了?|加上|加|处理|弄|搞|安排|日历|日程|清单|明天|今天|晚上|早上|下午|上午|提醒|好|吧|来|(?:周|星期)[一二三四五六日天]",
 )
 
 

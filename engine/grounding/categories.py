@@ -127,11 +127,11 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
     "household": (
         "cleaning|cleaner|window cleaner|cleaning lady|detergent|washing powder|toilet paper|kitchen roll|"
         "bin bags|light bulbs|furniture|ikea|homeware|repairs|plumber|electrician|garden|gardening|hardware|"
-        "diy|paint|tools",
+        "diy|paint|tools|boiler|washing machine|dishwasher|fridge|freezer|oven|hoover|vacuum cleaner",
         "putzmittel|reinigung|putzfrau|fensterputzer|waschmittel|toilettenpapier|klopapier|küchenrolle|"
         "müllbeutel|glühbirnen|möbel|ikea|haushalt|reparatur|klempner|handwerker|elektriker|garten|baumarkt|"
-        "werkzeug|farbe",
-        "清洁|保洁|洗衣液|卫生纸|纸巾|垃圾袋|灯泡|家具|宜家|维修|水管工|家政|日用品",
+        "werkzeug|farbe|therme|waschmaschine|spülmaschine|kühlschrank|staubsauger",
+        "清洁|保洁|洗衣液|卫生纸|纸巾|垃圾袋|灯泡|家具|宜家|维修|水管工|家政|日用品|热水器|洗衣机|洗碗机|冰箱|吸尘器",
     ),
     "electronics": (
         "phone|laptop|computer|tablet|ipad|iphone|headphones|charger|tv|television|camera|printer|cable|"

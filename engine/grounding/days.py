@@ -1,12 +1,13 @@
 """Days as English and German speakers name them, counted from the member's today: "tomorrow", "the day after
-tomorrow", "übermorgen", "next Tuesday", "this Friday", "am Freitag", "in a fortnight", "in 3 days", "2 days ago",
-"end of the month", "Monatsende", "the weekend", "March 3rd", "3. März", "am 3.12.", "on the 5th".
+tomorrow", "übermorgen", "next Tuesday", "nächste Woche Mittwoch", "this Friday", "am Freitag", "in a fortnight",
+"in 3 days", "2 days ago", "end of the month", "Monatsende", "the weekend", "March 3rd", "3. März", "am 3.12.",
+"on the 5th".
 
 What the words mean, decided once:
 - a bare weekday, "this", "coming", "on", "am", "diesen", "kommenden" + weekday: the coming one (today included);
   in a sentence about the past ("paid on Friday") the latest one, today included;
-- "next" / "nächsten" + weekday: that day in next week (weeks start on Monday), so "next Tuesday" said on a Monday
-  is eight days away and said on a Friday four;
+- "next" / "nächsten" + weekday, "nächste Woche Mittwoch": that day in next week (weeks start on Monday), so "next
+  Tuesday" said on a Monday is eight days away and said on a Friday four;
 - "last" / "letzten" + weekday: the latest one before today;
 - "end of the week" is its Friday, "end of the month" its last day, "the weekend" the coming Saturday (today when it
   is the weekend), "next weekend" next week's Saturday;
@@ -80,6 +81,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("end_year", r"\bend\s+of\s+(?:the\s+|this\s+)?year\b|\bjahresende\b|\bende\s+des\s+jahres\b"),
         ("next_month_start", r"\b(?:start|beginning)\s+of\s+next\s+month\b|\banfang\s+nächsten\s+monats\b|"
                              r"\bnext\s+month\b|\bnächsten\s+monat\b"),
+        ("next_week_day", rf"\b(?:next\s+week|nächste\s+woche|kommende\s+woche)\s+(?:on\s+|am\s+)?"
+                          rf"(?P<day>{_WEEKDAY})\b|\b(?:on\s+|am\s+)?(?P<day2>{_WEEKDAY})\s+(?:next\s+week|nächste\s+woche)\b"),
         ("next_week", r"\bnext\s+week\b|\bnächste\s+woche\b"),
         ("last_week", r"\blast\s+week\b|\bletzte\s+woche\b|\bvorige\s+woche\b"),
         ("last_weekend", r"\blast\s+weekend\b|\bletztes\s+wochenende\b|\bvergangenes\s+wochenende\b"),
@@ -154,6 +157,8 @@ def _read(kind: str, match: re.Match[str], today: date, past: bool) -> date | No
         return (today.replace(day=1) + timedelta(days=32)).replace(day=1)
     if kind == "next_week":
         return monday + timedelta(days=7)
+    if kind == "next_week_day":  # "nächste woche mittwoch", "wednesday next week": that day of next week
+        return monday + timedelta(days=7 + WEEKDAY_NAMES[(groups.get("day") or groups["day2"]).lower()])
     if kind == "weekend":
         return today if today.weekday() >= 5 else monday + timedelta(days=5)
     if kind == "next_weekend":

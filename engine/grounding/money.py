@@ -109,11 +109,12 @@ _MEASURE = re.compile(
 _READING = re.compile(
     r"\b(?:\w*zählerstand|zähler|kilometerstand|meter reading|reading|mileage|odometer)\b|读数|里程", re.IGNORECASE
 )
-# A whole number followed by a word counts things ("3 Gläser", "2 coffees") unless the word is one that follows a sum.
+# A whole number followed by a word counts things ("3 Gläser", "2 coffees") unless the word is one that follows a sum
+# or a verb's participle ("35 gegeben", "40 paid").
 _COUNTED = re.compile(
     r"\s*(?!(?:for|on|at|in|a|an|per|each|total|monthly|weekly|yearly|today|yesterday|and|to|from|back|cash|with|via|"
     r"so|now|last|this|only|altogether|all in|und|für|bei|am|im|pro|insgesamt|heute|gestern|monatlich|zusammen|von|"
-    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k)(?![a-zäöüß]))[a-zäöüß]{2,}",
+    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k|ge[a-zäöüß]+(?:t|en)|\w+ed)(?![a-zäöüß]))[a-zäöüß]{2,}",
     re.IGNORECASE,
 )
 # "花" is spending when money follows it ("花了", "花三百", "花多少"), not in "花生" (peanuts) or "花园" (garden).
@@ -123,7 +124,7 @@ _MONEY_WORDS = re.compile(
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
     r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet|dropped|blew|blown|"
     r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert|sent|gave|gifted|transferred|"
-    r"geschickt|geschenkt|überwiesen|zugesteckt)\b|\bgot\s+[\d.,]+\s+back\b|"
+    r"geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b|\bgot\s+[\d.,]+\s+back\b|"
     r"\b(?:came|comes|come) (?:to|out at)\s*[€$£]?\s*\d|\bset (?:us|me|them) back\b|红包|压岁钱|转了|转账|"
     rf"{SPENT_ZH}|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
     re.IGNORECASE,

@@ -121,3 +121,22 @@ def test_what_the_house_ran_out_of_is_read_from_the_words(text: str, things: lis
 def test_what_is_put_on_a_list_is_read_from_the_words(text: str, things: list[str]) -> None:
     """Used when the model's items are not the member's words."""
     assert added(text) == things
+
+
+@pytest.mark.parametrize(
+    ("text", "chores"),
+    [
+        ("ben's doing the hoovering and anna the dishes this week", [("Ben", "hoovering"), ("Anna", "dishes")]),
+        ("mia is on bins, ben does the recycling", [("Mia", "bins"), ("Ben", "recycling")]),
+        ("tom saugt und mia macht die wäsche diese woche", [("Tom", "saugt"), ("Mia", "wäsche")]),
+        ("ben's doing the hoovering, anna said so", [("Ben", "hoovering")]),  # a member who only speaks takes none on
+        ("ben is hoovering this week", []),  # one member: the model's pick is enough
+    ],
+)
+def test_each_member_named_takes_the_chore_after_their_name(text: str, chores: list[tuple[str, str]]) -> None:
+    from types import SimpleNamespace
+
+    from engine.capabilities.shared_list import _chores
+
+    members = [SimpleNamespace(name=name) for name in ("Anna", "Ben", "Mia", "Tom")]
+    assert _chores(SimpleNamespace(text=text, run=SimpleNamespace(members=members))) == chores  # type: ignore[arg-type]

@@ -247,8 +247,20 @@ def decided(text: str) -> str | None:
         # a member told at a time, in other words than "remind"
         ("sag ben heute um fünf dass er zum training muss", "reminder"),
         ("tell ben at 6 to do his homework", "reminder"),
-        # a price told as what it came to
+        # a price told as what it came to, in thousands, or given to someone
         ("kids haircuts came to 36 all in", "expense"),
+        ("new boiler 2.4k 😭", "expense"),
+        ("hab dem babysitter gestern 35 gegeben", "expense"),
+        # what was done before, named by nothing else
+        ("same again pls", "unclear"),
+        ("按上次的来", "unclear"),
+        ("just do the usual for friday", "unclear"),
+        # lists: things told on, added without a list named, crossed off, a chore taken on for the week
+        ("mia says we need glue sticks for school", "shared_list"),
+        ("add nappies, wipes & formula pls", "shared_list"),
+        ("cross off the batteries", "shared_list"),
+        ("ben can sort the recycling this week", "shared_list"),
+        ("add that mia is allergic to kiwi", "fact"),
     ],
 )
 def test_the_words_decide(text: str, expected: str) -> None:
@@ -916,3 +928,20 @@ def test_a_time_of_day_said_alone_keeps_the_day_of_what_it_moves(said: str, alon
     from engine.capabilities._events import time_only
 
     assert time_only(said) is alone
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("grans 80th is on the 19th, party starts at 3", "2026-12-19T15:00"),
+        ("fyi mias class trip to the zoo is thursday, she needs to be at school by 8", "2026-11-26T08:00"),
+        ("ben hat nächste woche mittwoch um 8 schulfotograf", "2026-12-02T08:00"),
+        ("ben's got football at the leisure centre sat 9am", "2026-11-28T09:00"),
+    ],
+)
+def test_a_plan_is_at_the_time_said_for_its_day(text: str, start: str) -> None:
+    """A day named, and its time said later in the message, make one event at that time (not an all-day one)."""
+    from engine.capabilities._records import planned_event
+
+    event = planned_event(told(text), "plan", None)  # type: ignore[arg-type]
+    assert event is not None and event["start"] == start

@@ -253,6 +253,7 @@ def test_a_summer_asked_about_in_march_is_last_years() -> None:
         ("bought 2 coffees for 7.80", [("7.80", None)]),
         ("Habe 150 Euro für das alte Fahrrad bekommen", [("150", "EUR")]),
         ("paid £45 for ben's school trip to london, and remind me friday at 8am", [("45", "GBP")]),
+        ("die schuhe haben 49 gekostet nicht 39", [("49", None), ("39", None)]),  # "49 gekostet": no count
     ],
 )
 def test_money(text: str, expected: list[tuple[str, str | None]]) -> None:
@@ -271,6 +272,7 @@ def test_money(text: str, expected: list[tuple[str, str | None]]) -> None:
         "the swimming class moved to half 5",
         "we need 3 bin bags and 2 light bulbs",
         "what did we spend in October 2025",
+        "am 12.12. um 15 uhr weihnachtsfeier im kindergarten",  # a German date
     ],
 )
 def test_not_money(text: str) -> None:
