@@ -38,7 +38,7 @@ def recipient(situation: Situation) -> str:
         after = r"(?![A-Za-z0-9])"
         told = rf"(?<![A-Za-z])(?<!\bto )(?<!\bzu )(?:{_TELLING})\s*@?{name}{after}"
         asked = rf"{told}|{name}{after}\s*needs to be reminded"
-        german_end = rf"\b{name}{after}(?:\s+\S+){{0,6}}\s+(?:daran\s+)?erinner(?:n|t)\b"  # "Ben an den Müll erinnern"
+        german_end = rf"\b{name}{after}(?:\s+\S+){{0,8}}\s+(?:daran\s+)?erinner(?:n|t)\b"  # "Ben an den Müll erinnern"
         if re.search(asked, text, re.I) or re.search(german_end, text, re.I):
             return member.name
     if _HOUSEHOLD.search(text):

@@ -30,7 +30,7 @@ AGENDA = cues(
 # Asking whether a day is taken, said of a day or a time ("anything on tmrw?", "are we busy saturday?", "was ist
 # morgen los?", "明晚有没有事"): the calendar when the question names when.
 DAY_TAKEN = cues(
-    r"\b(?:anything|something|stuff|much) (?:on|happening|going on|in the diary)\b(?!.{0,20}\blist\b)",
+    r"(?<!\bhow )\b(?:anything|something|stuff|much) (?:on|happening|going on|in the diary)\b(?!.{0,20}\blist\b)",
     r"\b(?:are|r|am) (?:we|i|the kids) (?:busy|free)\b|\blooking like\b|\bhow does\b.{0,20}\blook\b",
     r"\bwas (?:ist|is)\b.{0,20}\blos\b|\b(?:sind|is|ist) (?:wir|was)\b.{0,30}\b(?:verplant|frei|geplant)\b",
     r"\bwie sieht\b.{0,30}\baus\b",

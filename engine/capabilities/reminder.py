@@ -24,7 +24,7 @@ REMIND = cues(
     r"\b(?:ping|nudge|buzz|text) me\b",
     r"\b(?:tell|message) me (?:at|on|in|tomorrow|tonight|every)\b",
     r"\bsag(?:e|st)? mir\b[^.?!]{0,40}\bdass\b|\bmir\b[^.?!]{0,30}\bsagen\b[^.?!]{0,10}\bdass\b",
-    r"\bremind",
+    r"\bremind(?! (?:me|us) (?:what|who|where|which|how|whats|what's)\b)",  # "remind me what the pw is" asks
     r"\breminder",
     r"\bremnd",
     r"\bremid\b",

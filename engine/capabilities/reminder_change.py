@@ -74,6 +74,8 @@ MOVE = cues(
     r"\bcan wait (?:till|until|til)\b|\breicht (?:auch )?(?:erst )?(?:um|am)\b",  # put off: it can be later
     r"\bverschieb",
     r"\bverleg",
+    r"\bschieb",
+    r"^\W*还是.{1,10}吧\W*$",  # "还是九点吧": rather at nine
     r"\bänder",
     r"\bstattdessen\b|\b(?:an)?statt\b|\blieber\b|\berst\b",
     r"\bnot (?:at )?\d",  # "at 8 not 7"
@@ -271,7 +273,11 @@ class ReminderChange(Capability):
             rows = named
         if not rows:  # "remind her later" with nothing to put off asks for a new reminder: what, and when
             asked = REMIND.search(situation.text) and not CANCEL.search(situation.text)
-            return Reroute("reminder") if asked else Said(say("no_reminders", situation.language))
+            if asked:
+                return Reroute("reminder")
+            if not reminder_words(situation.text):  # "can you move it to 4" with no reminder at all: what is meant?
+                return Reroute("unclear")
+            return Said(say("no_reminders", situation.language))
         situation.rows = rows
         situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
         if len(rows) > 1 and len(named) == 1:  # "cancel the bins reminder": the words name one, no model needed

@@ -63,7 +63,7 @@ _THING = r"(?P<item>[^\W\d_]+(?: [^\W\d_]+){0,2})"
 _RUNNING_OUT = tuple(
     re.compile(pattern, re.IGNORECASE)
     for pattern in (
-        r"\b(?:we'?re|we are|i'?m|all|running|run|ran) (?:\w+ )?(?:out of|low on) (?P<item>[^\d.!?;]{1,40})",
+        r"(?:^\W*|\b(?:we'?re|we are|i'?m|all|running|run|ran) )(?:\w+ )?(?:out of|low on) (?P<item>[^\d.!?;]{1,40})",
         r"^\W*(?:we |i |the kids |the baby |[^\W\d_]+ )?(?:still )?needs? (?:more |some |new )?(?!to\b)"
         r"(?P<item>[^\d?]{1,40})$",
         # told on: "mia says we need glue sticks for school"

@@ -75,7 +75,9 @@ def asks_about_a_note(text: str) -> bool:
     told as a price, a debt or a balance ("how much did tom owe us again", "wie viel ist noch im urlaubstopf übrig")."""
     if UNPAID.search(text):  # what is left of a budget is the budget's to say: it refines this capability
         return True
-    how_many = re.search(r"\bhow (?:many|much)\b(?! (?:times|money|did|do|have|has|was|were|is|are|we|i)\b)", text, _I)
+    how_many = re.search(
+        r"\bhow (?:many|much)\b(?! (?:times|money|did|do|have|has|was|were|is|are|we|i|on)\b)", text, _I
+    )
     return bool(how_many) and not re.search(
         r"\bspen[dt]|\bcost|\bpa(?:id|y)|\bbuy|\bbought|\bearn|\bexpens|\bpurchas|\b(?:went|go(?:ne|es)?) on\b",
         text,

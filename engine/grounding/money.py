@@ -114,7 +114,8 @@ _READING = re.compile(
 _COUNTED = re.compile(
     r"\s*(?!(?:for|on|at|in|a|an|per|each|total|monthly|weekly|yearly|today|yesterday|and|to|from|back|cash|with|via|"
     r"so|now|last|this|only|altogether|all in|und|für|bei|am|im|pro|insgesamt|heute|gestern|monatlich|zusammen|von|"
-    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k|ge[a-zäöüß]+(?:t|en)|\w+ed)(?![a-zäöüß]))[a-zäöüß]{2,}",
+    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k|ge[a-zäöüß]+(?:t|en)|\w+ed|after|before|net|gross|netto|brutto)"
+    r"(?![a-zäöüß]))[a-zäöüß]{2,}",
     re.IGNORECASE,
 )
 # "花" is spending when money follows it ("花了", "花三百", "花多少"), not in "花生" (peanuts) or "花园" (garden).
