@@ -15,7 +15,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import REQUEST, cues, is_vague, own
+from engine.capabilities.words import REQUEST, TOLD_AGAIN, cues, is_vague, own
 from engine.executor import StepResult
 from engine.grounding import Moment
 from engine.grounding.spelling import normalised
@@ -24,7 +24,7 @@ REMIND = cues(
     r"\b(?:ping|nudge|buzz|text) me\b",
     r"\b(?:tell|message) me (?:at|on|in|tomorrow|tonight|every)\b",
     r"\bsag(?:e|st)? mir\b[^.?!]{0,40}\bdass\b|\bmir\b[^.?!]{0,30}\bsagen\b[^.?!]{0,10}\bdass\b",
-    r"\bremind(?! (?:me|us) (?:what|who|where|which|how|whats|what's)\b)",  # "remind me what the pw is" asks
+    rf"\bremind(?! {TOLD_AGAIN})",  # "remind me what the pw is" asks
     r"\breminder",
     r"\bremnd",
     r"\bremid\b",

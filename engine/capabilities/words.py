@@ -25,6 +25,9 @@ WE_ARE = (
     r"ready|busy|late|leaving|staying|coming|moving|thinking|planning|looking|trying|so|really|finally)\b"
 )
 
+# After "remind", what asks to be told again now rather than later: "remind me what the wifi password is".
+TOLD_AGAIN = r"(?:me|us) (?:what|who|where|which|how|whats|what's)\b"
+
 QUESTION = cues(
     r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|how bad|wie ?viel|wie oft|wie schlimm)\b",
@@ -32,7 +35,7 @@ QUESTION = cues(
     r"(?:[,:;?!]|\s[-–—])\s*(?:how|what|when|where|who|which|why|wie|wann|wo|wer|welche[rsmn]?|warum)\s+"
     r"(?:is|are|was|were|do|does|did|much|many|long|often|ist|sind|war|hat|haben|viel|oft|lange)\b",
     # "remind me what the wifi password is": asked to be told again, now
-    r"\bremind (?:me|us) (?:what|who|where|which|how|whats|what's)\b",
+    rf"\bremind {TOLD_AGAIN}",
     rf"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were(?!\s+{WE_ARE})|do|does|did|"
     r"can|could(?! do with)|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|zeig|warum|wieso|weshalb|"
