@@ -96,6 +96,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       rf"\bam\s+(?P<d2>\d{{1,2}})\.(?!\s*\d)(?!\s*(?:{_MONTH}))"),
     )
 )  # fmt: skip
+# Christmas named beside a bare day of the month: the day is December's ("xmas dinner at ours on the 25th").
+_CHRISTMAS = re.compile(r"\b(?:x-?mas|christmas|weihnacht\w*|heiligabend)\b|圣诞", re.IGNORECASE)
 _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "einer": 1, "einem": 1, "eine": 1}
 
 
@@ -166,7 +168,10 @@ def _read(kind: str, match: re.Match[str], today: date, past: bool) -> date | No
     if kind == "last_weekend":
         return monday - timedelta(days=2)
     if kind == "month_day":
-        return _month_day(int(groups.get("d") or groups["d2"]), today, past)
+        day = int(groups.get("d") or groups["d2"])
+        if _CHRISTMAS.search(match.string) and 24 <= day <= 26:  # "xmas dinner on the 25th": December's
+            return _yearless(12, day, today, past)
+        return _month_day(day, today, past)
     return _weekday(groups, today, past, monday)
 
 

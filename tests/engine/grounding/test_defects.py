@@ -59,6 +59,7 @@ def moments(text: str, now: datetime = NOW) -> list[tuple[str, bool]]:
         ("mia hat freitag nachmittag um drei ihre ballettaufführung", [("2026-11-27T15:00", True)]),  # "hat": a plan
         ("mia hat freitag ihr zeugnis abgeholt", [("2026-11-20T09:00", False)]),  # "hat" with a participle: past
         ("过二十分钟提醒我把汤的火关小", [("2026-11-23T10:20", True)]),  # 过 + a duration: from now
+        ("xmas dinner at ours on the 25th at 1", [("2026-12-25T13:00", True)]),  # Christmas's 25th, not November's
     ],
 )
 def test_moments(text: str, expected: list[tuple[str, bool]]) -> None:
