@@ -27,6 +27,7 @@ from engine.domain import Reply
 from engine.errors import AnalysisError
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding, ground
+from engine.grounding.categories import synonym_spans
 from engine.grounding.language import CJK
 from engine.grounding.spelling import commands_spelt
 from engine.llm_types import LLMResponse, Message
@@ -243,14 +244,19 @@ _MONTH_NAMES = {
 
 
 def follow_up(text: str, history: History, grounding: Grounding, run: Run) -> str | None:
-    """The last question asked again for the period the follow-up names ("and last month?"), or for the month
-    before the one it asked about ("and the month before?"); None when the message is no such follow-up."""
+    """The last question asked again for the period the follow-up names ("and last month?"), for the month before
+    the one it asked about ("and the month before?") or for the other thing it names ("and on fuel?" after "how much
+    did we spend on groceries this month"); None when the message is no such follow-up."""
     if not history.turns or len(text) > 60 or not _GOES_ON.search(text):
         return None
     last = history.turns[-1]  # the member's last message: a follow-up goes on from it
     now = run.deps.clock.now()
     asked = ground(last.user_text, now, run.timezone, [member.name for member in run.members])
-    if asked.span is None or not routing.reading(last.user_text, asked).question:
+    if not routing.reading(last.user_text, asked).question:
+        return None
+    if grounding.span is None and grounding.category and asked.category and grounding.category != asked.category:
+        return _other_thing(last.user_text, text)
+    if asked.span is None:
         return None
     if grounding.span is not None:
         period = grounding.span.text
@@ -262,6 +268,15 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run) -> st
     else:
         return None
     return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
+
+
+def _other_thing(asked: str, text: str) -> str | None:
+    """The question `asked` with its category's words replaced by the ones `text` names."""
+    said, before = synonym_spans(text), synonym_spans(asked)
+    if not said or not before:
+        return None
+    (start, end), (new_start, new_end) = before[0], said[0]
+    return asked[:start] + text[new_start:new_end] + asked[end:]
 
 
 async def _fill(

@@ -50,6 +50,8 @@ SHARED_LIST = cues(
     r"^\W*(?:pls |please )?add\b(?! (?:a note|note|that|this)\b)(?!.*\b(?:calendar|diary|kalender|notes?)\b)"
     r"[^\d?]{1,60}$",
     r"\b(?:tick|check|cross)(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){1,3}off\b|\babhaken\b|划掉|勾掉",
+    # "toilet roll ✅": ticked off ("all done ✅", "搞定了✅" are said of a reminder just sent)
+    r"^(?!.*(?:\b(?:done|ok|okay|erledigt|fertig|gemacht)\b|搞定|好了|完成))[^\d?]{1,40}?\s*[✅✔☑✓]\ufe0f?\W*$",
     r"购物清单",
     r"购物单",
     r"清单",
@@ -143,7 +145,8 @@ def _things(forms: tuple[re.Pattern[str], ...], text: str) -> list[str] | None:
 # edeka bist", "顺路带两袋尿不湿".
 ERRAND = cues(
     r"\b(?:pick up|grab|get|bring)\b.{1,50}\b(?:(?:at|from) the (?:shops?|store|supermarket)|on (?:the|your|ur) way"
-    r"|next time (?:you'?re|ur|u r|you are)|when (?:you'?re|ur|u r|you are) (?:at|in))\b",
+    r"|next time (?:you'?re|ur|u r|you are)|when (?:you'?re|ur|u r|you are) (?:at|in)"
+    r"|if (?:you'?re|ur|u r|you are|youre) (?:passing|going past|near|at|in))\b",
     r"\bbring\w*\b.{1,50}\bmit\b",
     r"顺路带|顺便带|回来(?:的时候)?带",
 )
@@ -205,7 +208,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         "done",
         re.compile(
             rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\bcross(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){{1,3}}off\b"
-            r"|划掉|勾掉|\b(?:is |are )?done\b"
+            r"|划掉|勾掉|[✅✔☑✓]|\b(?:is |are )?done\b"
             r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
             r"|\b(?:hab|habe|haben) (?:ich|wir)(?: schon)?\W*$"
             r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",

@@ -20,9 +20,9 @@ Kind = Literal["expense", "income"]
 # category -> synonyms (en | de | zh). Each line is one language; a synonym is a word or a phrase, lowercase.
 _EXPENSES: dict[str, tuple[str, str, str]] = {
     "groceries": (
-        "groceries|grocery|supermarket|food shop|food shopping|weekly shop|veg|vegetables|fruit|bread|milk|eggs|"
-        "aldi|lidl|tesco|sainsbury's|asda|rewe|edeka|penny|netto|kaufland|whole foods|trader joe's|costco|snacks|"
-        "sweets|crisps|chocolate",
+        "groceries|grocery|supermarket|food shop|food shopping|weekly shop|big shop|veg|vegetables|fruit|bread|"
+        "milk|eggs|aldi|lidl|tesco|sainsbury's|asda|rewe|edeka|penny|netto|kaufland|whole foods|trader joe's|costco|"
+        "snacks|sweets|crisps|chocolate",
         "lebensmittel|einkauf|supermarkt|wocheneinkauf|brötchen|brot|milch|eier|obst|gemüse|bäcker|bäckerei|"
         "metzger|rewe|edeka|aldi|lidl|penny|netto|kaufland|süßigkeiten|süßkram|naschzeug|schokolade",
         "买菜|菜钱|超市|水果|蔬菜|面包|牛奶|鸡蛋|菜市场|生鲜|粮油|零食|巧克力",
@@ -73,7 +73,8 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
     "health": (
         "doctor|dentist|hospital|physio|physiotherapy|therapy|optician|glasses|contact lenses|vet bill|"
         "prescription charge|check-up|checkup",
-        "arzt|ärztin|zahnarzt|krankenhaus|physiotherapie|therapie|optiker|brille|kontaktlinsen|praxisgebühr",
+        "arzt|ärztin|zahnarzt|zahnreinigung|prophylaxe|krankenhaus|physiotherapie|therapie|optiker|brille|"
+        "kontaktlinsen|praxisgebühr",
         "看病|医院|牙医|体检|挂号|医药费|眼镜|诊所",
     ),
     "pharmacy": (

@@ -152,6 +152,22 @@ async def test_a_follow_up_asks_the_last_question_again_for_the_month_before(rou
     assert "this month" not in request.last_user_text
 
 
+async def test_a_follow_up_naming_another_thing_asks_the_last_question_about_it(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps follow-up thing", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(sum={"op": "sum", "categories": [], "whose": "household", "group_by": "none", "period": None})
+    )
+    await send(routed, family, "how much did we spend on groceries this month?")
+    routed.llm.reset()
+
+    body = await send(routed, family, "and on fuel?")
+
+    assert body["outcome"] == "answered", body
+    [request] = routed.llm.requests
+    assert request.schema_name == "route_sum"
+    assert "Question: how much did we spend on fuel this month" in request.last_user_text
+
+
 async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps which", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))

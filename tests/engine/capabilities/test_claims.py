@@ -262,6 +262,9 @@ def decided(text: str) -> str | None:
         ("ben can sort the recycling this week", "shared_list"),
         ("add that mia is allergic to kiwi", "fact"),
         ("out of loo roll again 🙄", "shared_list"),
+        ("toilet roll ✅", "shared_list"),
+        ("grab some nappies if ur passing boots", "shared_list"),
+        ("💸 62 on the big shop", "expense"),
         # money asked about, not the calendar; a bonus "after tax"
         ("how much on petrol this month", "sum"),
         ("my christmas bonus came in today, 1200 after tax 🎉", "expense"),

@@ -41,6 +41,8 @@ from engine.grounding.categories import (
         ("kids haircuts 18 each", "beauty"),  # an English plural of a synonym
         ("new school shoes for ben, 49.99", "clothing"),  # of two side by side, the second is what was bought
         ("avg grocery trip this month?", "groceries"),  # a trip or a run for something is that thing
+        ("zahnreinigung 95€ selbst bezahlt", "health"),  # the longest word: teeth cleaning, not cleaning
+        ("💸 62 on the big shop", "groceries"),
     ],
 )
 def test_expense_categories(text: str, category: str) -> None:
