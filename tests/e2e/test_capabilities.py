@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 
 import asyncpg
+import pytest
 
 from tests.e2e.test_routed import BERLIN, answers, clock, live_memories, routed, send  # noqa: F401 (fixtures)
 from tests.fakes.clock import ManualClock
@@ -135,37 +136,33 @@ async def test_two_requests_in_one_message_are_both_done(routed: System) -> None
     assert [row["text"] for row in reminders] == ["send back the consent form"]
 
 
-async def test_a_follow_up_asks_the_last_question_again_for_the_month_before(routed: System) -> None:  # noqa: F811
-    family = await make_family(routed.admin, "Caps follow-up", {"Anna": "Europe/Berlin"})
+@pytest.mark.parametrize(
+    ("follow_up", "asked", "gone"),
+    [
+        ("and the month before?", "Question: how much did we spend on groceries in ", "this month"),  # a period
+        ("and on fuel?", "Question: how much did we spend on fuel this month", "groceries"),  # another thing
+    ],
+)
+async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
+    routed: System,  # noqa: F811
+    follow_up: str,
+    asked: str,
+    gone: str,
+) -> None:
+    family = await make_family(routed.admin, f"Caps follow-up {follow_up}", {"Anna": "Europe/Berlin"})
     routed.llm.script(
         answers(sum={"op": "sum", "categories": [], "whose": "household", "group_by": "none", "period": None})
     )
     await send(routed, family, "how much did we spend on groceries this month?")
     routed.llm.reset()
 
-    body = await send(routed, family, "and the month before?")
+    body = await send(routed, family, follow_up)
 
     assert body["outcome"] == "answered", body
     [request] = routed.llm.requests
     assert request.schema_name == "route_sum"
-    assert "Question: how much did we spend on groceries in " in request.last_user_text
-    assert "this month" not in request.last_user_text
-
-
-async def test_a_follow_up_naming_another_thing_asks_the_last_question_about_it(routed: System) -> None:  # noqa: F811
-    family = await make_family(routed.admin, "Caps follow-up thing", {"Anna": "Europe/Berlin"})
-    routed.llm.script(
-        answers(sum={"op": "sum", "categories": [], "whose": "household", "group_by": "none", "period": None})
-    )
-    await send(routed, family, "how much did we spend on groceries this month?")
-    routed.llm.reset()
-
-    body = await send(routed, family, "and on fuel?")
-
-    assert body["outcome"] == "answered", body
-    [request] = routed.llm.requests
-    assert request.schema_name == "route_sum"
-    assert "Question: how much did we spend on fuel this month" in request.last_user_text
+    assert asked in request.last_user_text
+    assert gone not in request.last_user_text
 
 
 async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811
