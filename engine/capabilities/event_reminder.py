@@ -3,7 +3,7 @@ from the grounding, the event from the calendar by its title's words (or the mod
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,6 +22,7 @@ from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import REMIND, TELL, asks_to_be_told
 from engine.capabilities.words import DOING, VAGUE, cues
 from engine.executor import StepResult
+from engine.grounding.days import find_days
 
 BEFORE = cues(
     r"\bbefore\b",
@@ -125,7 +126,8 @@ class EventReminder(Capability):
         event_id = picked.event_id if isinstance(picked, EventPick) else situation.rows[0]["event_id"]
         minutes = situation.grounding.minutes[0] if situation.grounding.minutes else 60
         if not situation.grounding.minutes and DAY_BEFORE.search(situation.text):
-            minutes = _DAY
+            row = next(row for row in situation.rows if row["event_id"] == event_id)
+            minutes = _day_before(situation, datetime.fromisoformat(str(row["start"])).replace(tzinfo=None))
         args = {"event_id": event_id, "minutes_before": minutes, "recipient": recipient(situation)}
         return [PlannedCall(id="s1", tool="remind_before_event", args=args)]
 
@@ -144,6 +146,16 @@ class EventReminder(Capability):
             minutes=result["minutes_before"],
             text=result["text"],
         )
+
+
+def _day_before(situation: Situation, start: datetime) -> int:
+    """Minutes before `start` of a reminder the day before it: at the time of day the message names ("the night
+    before school photos, say 8pm", "am vortag um 18 uhr"), else at the event's own time."""
+    for moment in situation.grounding.moments:
+        if moment.has_time and not find_days(moment.text, start.date()):
+            at = datetime.combine(start.date() - timedelta(days=1), moment.at.time())
+            return int((start - at).total_seconds()) // 60
+    return _DAY
 
 
 def _told_last(situation: Situation, rows: list[dict[str, Any]]) -> list[int]:

@@ -96,6 +96,10 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                       rf"\bam\s+(?P<d2>\d{{1,2}})\.(?!\s*\d)(?!\s*(?:{_MONTH}))"),
     )
 )  # fmt: skip
+# A weekday said just before a date names that date ("wednesday 2nd december", "am mittwoch, den 2.12.", "sat the
+# 5th"): the date is the day, the weekday only its name.
+_DATED = frozenset({"iso", "dmy", "dm", "md", "month_day"})
+_APPOSITION = re.compile(r"[\s,]*(?:(?:den|the)\s+)?", re.IGNORECASE)
 # Christmas named beside a bare day of the month: the day is December's ("xmas dinner at ours on the 25th").
 _CHRISTMAS = re.compile(r"\b(?:x-?mas|christmas|weihnacht\w*|heiligabend)\b|圣诞", re.IGNORECASE)
 _COUNT_WORDS = {"a": 1, "an": 1, "one": 1, "einer": 1, "einem": 1, "eine": 1}
@@ -115,7 +119,7 @@ class Day:
 def find_days(text: str, today: date, past: bool = False) -> list[Day]:
     """The days `text` names relative to `today`, in order; `past`: the sentence speaks of what happened, so a
     weekday or a date without a year is the latest one rather than the coming one."""
-    found: list[Day] = []
+    found: list[tuple[str, Day]] = []
     taken: list[tuple[int, int]] = []
     for kind, pattern in _FORMS:
         for match in pattern.finditer(text):
@@ -124,9 +128,12 @@ def find_days(text: str, today: date, past: bool = False) -> list[Day]:
             day = _read(kind, match, today, past)
             if day is not None:
                 rolls = kind == "weekday" and day == today and not past and not _fixed_week(match)
-                found.append(Day(day, match.start(), match.end(), match.group(0).strip(), rolls))
+                found.append((kind, Day(day, match.start(), match.end(), match.group(0).strip(), rolls)))
                 taken.append((match.start(), match.end()))
-    return sorted(found, key=lambda d: d.start)
+    found.sort(key=lambda kind_day: kind_day[1].start)
+    return [day for index, (kind, day) in enumerate(found)
+            if not (kind == "weekday" and index + 1 < len(found) and found[index + 1][0] in _DATED
+                    and _APPOSITION.fullmatch(text[day.end : found[index + 1][1].start]))]  # fmt: skip
 
 
 def _read(kind: str, match: re.Match[str], today: date, past: bool) -> date | None:  # noqa: PLR0911 — one per form

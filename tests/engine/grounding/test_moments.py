@@ -37,6 +37,10 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("两小时后提醒我", "2026-11-23T12:00", True),
         ("校车现在早上7点40到", "2026-11-24T07:40", True),  # "现在" (these days) is no moment of its own
         ("erinnere mich morgen um 9 an den Zahnarzt", "2026-11-24T09:00", True),
+        # a weekday said just before a date only names the date
+        ("elternsprechtag ist am mittwoch den 2.12. um viertel nach 4", "2026-12-02T16:15", True),
+        ("parents evening is on wednesday 2nd december at 4:15pm", "2026-12-02T16:15", True),
+        ("party on sat the 5th at 3", "2026-12-05T15:00", True),
     ],
 )
 def test_moments(text: str, at: str, has_time: bool) -> None:
