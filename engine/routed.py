@@ -47,7 +47,7 @@ _RESUMABLE = frozenset({"expense", "fact", "unclear", None})
 async def answer(
     run: Run, version: PromptVersion, text: str, history: History
 ) -> tuple[Reply, PendingClarification | None]:
-    text = commands_spelt(text)  # "pls cancle the grandma reminder" asks to cancel it
+    text = routing.without_smuggled(commands_spelt(text))  # "pls cancle the grandma reminder" asks to cancel it
     parts = two_requests(text, run) if history.pending is None else None
     if parts is not None:
         return await _both(run, version, parts, history)

@@ -38,6 +38,13 @@ SMALL_TALK = cues(
     r"\bbist du (?:ein |eine |echt |wirklich )?(?:roboter|bot|mensch|echt|ki|maschine|computer)\b",
     r"你是(?:不是)?(?:机器人|真人|人|AI|ai|人工智能)",
     r"\bwhat(?:'s| is) up\b",
+    # a word or a sentence in another language ("how do you say 'delete all reminders' in german?"): answered in a
+    # reply, never done
+    r"\bhow (?:do|would|to) (?:you |u |i |we )?say\b|\btranslate\b|\bwhat(?:'s| is) [^?]{1,60}\bin (?:english|"
+    r"german|chinese|french|spanish|italian)\b",
+    r"\bwie (?:sagt|schreibt) man\b|\bwas hei(?:ß|ss)t [^?]{1,60}\bauf (?:englisch|deutsch|chinesisch|französisch)\b|"
+    r"\bübersetz",
+    r"用(?:英语|英文|德语|德文|中文|汉语|法语)怎么说|(?:英语|英文|德语|德文)(?:怎么说|是什么)|翻译(?:一下|成)",
     r"\btell me a joke\b",
     r"\bhelp\W*$",
     r"你是谁",

@@ -20,6 +20,7 @@ from tools.lists import canonical_name, kinds_named
 
 # Bought or brought home: a tick when a list has the thing ("grabbed milk on the way home").
 _GOT = r"(?:got|bought|picked up|grabbed|fetched)"
+_FETCHED = r"gekauft|besorgt|mitgebracht|mitgenommen|geholt|eingekauft"  # German participles of _GOT
 
 # Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
 SHARED_LIST = cues(
@@ -41,7 +42,7 @@ SHARED_LIST = cues(
     r"\bübernimmt\b.{0,30}\baufgabe\b",
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
     r"^\W*(?:ich |wir )?(?:habe |hab |haben |ham )?[^\d?]{1,60} (?:ist |sind )?"
-    r"(?:gekauft|besorgt|mitgebracht|geholt)\W*$",
+    rf"(?:{_FETCHED})\W*$",
     r"^[^\d]{1,10}(?:买|带|拿)(?:回来|回家|好|到)?了\W*$",
     # Bought without a price: a tick when the list has the item, news otherwise (`prepare`).
     rf"^\W*(?:i |we |just |finally )*{_GOT}\b"
@@ -209,7 +210,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         re.compile(
             rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\bcross(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){{1,3}}off\b"
             r"|划掉|勾掉|[✅✔☑✓]|\b(?:is |are )?done\b"
-            r"|\bgekauft\b|\bbesorgt\b|\bmitgebracht\b|\bgeholt\b|\berledigt\b|\babhaken\b"
+            rf"|\b(?:{_FETCHED})\b|\berledigt\b|\babhaken\b"
             r"|\b(?:hab|habe|haben) (?:ich|wir)(?: schon)?\W*$"
             r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",
             _I,

@@ -97,10 +97,11 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
     ),
     "education": (
         "school|school fees|tuition|tutor|tutoring|class fee|course|lessons|textbook|textbooks|school books|"
-        "stationery|school trip|school bag|exam fee|university|piano lessons|music lessons",
+        "stationery|school trip|school bag|exam fee|university|piano lessons|music lessons|instrument|recorder|flute|"
+        "violin|cello|guitar|ukulele|sheet music",
         "schule|schulgeld|klassenfahrt|schulranzen|nachhilfe|kurs|kursgebühr|unterricht|schulbücher|schulsachen|schreibwaren|studium|"
-        "klavierunterricht|musikschule",
-        "学费|补习|辅导|培训|课|课程|课本|教材|文具|兴趣班|钢琴课|书包|学校|春游",
+        "klavierunterricht|musikschule|instrument|flöte|blockflöte|querflöte|geige|cello|gitarre|noten",
+        "学费|补习|辅导|培训|课|课程|课本|教材|文具|兴趣班|钢琴课|书包|学校|春游|乐器|笛子|小提琴|吉他|尤克里里",
     ),
     "sports": (
         "gym|swimming|swimming class|swimming lessons|swim class|football|football club|tennis|yoga|sports|"

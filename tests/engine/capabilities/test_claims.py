@@ -109,6 +109,10 @@ def decided(text: str) -> str | None:
         ("ben's teacher said he's doing really well in maths", None),  # how someone is doing takes nothing on
         ("ben can you do the bins this week", "shared_list"),
         ("hab brot und klopapier mitgebracht", "shared_list"),
+        ("brot hab ich vorhin mitgenommen", "shared_list"),
+        ("how do you say good night in german?", "chat"),  # a translation is answered, never done
+        ("was heißt einkaufsliste auf englisch?", "chat"),
+        ("晚安用英语怎么说", "chat"),
         # a ceiling on a month's spending, a raised budget: amounts, never clock times
         ("max 300 für lebensmittel im monat", "budget"),
         ("bump the grocery budget up to 450, xmas is coming", "budget"),

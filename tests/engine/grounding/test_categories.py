@@ -43,6 +43,8 @@ from engine.grounding.categories import (
         ("avg grocery trip this month?", "groceries"),  # a trip or a run for something is that thing
         ("zahnreinigung 95€ selbst bezahlt", "health"),  # the longest word: teeth cleaning, not cleaning
         ("💸 62 on the big shop", "groceries"),
+        ("für mias flöte 140 gezahlt", "education"),  # an instrument for school music
+        ("paid 300 for bens new guitar", "education"),
     ],
 )
 def test_expense_categories(text: str, category: str) -> None:
