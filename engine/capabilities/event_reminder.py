@@ -3,6 +3,7 @@ from the grounding, the event from the calendar by its title's words (or the mod
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -150,10 +151,15 @@ class EventReminder(Capability):
 
 def _day_before(situation: Situation, start: datetime) -> int:
     """Minutes before `start` of a reminder the day before it: at the time of day the message names ("the night
-    before school photos, say 8pm", "am vortag um 18 uhr"), else at the event's own time."""
+    before school photos, say 8pm", "am vortag um 18 uhr", "the evening before at 7"), else at the event's own
+    time."""
+    said = DAY_BEFORE.search(situation.text)
+    evening = said is not None and re.search(r"night|evening|abend|晚", said.group(), re.IGNORECASE) is not None
     for moment in situation.grounding.moments:
         if moment.has_time and not find_days(moment.text, start.date()):
             at = datetime.combine(start.date() - timedelta(days=1), moment.at.time())
+            if evening and at.hour < 12:  # "the evening before at 7"
+                at += timedelta(hours=12)
             return int((start - at).total_seconds()) // 60
     return _DAY
 

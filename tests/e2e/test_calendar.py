@@ -69,6 +69,7 @@ async def test_a_plan_becomes_an_event_is_listed_and_gets_a_reminder_before_it(r
         ("give me a heads up the day before the dentist", datetime(2031, 3, 13, 15, 0, tzinfo=BERLIN)),
         ("give me a shout the night before the dentist, say 8pm", datetime(2031, 3, 13, 20, 0, tzinfo=BERLIN)),
         ("am vortag um 18 uhr an den zahnarzt erinnern", datetime(2031, 3, 13, 18, 0, tzinfo=BERLIN)),
+        ("remind me the evening before the dentist at 7", datetime(2031, 3, 13, 19, 0, tzinfo=BERLIN)),
     ],
 )
 async def test_a_reminder_the_day_before_an_event_is_at_the_time_named_or_the_events(
