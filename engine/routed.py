@@ -137,6 +137,7 @@ async def _one(
     run: Run, version: PromptVersion, text: str, history: History
 ) -> tuple[Reply, PendingClarification | None]:
     started = time.monotonic()
+    text = routing.without_override(text)
     grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
     if combined == text and pending_route is None:

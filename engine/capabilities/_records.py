@@ -105,6 +105,20 @@ _PART_OF_TODAY = re.compile(
 )
 
 
+_TITLE_LENGTH = 120
+_SENTENCES = re.compile(r"(?<=[.!?。！？])\s+|\n+")
+
+
+def _title(text: str, said: list[str]) -> str:
+    """An event's title: the message, or for a message too long to be one, the sentence naming when ("Fwd from the
+    school office: … The swimming gala is on Thursday at 3pm." is "The swimming gala is on Thursday at 3pm.")."""
+    if len(text) > _TITLE_LENGTH and said:
+        for sentence in _SENTENCES.split(text):
+            if said[0].lower() in sentence.lower():
+                return clip(sentence.strip(), _TITLE_LENGTH)
+    return clip(text, _TITLE_LENGTH)
+
+
 def planned_event(situation: Situation, kind: str, person: str | None) -> dict[str, object] | None:
     """The calendar event a told plan makes: a coming moment (a time, or a day for an all-day event) or, for a
     plan, a repetition, for the member it names, the household ("we", "the family") or the writer; None for
@@ -112,7 +126,8 @@ def planned_event(situation: Situation, kind: str, person: str | None) -> dict[s
     if kind in _NOT_EVENTS or HOURS.search(situation.text):  # a place's hours are no event of the family's
         return None
     grounding = situation.grounding
-    args: dict[str, object] = {"title": clip(situation.text, 120), "whose": _whose(situation, person)}
+    said = [r.text for r in grounding.repeats] or [m.text for m in _ahead(situation)]
+    args: dict[str, object] = {"title": _title(situation.text, said), "whose": _whose(situation, person)}
     if grounding.repeats:  # a habit is a plan's ("mia has ballet on tuesdays"), never a fact's or the body's
         if kind != "plan":  # ("the gp is closed on wednesday afternoons", "inhaler every morning")
             return None

@@ -54,6 +54,9 @@ UPDATE = cues(
     r"^\W*(?:(?:no|nope|ne|nee|nein)\W+)?(?:wait|warte|oops|ups|hoppla|sorry|moment|hang on)\b[^?]{0,25}\d[\d.,]*"
     r"\s*(?:€|eur\w*|dollars?|quid|pounds?|franken|chf)?\W*$",
     r"\b(?:war|waren|ist|sind|kostete)\b[^.?!]{0,15}\bdoch\b[^.?!]{0,15}\d",
+    # "ach ne, beim bäcker warens 12,40", "oh no, the bakery was 12.40": a "no" before what it was instead
+    r"^\W*(?:(?:ach|oh|äh|ähm|hm+)\W+)?(?:no|nope|ne|nee|nein)\b[^?]{0,30}\b(?:was|were|it was|war|waren|warens|wars|"
+    r"war es|waren es|kostete)\W+\d[\d.,]*\s*(?:€|eur\w*|dollars?|quid|pounds?|franken|chf)?\W*$",
     r"改成",
     r"改为",
     r"更正",

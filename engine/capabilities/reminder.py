@@ -236,7 +236,9 @@ _ASKING = re.compile(
 _FRAMED = re.compile(
     r"\b(?:muss|müssen|soll|sollte|sollten)\s+(?:ich|wir)\s+(?:noch |unbedingt |bitte |dran )*an\s+"
     r"(?P<thing>.{2,80}?)\s+denken\b|"
-    r"\bdass (?:ich|wir|er|sie|du) (?P<clause>.{2,80}?)\s*(?:soll|sollen|muss|müssen)?\W*$",
+    r"\bdass (?:ich|wir|er|sie|du) (?P<clause>.{2,80}?)\s*(?:soll|sollen|muss|müssen)?\W*$|"
+    # the thing before the verb at the end: "in ner halben stunde ans nudeln abgießen erinnern"
+    r"\ban(?:s)?\s+(?P<object>.{2,80}?)\s+erinner\w*(?:\s+werden)?\W*$",
     re.IGNORECASE,
 )
 
@@ -246,19 +248,23 @@ def own_words(situation: Situation, said: str) -> str:
     when the message frames the thing, the frame's: "an das turnzeug für mia denken" is not "Mia denken"), else the
     message less the words of asking and of time."""
     text = normalised(situation.text, situation.language)
-    framed = _FRAMED.search(text)
+    framed = _FRAMED.search(situation.text) or _FRAMED.search(text)  # the member's spelling where it reads as is
     if framed:
-        thing = (framed.group("thing") or framed.group("clause")).strip(" ,.!?")
-        return said if own(said, thing) and own(thing, said) else thing[:120]  # the whole thing, no more
+        thing = _without_when(situation, framed.group("thing") or framed.group("clause") or framed.group("object"))
+        return said if own(said, thing) and own(thing, said) else (thing or said)[:120]  # the whole thing, no more
     if own(said, text):
         return said
-    rest = normalised(situation.text, situation.language)
-    said_when = [m.text for m in situation.grounding.moments] + [r.text for r in situation.grounding.repeats]
-    for found in said_when:
-        rest = re.sub(re.escape(found), " ", rest, flags=re.IGNORECASE)
-    rest = _ASKING.sub("", _CLOCK.sub(" ", rest).strip())
+    rest = _ASKING.sub("", _without_when(situation, text))
     rest = re.sub(r"\s+", " ", rest).strip(" ,.!?;:，。！？")
     return (rest or said)[:120]
+
+
+def _without_when(situation: Situation, text: str) -> str:
+    """`text` less the times and repeats the grounding found in it."""
+    said_when = [m.text for m in situation.grounding.moments] + [r.text for r in situation.grounding.repeats]
+    for found in said_when:
+        text = re.sub(re.escape(found), " ", text, flags=re.IGNORECASE)
+    return re.sub(r"\s+", " ", _CLOCK.sub(" ", text)).strip(" ,.!?;:，。！？")
 
 
 _CLOCK = re.compile(r"\b(?:at|um|gegen)\s+\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|uhr)?(?!\w)", re.IGNORECASE)

@@ -76,6 +76,9 @@ _RUNNING_OUT = tuple(
         rf"\bno (?:more )?{_THING} left\b",
         rf"\b{_THING} (?:is|are) (?:almost|nearly|basically) (?:empty|gone|finished)\b",
         rf"\b{_THING} (?:ist|sind) (?:schon |fast |bald |gleich |so gut wie )?(?:alle|leer)\b",
+        rf"\b{_THING} (?:is|are) running (?:low|out)\b",
+        rf"\b{_THING} (?:geht|gehen) (?:langsam |bald |fast )?(?:zur neige|aus)\b",
+        rf"\b{_THING} (?:wird|werden) (?:langsam |schon )?knapp\b",
         r"\bbrauchen (?:dringend |unbedingt |bald |auch |noch |mehr |wieder |neue[nsr]? )+(?P<item>[^\d?]{1,40})",
         r"\bcould do with (?:more |some |new )?(?P<item>[^\d?.!]{1,40})",
         rf"\b(?:haben|hab|ham|gibt(?:'s| es)?)\b.{{0,10}}\bkeine?n? {_THING} mehr\b",
@@ -191,7 +194,8 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         "remove",
         re.compile(
             r"\btake\b.{1,40}\boff\b|\b(?:remove|delete|scratch)\b|\bdon'?t need\b.{0,40}\b(?:any ?more|after all)\b|"
-            r"\b(?:nimm|nehmt?)\b.{1,40}\b(?:von|runter)\b|\bstreich\w*|\blösch\w*|\bentfern\w*|"
+            r"\b(?:nimm|nehmt?|nehmen)\b.{1,40}\b(?:von|runter)\b|\bvon (?:der |unserer )?\w*liste\b.{0,20}\bnehmen\b|"
+            r"\brunter ?nehmen\b|\bstreich\w*|\blösch\w*|\bentfern\w*|"
             r"\bbrauchen wir\b.{0,30}\bdoch nicht\b|删掉|删除|去掉|拿掉|不用买|不要买|别买",
             _I,
         ),

@@ -50,6 +50,7 @@ QUESTION = cues(
     r"^\W*(?:in|on|at|for|from|to|with|by|about|auf|an|mit|für|von|bei|zu|um|über|nach|aus|seit|bis)\s+"
     r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",
     r"多大|多久|多长|多高|多重|几岁|怎么说|为啥|为什么",
+    r"(?:告诉|发给)我(?:一下)?[^，。！？]{0,12}(?:密码|号码|电话|地址|编号)",  # "告诉我家里wifi密码"
     r"^\W*(?:steht|stehen|gibt'?s|gibt es|läuft)\b",  # impersonal verb first: "steht freitag abend schon was"
     # a German verb first with its subject after it asks: "hast du omas nummer", "brauchen wir noch milch"
     r"^\W*(?:hast|habt|haben|hattest|hattet|hatten|weißt|weisst|wisst|wissen|kennst|kennt|kennen|brauchst|braucht|"

@@ -249,16 +249,25 @@ _FESTIVAL_BEFORE_NOUN = re.compile(
 )
 
 
+# A measure right after the hour ("晚上8点38度5", "8点37℃"): its number is a temperature or a weight, not the minutes,
+# so the hour ends at 点.
+_MEASURE_AFTER_HOUR = re.compile(r"(?<=点)(?=\d+(?:[.,]\d+)?\s*(?:度|℃|°|公斤|斤|千克|kg|毫升|ml|岁))", re.IGNORECASE)
+
+
+_ZH_NOW = frozenset({"现在", "此刻", "目前", "如今", "当前", "眼下"})
+
+
 def _chinese(text: str, now: datetime) -> list[Found]:
     wall = now.replace(tzinfo=None, second=0, microsecond=0)
     text = _NOW_BEFORE_CLOCK.sub(lambda match: " " * len(match.group()), text)
+    text = _MEASURE_AFTER_HOUR.sub(",", text)
     found = []
     for entity in _jionlp(text, wall):
         detail = entity["detail"]
         if detail["type"] not in ("time_point", "time_span"):
             continue
-        if _festival_noun(text, entity["text"]):
-            continue
+        if _festival_noun(text, entity["text"]) or entity["text"].strip() in _ZH_NOW:
+            continue  # "现在告诉我…" (now tell me) names no moment, as "now" does not
         moment = _chinese_point(detail["time"], wall, entity["text"])
         if moment is not None and _ZH_RELATIVE_CLOCK.search(entity["text"]):  # jionlp adds hours to the wall clock
             moment = Found(after(now, moment.at - wall), True, moment.text)

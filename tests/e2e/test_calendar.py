@@ -63,6 +63,21 @@ async def test_a_plan_becomes_an_event_is_listed_and_gets_a_reminder_before_it(r
     assert len(routed.llm.requests) == calls  # one event named: no model call to pick it
 
 
+async def test_a_long_message_names_its_event_by_the_sentence_that_says_when(routed: System) -> None:
+    family = await make_family(routed.admin, "Long title e2e", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))
+    told = await send(
+        routed,
+        family,
+        "Fwd from the school office: Dear parents, thank you for all your help with the autumn fair this year. "
+        "The swimming gala is on Thursday at 3pm.",
+    )
+    assert told["outcome"] == "answered"
+    event = await routed.admin.fetchrow("SELECT * FROM events WHERE household_id = $1", family.household_id)
+    assert event["title"] == "The swimming gala is on Thursday at 3pm."
+    assert event["starts_at"] == datetime(2031, 3, 13, 15, 0, tzinfo=BERLIN)
+
+
 @pytest.mark.parametrize(
     ("text", "fires"),
     [

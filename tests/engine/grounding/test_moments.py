@@ -36,6 +36,7 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("周六上午十点提醒Ben去修车", "2026-11-28T10:00", True),
         ("两小时后提醒我", "2026-11-23T12:00", True),
         ("校车现在早上7点40到", "2026-11-24T07:40", True),  # "现在" (these days) is no moment of its own
+        ("女儿晚上8点38度5", "2026-11-23T20:00", True),  # a fever after the hour, not its minutes
         ("erinnere mich morgen um 9 an den Zahnarzt", "2026-11-24T09:00", True),
         # a weekday said just before a date only names the date
         ("elternsprechtag ist am mittwoch den 2.12. um viertel nach 4", "2026-12-02T16:15", True),
@@ -58,6 +59,7 @@ def test_moments(text: str, at: str, has_time: bool) -> None:
         "change the amount to 12",  # nothing moved: "to 12" is no time
         "圣诞装饰放在阁楼行李箱后面了",  # a festival's name before its things names the things, not a day
         "春节礼物买好了",
+        "现在告诉我家里wifi密码",  # "now" names no moment
     ],
 )
 def test_numbers_are_not_moments(text: str) -> None:
