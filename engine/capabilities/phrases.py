@@ -171,6 +171,13 @@ _PHRASES: dict[str, dict[str, str]] = {
         "Termine und Listen, beantworte Fragen dazu und erinnere euch.",
         "zh": "我自己的设定不便透露，但很乐意帮忙：我可以记录开支、笔记、安排和清单，回答相关问题，还能设置提醒。",
     },
+    "kept_home": {
+        "en": "What your family tells me stays with your family: I don't send it anywhere, and I can't show anyone "
+        "else's.",
+        "de": "Was ihr mir erzählt, bleibt bei eurer Familie: Ich schicke es nirgendwohin und zeige keine Daten "
+        "anderer Familien.",
+        "zh": "你们家告诉我的信息只留在你们家：我不会把它发给任何人，也看不到其他家庭的数据。",
+    },
     "failed": {
         "en": "Sorry, I couldn't do that: {reason}",
         "de": "Das hat leider nicht geklappt: {reason}",

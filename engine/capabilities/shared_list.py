@@ -51,6 +51,9 @@ SHARED_LIST = cues(
     r"^\W*(?:pls |please )?add\b(?! (?:a note|note|that|this)\b)(?!.*\b(?:calendar|diary|kalender|notes?)\b)"
     r"[^\d?]{1,60}$",
     r"\b(?:tick|check|cross)(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){1,3}off\b|\babhaken\b|划掉|勾掉",
+    # a thing not needed after all: "käse brauchen wir doch nicht", "don't need the bread after all", "牛奶不用买了"
+    r"^\W*[^\d?]{1,40}\s+brauchen wir (?:doch |jetzt |nun )?nicht(?: mehr)?\W*$|"
+    r"\bdon'?t need (?:the |any )?[^\d?]{1,30} (?:any ?more|after all)\b|^[^\d]{1,10}不用买了\W*$",
     # "toilet roll ✅": ticked off ("all done ✅", "搞定了✅" are said of a reminder just sent)
     r"^(?!.*(?:\b(?:done|ok|okay|erledigt|fertig|gemacht)\b|搞定|好了|完成))[^\d?]{1,40}?\s*[✅✔☑✓]\ufe0f?\W*$",
     r"购物清单",

@@ -64,6 +64,11 @@ _RELATIVE: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         (rf"\b{_SPAN}\s*{_SPAN_UNIT}\s*(?:from now|later|später)", 1),
         (rf"\b{_SPAN}\s*{_SPAN_UNIT}\s*ago\b", -1),
         (rf"\bvor\s+{_SPAN}\s*{_SPAN_UNIT}", -1),
+        # "in 20" with no unit before what to do: minutes ("remind me in 20 to take the cake out")
+        (
+            r"\bin\s+(?P<n>[5-9]|[1-8]\d|90)(?P<unit>)(?=\s*(?:[,.!]|$|\b(?:to(?!\s*\d)|and|pls|please|bitte|ans?|zum|zur)\b))",
+            1,
+        ),
     )
 )
 # Durations: a number (or "half") and a unit, for snoozing.
@@ -220,7 +225,7 @@ def _relative(match: re.Match[str], sign: int, now: datetime) -> datetime | None
     count = _WORD_NUMBERS.get(raw)
     if count is None:
         count = float(raw.replace(",", "."))
-    unit = match.group("unit").lower()
+    unit = match.group("unit").lower() or "minute"
     minutes = next(v for k, v in _HOURS.items() if unit.startswith(k)) * count
     if not 0 < minutes <= 60 * 24 * 7:
         return None

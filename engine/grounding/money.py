@@ -114,7 +114,10 @@ _READING = re.compile(
 _COUNTED = re.compile(
     r"\s*(?!(?:for|on|at|in|a|an|per|each|total|monthly|weekly|yearly|today|yesterday|and|to|from|back|cash|with|via|"
     r"so|now|last|this|only|altogether|all in|und|für|bei|am|im|pro|insgesamt|heute|gestern|monatlich|zusammen|von|"
-    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k|ge[a-zäöüß]+(?:t|en)|\w+ed|after|before|net|gross|netto|brutto)"
+    r"an|zu|bar|mit|nur|letzte\w*|diese\w*|k|ge[a-zäöüß]+(?:t|en)|\w+ed|after|before|net|gross|netto|brutto|"
+    # a sigh or an aside after the sum counts nothing: "vet bill came to 180 ugh"
+    r"ugh|argh|lol|omg|haha\w*|sigh|wow|phew|meh|jeez|oof|yikes|ouch|damn|wtf|smh|tbh|btw|fyi|pls|please|bitte|puh|"
+    r"boah|uff|autsch|mist|krass)"
     r"(?![a-zäöüß]))[a-zäöüß]{2,}",
     re.IGNORECASE,
 )

@@ -37,6 +37,7 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("两小时后提醒我", "2026-11-23T12:00", True),
         ("校车现在早上7点40到", "2026-11-24T07:40", True),  # "现在" (these days) is no moment of its own
         ("女儿晚上8点38度5", "2026-11-23T20:00", True),  # a fever after the hour, not its minutes
+        ("remind me in 20 to take the cake out", "2026-11-23T10:20", True),  # "in 20" before what to do: minutes
         ("erinnere mich morgen um 9 an den Zahnarzt", "2026-11-24T09:00", True),
         # a weekday said just before a date only names the date
         ("elternsprechtag ist am mittwoch den 2.12. um viertel nach 4", "2026-12-02T16:15", True),
@@ -60,6 +61,7 @@ def test_moments(text: str, at: str, has_time: bool) -> None:
         "圣诞装饰放在阁楼行李箱后面了",  # a festival's name before its things names the things, not a day
         "春节礼物买好了",
         "现在告诉我家里wifi密码",  # "now" names no moment
+        "we live in 12 to 14",
     ],
 )
 def test_numbers_are_not_moments(text: str) -> None:
