@@ -76,7 +76,7 @@ SEND_AWAY = cues(
     r"\b(?:forward|send|e-?mail|mail|share|upload|post|export)\b.{0,60}[\w.+-]+@[\w-]+\.\w",
     r"\b(?:schick|send|leite|weiterleit|exportier|teil)\w*\b.{0,60}[\w.+-]+@[\w-]+\.\w",
     r"(?:发|转发|发送|导出|分享)(?:给|到)?.{0,30}[\w.+-]+@[\w-]+\.\w",
-    r"\b(?:show|give|list|print|output|dump|export|send|zeig|gib|list|druck|exportier)\w*\b.{0,40}\b(?:(?:every|all|other|"
+    r"\b(?:show|give|list|print|output|dump|export|send|zeig|gib|druck|exportier)\w*\b.{0,40}\b(?:(?:every|all|other|"
     r"each) (?:famil(?:y|ies)|households?|users?)|(?:the|your) database|alle[rn]? (?:familien|haushalte|nutzer)|"
     r"andere[rn]? (?:familien|haushalte)|datenbank)\b",
     r"(?:输出|导出|列出|给我|发给我|显示).{0,20}(?:数据库|所有家庭|其他家庭|别的家庭|所有用户)|"
