@@ -23,7 +23,7 @@ from bot.web.pages import (
     shell,
     visibility,
 )
-from bot.web.pages.render import JINJA, STATIC, environment
+from bot.web.pages.render import JINJA, environment
 from bot.web.pages.security import DEPS, security_headers
 from engine.deps import Deps
 
@@ -102,7 +102,7 @@ ROUTES = [
     web.get("/manifest.webmanifest", shell.manifest, name="asset:manifest"),
     web.get("/sw.js", shell.service_worker, name="asset:service-worker"),
     web.get("/offline", shell.offline_page, name="asset:offline"),
-    web.static("/static", STATIC, name="static"),
+    web.get("/static/{name}", shell.static_asset, name="asset:static"),
 ]
 
 

@@ -68,8 +68,12 @@ async def test_the_app_is_installable_with_a_favicon_manifest_and_an_offline_she
     login = await (await client.get("/login")).text()
     for link in ('rel="icon" href="/favicon.ico"', 'rel="manifest"', 'src="/static/app.js"', 'class="skip"'):
         assert link in login
-    css = await (await client.get("/static/app.css")).text()
-    assert "prefers-color-scheme: dark" in css
+    css = await client.get("/static/app.css")
+    assert css.content_type == "text/css" and "prefers-color-scheme: dark" in await css.text()
+    again = await client.get("/static/app.css", headers={"If-None-Match": css.headers["ETag"]})
+    assert again.status == 304 and not await again.read()
+    for missing in ("/static/nothing.js", "/static/..%2Froutes.py", "/static/%2E%2E/render.py"):
+        assert (await client.get(missing)).status == 404, missing
 
 
 CONCERT = (
