@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.capabilities.capability import Ask, Capability, Picked, Reroute, Said, Situation
 from engine.capabilities.phrases import when_text
+from engine.capabilities.topics import same_word
 from engine.capabilities.words import FILLER, cues
 
 _UPCOMING_DAYS = 60
@@ -88,9 +89,13 @@ class EventPick(BaseModel):
 
 
 def named_events(text: str, rows: list[dict[str, Any]]) -> list[int]:
-    """The events whose title shares the most words with the message (none when no title shares a word)."""
+    """The events whose title shares the most words with the message (none when no title shares a word); a word
+    shared in another form counts (`topics.same_word`: "bens zahnarzttermin" names "Zahnarzt Ben")."""
     said = words_of(text)
-    scores = {row["event_id"]: len(said & words_of(str(row["title"]))) for row in rows}
+    scores = {
+        row["event_id"]: sum(any(same_word(word, one) for one in said) for word in words_of(str(row["title"])))
+        for row in rows
+    }
     best = max(scores.values(), default=0)
     return [] if best == 0 else [event_id for event_id, score in scores.items() if score == best]
 

@@ -32,6 +32,13 @@ def overlap(question: str, note: str, names: Iterable[str] = ()) -> int:
     return len(_terms(question, skip) & _terms(note, skip))
 
 
+def same_word(one: str, other: str) -> bool:
+    """One word in two forms: equal without a plural or possessive ending ("ben's", "bens" and "ben"), or one the
+    start of the other, as in a compound ("zahnarzt" and "zahnarzttermin"), the shorter of five letters or more."""
+    short, long = sorted((_stem(one.lower()), _stem(other.lower())), key=len)
+    return short == long or (len(short) >= 5 and long.startswith(short))
+
+
 def _terms(text: str, skip: set[str]) -> set[str]:
     words = {_stem(word.lower()) for word in _WORD.findall(_CJK_RUN.sub(" ", text))}
     pairs = {run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}

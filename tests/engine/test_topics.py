@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.capabilities.topics import shares_topic
+from engine.capabilities._events import named_events
+from engine.capabilities.topics import same_word, shares_topic
 
 
 @pytest.mark.parametrize(
@@ -21,3 +22,16 @@ from engine.capabilities.topics import shares_topic
 )
 def test_shares_topic(question: str, note: str, shared: bool) -> None:
     assert shares_topic(question, note, ["Anna", "Ben"]) is shared
+
+
+def test_a_word_in_another_form_is_the_same_word() -> None:
+    assert same_word("bens", "Ben") and same_word("dentist's", "dentist")
+    assert same_word("zahnarzttermin", "Zahnarzt") and same_word("Elternabend", "elternabends")
+    assert not same_word("bench", "ben") and not same_word("car", "card")  # a short word begins many
+
+
+def test_an_event_named_in_another_form_is_the_event_named() -> None:
+    rows = [{"event_id": 1, "title": "Zahnarzt Ben"}, {"event_id": 2, "title": "Elternabend"}]
+    assert named_events("bens zahnarzttermin ist jetzt am montag um 9", rows) == [1]
+    assert named_events("der elternabend ist jetzt erst um 20 uhr", rows) == [2]
+    assert named_events("was steht an", rows) == []
