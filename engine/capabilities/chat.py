@@ -76,10 +76,14 @@ SEND_AWAY = cues(
     r"\b(?:forward|send|e-?mail|mail|share|upload|post|export)\b.{0,60}[\w.+-]+@[\w-]+\.\w",
     r"\b(?:schick|send|leite|weiterleit|exportier|teil)\w*\b.{0,60}[\w.+-]+@[\w-]+\.\w",
     r"(?:发|转发|发送|导出|分享)(?:给|到)?.{0,30}[\w.+-]+@[\w-]+\.\w",
-    r"\b(?:show|give|list|print|output|dump|export|send|zeig|gib|druck|exportier)\w*\b.{0,40}\b(?:(?:every|all|other|"
-    r"each) (?:famil(?:y|ies)|households?|users?)|(?:the|your) database|alle[rn]? (?:familien|haushalte|nutzer)|"
-    r"andere[rn]? (?:familien|haushalte)|datenbank)\b",
-    r"(?:输出|导出|列出|给我|发给我|显示).{0,20}(?:数据库|所有家庭|其他家庭|别的家庭|所有用户)|"
+    r"\b(?:show|give|list|print|output|dump|export|send|read|zeig|gib|druck|exportier|lies)\w*\b.{0,40}\b(?:(?:every|all|"
+    r"other|each) (?:famil(?:y|ies)|households?|users?)|(?:the|your) database|alle[rn]? (?:familien|haushalte|nutzer)|"
+    r"andere[rn]? (?:familien|haushalte)|datenbank|"
+    # the neighbours' things, not a note of the family's about them ("what's the neighbours' number")
+    r"(?:notes|data|records|expenses|reminders|memories)\s+(?:of|from)\s+(?:the\s+)?neighbou?rs|"
+    r"neighbou?rs'?\s+(?:notes|data|records|expenses|reminders|memories)|"
+    r"(?:notizen|daten|einträge|ausgaben|erinnerungen)\s+(?:von\s+den|der)\s+nachbarn)\b",
+    r"(?:输出|导出|列出|给我|发给我|显示).{0,20}(?:数据库|所有家庭|其他家庭|别的家庭|所有用户|邻居家?的(?:记录|数据|备忘|账))|"
     r"(?:数据库|所有家庭|其他家庭|所有用户).{0,20}(?:输出|导出|列出|发给我)",
 )
 

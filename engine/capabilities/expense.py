@@ -25,6 +25,13 @@ RECEIVED = cues(
     r"\b(?:bekommen|erhalten|verdient|verkauft|zurückbekommen|erstattet)\b",
     r"收到|卖了|退款|报销|进账|到账",
 )
+# Words of money paid out: a category that is also income ("birthday present", "Geschenk") does not make a sum the
+# member spent income ("spent 40 quid today" / "birthday present for tom").
+PAID_OUT = cues(
+    r"\b(?:spen[dt]|paid|bought|purchased?)\b",
+    r"\b(?:ausgegeben|bezahlt|gezahlt|gekauft)\b",
+    r"花了|付了|买",
+)
 # Money someone else gave the family: "oma hat 50 euro für mia geschickt", "grandma sent 20 for ben's birthday",
 # "奶奶给了小明200块红包" — not when the member gave it ("sent grandma 50", "我给奶奶转了200").
 GIVEN = cues(
@@ -173,7 +180,8 @@ class Expense(Capability):
             situation.grounding = replace(situation.grounding, money=(amount,))
         money = situation.grounding.money
         gift = given(situation.text, situation.grounding.people) and not situation.grounding.income_category
-        income = bool(situation.grounding.income_category or RECEIVED.search(situation.text) or gift)
+        named_income = situation.grounding.income_category and not PAID_OUT.search(situation.text)
+        income = bool(named_income or RECEIVED.search(situation.text) or gift)
         if income:
             situation.choices["kind"] = ["income"]
         situation.choices["category"] = ["gifts"] if gift else _categories(situation, income, len(money))

@@ -30,8 +30,9 @@ _EXPENSES: dict[str, tuple[str, str, str]] = {
     "restaurants": (
         "restaurant|restaurants|dinner out|lunch out|takeaway|takeout|take-away|delivery|pizza|sushi|burger|"
         "kebab|curry|chinese takeaway|mcdonald's|deliveroo|uber eats|just eat|brunch|eating out|dining out|"
-        "meals out|takeaways|dinner|lunch|breakfast",
-        "restaurant|essen gehen|abendessen|mittagessen|frühstück|lieferando|lieferdienst|pizzeria|pizza|döner|imbiss|"
+        "meals out|takeaways|dinner|lunch|breakfast|ordered in|ordered food|food order",
+        "restaurant|essen gehen|essen bestellen|essen bestellt|bestelltes essen|essen liefern|abendessen|mittagessen|"
+        "frühstück|lieferando|lieferdienst|pizzeria|pizza|döner|imbiss|"
         "sushi|burger",
         "餐厅|饭店|餐饮|外卖|吃饭|聚餐|火锅|烧烤|早餐|午饭|晚饭|午餐|晚餐|披萨|寿司",
     ),

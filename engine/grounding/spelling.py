@@ -46,8 +46,8 @@ def normalised(text: str, language: str) -> str:
 
 # What a member asks FAA to do, long enough that a letter missing or two swapped reach no other word ("forge" does).
 _COMMANDS = (
-    "cancel", "delete", "remove", "remind", "reminder", "forget", "change", "update", "erinnerung", "löschen",
-    "entfernen", "verschieben",
+    "cancel", "delete", "remove", "remind", "reminder", "forget", "change", "update", "erinner", "erinnere", "erinnern",
+    "erinnerung", "löschen", "entfernen", "verschieben",
 )  # fmt: skip
 _REAL_WORDS = frozenset({"forge"})
 

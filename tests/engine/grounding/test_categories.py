@@ -45,6 +45,8 @@ from engine.grounding.categories import (
         ("💸 62 on the big shop", "groceries"),
         ("für mias flöte 140 gezahlt", "education"),  # an instrument for school music
         ("paid 300 for bens new guitar", "education"),
+        ("wie viel ham wir diesen monat fürs essen bestellen ausgegeben", "restaurants"),  # food ordered in
+        ("we ordered in, 42", "restaurants"),
     ],
 )
 def test_expense_categories(text: str, category: str) -> None:
