@@ -30,6 +30,13 @@ with contextlib.redirect_stdout(io.StringIO()):  # jionlp prints a banner on imp
 
 # Where one statement ends and the next begins; a full stop after a number ("am 3.12.") or a decimal comma is none.
 _CLAUSE_END = re.compile(r"[;!?\n]+|(?<=[^\d\s])\.|,(?!\d)|(?<!\d),|\s[-–—]\s|\b(?:but|aber|then|dann)\b")
+# A weekday and the date it names, a comma between ("am samstag, 5.12. um 15 uhr", "saturday, dec 5th at 3pm"): one
+# statement, so that the date is the day (`days.find_days`) and not a second day beside the weekday.
+_MONTHS = r"(?:jan|feb|mär|mar|apr|mai|may|jun|jul|aug|sep|okt|oct|nov|dez|dec)"
+_WEEKDAY_DATE = re.compile(
+    r"(?:(?<=day)|(?<=tag)|(?<=mittwoch)),"
+    rf"(?=\s*(?:den\s+|the\s+)?(?:\d{{1,2}}(?:\.\s?\d{{1,2}}|st|nd|rd|th|\.?\s+(?:of\s+)?{_MONTHS})|{_MONTHS}[a-z]*\.?\s+\d))"
+)
 # An occasion someone has got: "mias got a birthday party saturday at 2", "ben's got his first match on sunday".
 _OCCASION = (
     r"(?:party|appointment|appt|match|game|lesson|class|training|practice|rehearsal|playdate|sleepover|meeting|"
@@ -135,7 +142,7 @@ def after(now: datetime, delta: timedelta) -> datetime:
 
 def _clauses(text: str) -> list[str]:
     """`text` in the statements it is made of, for grammars that read one statement at a time."""
-    return [part for part in _CLAUSE_END.split(text) if part and part.strip()]
+    return [part for part in _CLAUSE_END.split(_WEEKDAY_DATE.sub(" ", text)) if part and part.strip()]
 
 
 def _is_past(clause: str) -> bool:

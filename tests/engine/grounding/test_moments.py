@@ -43,6 +43,8 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("elternsprechtag ist am mittwoch den 2.12. um viertel nach 4", "2026-12-02T16:15", True),
         ("parents evening is on wednesday 2nd december at 4:15pm", "2026-12-02T16:15", True),
         ("party on sat the 5th at 3", "2026-12-05T15:00", True),
+        ("kindergeburtstag am samstag, 5.12. um 15 uhr", "2026-12-05T15:00", True),  # with a comma between
+        ("party on saturday, dec 5th at 3pm", "2026-12-05T15:00", True),
     ],
 )
 def test_moments(text: str, at: str, has_time: bool) -> None:
