@@ -7,7 +7,9 @@ from pydantic import BaseModel
 from engine.analysis import PlannedCall
 from engine.capabilities._reminders import reminder_text
 from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
+from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say
+from engine.capabilities.reminder_change import CANCEL, DROP
 from engine.capabilities.words import (
     cues,
 )
@@ -73,7 +75,10 @@ class ReminderList(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
-        return LIST.search(reading.text) is not None
+        """Asked which reminders there are — not told to delete or cancel them ("delete all my reminders" waits for a
+        yes in `reminder_change`)."""
+        text = reading.text
+        return LIST.search(text) is not None and not (FORGET.search(text) or CANCEL.search(text) or DROP.search(text))
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return None

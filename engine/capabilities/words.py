@@ -350,8 +350,16 @@ def says_what(text: str, amounts: list[str]) -> bool:
     rest = _CN_SUM.sub(" ", text)  # "二十块": the grounding's amount text is in digits
     for amount in amounts:
         rest = rest.replace(amount, " ")
-    rest = FILLER.sub(" ", VAGUE.sub(" ", PAYING.sub(" ", rest)))
+    rest = FILLER.sub(" ", VAGUE.sub(" ", PAYING.sub(" ", _WHEN_PAID.sub(" ", rest))))
     return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is not None
+
+
+# When the money went, which says nothing of what it was for: "刚才花了85", "gerade 30 euro ausgegeben".
+_WHEN_PAID = cues(
+    r"\b(?:just now|earlier|this (?:morning|afternoon|evening)|tonight|last night)\b",
+    r"\b(?:gerade|grad|eben|vorhin|heute (?:morgen|früh|mittag|abend))\b",
+    r"刚才|刚刚|方才|早上|上午|中午|下午|晚上",
+)
 
 
 # "Everything", "all of it": a request for more than one row, which waits for a yes rather than asking which.

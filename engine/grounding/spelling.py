@@ -44,10 +44,11 @@ def normalised(text: str, language: str) -> str:
     return with_digits(_WORD.sub(_corrected, text.lower()), language)
 
 
-# What a member asks FAA to do, long enough that a letter missing or two swapped reach no other word ("forge" does).
+# What a member asks FAA to do, and the list it is done to, long enough that a letter missing or two swapped reach no
+# other word ("forge" does).
 _COMMANDS = (
     "cancel", "delete", "remove", "remind", "reminder", "forget", "change", "update", "erinner", "erinnere", "erinnern",
-    "erinnerung", "löschen", "entfernen", "verschieben",
+    "erinnerung", "löschen", "entfernen", "verschieben", "einkaufsliste", "einkaufszettel",
 )  # fmt: skip
 _REAL_WORDS = frozenset({"forge"})
 

@@ -12,6 +12,7 @@ from engine.grounding.spelling import commands_spelt
         ("Remnid me at 7", "remind me at 7"),
         ("die erinerung bitte löschen", "die erinnerung bitte löschen"),
         ("erinere mich donnerstag um 15 uhr", "erinnere mich donnerstag um 15 uhr"),
+        ("setz spüli auf die einkaufslitse", "setz spüli auf die einkaufsliste"),
     ],
 )
 def test_words_of_asking_typed_in_a_hurry_are_read_right(text: str, spelt: str) -> None:
