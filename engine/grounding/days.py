@@ -1,7 +1,7 @@
 """Days as English and German speakers name them, counted from the member's today: "tomorrow", "the day after
-tomorrow", "übermorgen", "next Tuesday", "nächste Woche Mittwoch", "this Friday", "am Freitag", "in a fortnight",
-"in 3 days", "2 days ago", "end of the month", "Monatsende", "the weekend", "March 3rd", "3. März", "am 3.12.",
-"on the 5th".
+tomorrow", "übermorgen", "next Tuesday", "nächste Woche Mittwoch", "this Friday", "am Freitag", "Saturday week",
+"in a fortnight", "in 3 days", "2 days ago", "end of the month", "Monatsende", "the weekend", "March 3rd", "3. März",
+"am 3.12.", "on the 5th".
 
 What the words mean, decided once:
 - a bare weekday, "this", "coming", "on", "am", "diesen", "kommenden" + weekday: the coming one (today included);
@@ -9,6 +9,7 @@ What the words mean, decided once:
 - "next" / "nächsten" + weekday, "nächste Woche Mittwoch": that day in next week (weeks start on Monday), so "next
   Tuesday" said on a Monday is eight days away and said on a Friday four;
 - "last" / "letzten" + weekday: the latest one before today;
+- "Saturday week", "Samstag in einer Woche", "a week on Saturday", "a week tomorrow": the day named, a week later;
 - "end of the week" is its Friday, "end of the month" its last day, "the weekend" the coming Saturday (today when it
   is the weekend), "next weekend" next week's Saturday;
 - a date without a year is the coming one, or in a sentence about the past the latest one.
@@ -42,6 +43,7 @@ MONTH_NAMES: dict[str, int] = {
 }  # fmt: skip
 _WEEKDAY = "|".join(sorted(WEEKDAY_NAMES, key=len, reverse=True))
 _MONTH = "|".join(sorted(MONTH_NAMES, key=len, reverse=True))
+_FULL_WEEKDAY = "|".join(name for name in WEEKDAY_NAMES if len(name) > 5)
 _NEXT = r"next|nächsten|nächster|nächste|naechsten"
 _THIS = r"this|coming|diesen|dieser|diesem|kommenden|kommender"
 _LAST = r"last|past|previous|letzten|letzter|letzte|vergangenen|vorigen|voriger"
@@ -64,6 +66,8 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("dm", rf"(?<![\d.,])\b(?P<d>\d{{1,2}}){_ORD}\s*(?:of\s+)?(?P<month>{_MONTH})\b\.?(?:,?\s+(?P<y>\d{{4}}))?"),
         ("md", rf"\b(?P<month>{_MONTH})\.?\s+(?:the\s+)?(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?![:.]\d)"
                rf"(?:,?\s+(?P<y>\d{{4}}))?"),
+        ("week_after", rf"\b(?P<day>{_FULL_WEEKDAY}|today|tomorrow|heute|morgen)\s+(?:in\s+(?:einer|1)\s+woche|week)\b|"
+                       rf"\ba\s+week\s+(?:on\s+|from\s+)?(?P<day2>{_FULL_WEEKDAY}|today|tomorrow)\b"),
         ("after_tomorrow", r"\b(?:the\s+)?day\s+after\s+tomorrow\b|\bübermorgen\b|\bueber?morgen\b"),
         ("before_yesterday", r"\b(?:the\s+)?day\s+before\s+yesterday\b|\bvorgestern\b"),
         ("tomorrow", r"\btomorrow\b|(?<!\bam )(?<!\bguten )(?<!\bjeden )(?<!\bden )(?<!\bheute )(?<!\bgestern )"
@@ -148,6 +152,12 @@ def _read(kind: str, match: re.Match[str], today: date, past: bool) -> date | No
                "fortnight": 14, "last_week": -7}  # fmt: skip
     if kind in offsets:
         return today + timedelta(days=offsets[kind])
+    if kind == "week_after":  # "saturday week", "samstag in einer woche", "a week tomorrow": that day, a week on
+        named = (groups.get("day") or groups["day2"]).lower()
+        ahead = {"today": 0, "heute": 0, "tomorrow": 1, "morgen": 1}.get(named)
+        if ahead is None:
+            ahead = (WEEKDAY_NAMES[named] - today.weekday()) % 7
+        return today + timedelta(days=ahead + 7)
     monday = today - timedelta(days=today.weekday())
     if kind in ("in", "ago"):
         count = _count(groups.get("n") or groups.get("n2") or "1")

@@ -45,6 +45,10 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("party on sat the 5th at 3", "2026-12-05T15:00", True),
         ("kindergeburtstag am samstag, 5.12. um 15 uhr", "2026-12-05T15:00", True),  # with a comma between
         ("party on saturday, dec 5th at 3pm", "2026-12-05T15:00", True),
+        # the day named, a week on
+        ("samstag in einer woche ist lenas kindergeburtstag um 15 uhr", "2026-12-05T15:00", True),
+        ("saturday week is lenas party at 3", "2026-12-05T15:00", True),
+        ("a week tomorrow at 10", "2026-12-01T10:00", True),
     ],
 )
 def test_moments(text: str, at: str, has_time: bool) -> None:
