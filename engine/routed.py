@@ -21,6 +21,7 @@ from engine.analysis import PlannedCall, read_answer
 from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute, Said, Situation, routing
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
+from engine.capabilities.shared_list import told_bought
 from engine.capabilities.words import FILLER, VAGUE
 from engine.context import History
 from engine.domain import Reply
@@ -79,6 +80,8 @@ def two_requests(text: str, run: Run) -> tuple[str, str] | None:
             routing.decisive(routing.reading(part, g)) for part, g in zip((first, second), groundings, strict=True)
         ]
         whole = all(name != "expense" or g.money for name, g in zip(names, groundings, strict=True))
+        if sorted(map(str, names)) == ["expense", "shared_list"]:  # "pizza geholt, mit trinkgeld 27 euro": one buy
+            whole = whole and not told_bought((first, second)[names.index("shared_list")])
         if whole and all(name not in _NO_REQUEST for name in names) and names[0] != names[1]:
             return first, second
     return None

@@ -22,6 +22,16 @@ from tools.lists import canonical_name, kinds_named
 _GOT = r"(?:got|bought|picked up|grabbed|fetched)"
 _FETCHED = r"gekauft|besorgt|mitgebracht|mitgenommen|geholt|eingekauft"  # German participles of _GOT
 
+# A thing told as bought or fetched, on no list named ("pizza geholt", "got the pizza"): beside its price it is one
+# purchase (`routed.two_requests`), not a tick and a sum.
+_BOUGHT = cues(rf"\b(?:{_GOT}|{_FETCHED})\b", r"(?:买|带|拿)(?:回来|回家|好|到)?了")
+_LIST_NAMED = cues(r"\blists?\b|liste\b|zettel\b", r"清单|购物单")
+
+
+def told_bought(text: str) -> bool:
+    return _BOUGHT.search(text) is not None and _LIST_NAMED.search(text) is None
+
+
 # Shared lists (shopping, to-do, packing): naming one, putting on or taking off "the list", ticking a thing bought.
 SHARED_LIST = cues(
     r"\b(?:shopping|grocery|groceries|to[- ]?do|packing|camping|holiday|trip)[ -]?lists?\b",
@@ -72,8 +82,9 @@ _RUNNING_OUT = tuple(
         r"(?:^\W*|\b(?:we'?re|we are|i'?m|all|running|run|ran) )(?:\w+ )?(?:out of|low on) (?P<item>[^\d.!?;]{1,40})",
         r"^\W*(?:we |i |the kids |the baby |[^\W\d_]+ )?(?:still )?needs? (?:more |some |new )?(?!to\b)"
         r"(?P<item>[^\d?]{1,40})$",
-        # told on: "mia says we need glue sticks for school"
-        r"\b(?:says?|said|meinte?|sagt)\b,? (?:that )?(?:we|they|she|he|wir) (?:still |also )?(?:needs?|brauch\w*) "
+        # told on: "mia says we need glue sticks for school", "mia reckons we need more glue sticks"
+        r"\b(?:says?|said|reckons?|thinks?|meinte?|meint|sagt|findet)\b,? (?:that |dass )?(?:we|they|she|he|wir) "
+        r"(?:still |also )?(?:needs?|brauch\w*) "
         r"(?:more |some |new |noch |mehr |neue[nsr]? )?(?!to\b)(?P<item>[^\d?.!]{1,40})$",
         rf"\b(?:we have|we'?ve got|there'?s) no (?:more )?{_THING}",
         rf"\bno (?:more )?{_THING} left\b",

@@ -127,8 +127,8 @@ _MONEY_WORDS = re.compile(
     r"\b(?:spent|spend|paid|pay|cost|costs|bought|buy|price|bill|charged|salary|earned|income|refund|received|"
     r"sold|budget|fee|fees|ausgegeben|bezahlt|gezahlt|gekostet|kostet|gehalt|einkauf|rechnung|bekommen|erhalten|"
     r"verkauft|gebühr|budget|reimbursed|refunded|zurückbekommen|zurückgezahlt|erstattet|dropped|blew|blown|"
-    r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|renewed|verlängert|sent|gave|gifted|transferred|"
-    r"geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b|\bgot\s+[\d.,]+\s+back\b|"
+    r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|split|geteilt|renewed|verlängert|sent|gave|gifted|"
+    r"transferred|geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b|\bgot\s+[\d.,]+\s+back\b|"
     r"\b(?:came|comes|come) (?:to|out at)\s*[€$£]?\s*\d|\bset (?:us|me|them) back\b|💸|红包|压岁钱|转了|转账|"
     rf"{SPENT_ZH}|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
     re.IGNORECASE,
@@ -153,6 +153,13 @@ _EACH_BEFORE = re.compile(r"(?:\b(?:je|jeweils|each)|每(?:张|个|人|份|件))
 _TOTAL_AFTER = re.compile(rf"\s*{_CURRENCY_WORD}\s*(?:(?:in )?(?:total|altogether|insgesamt|zusammen)|all in)\b", re.I)
 _TOTAL_BEFORE = re.compile(
     r"(?:\b(?:total|insgesamt|zusammen|altogether)|一共|总共|合计|总计)\s*(?:of\s*|von\s*)?[€$£]?\s*$", re.I
+)
+# A bill shared and the family's part of it ("86 split with the neighbours, our half was 43", "rechnung geteilt, unser
+# anteil 38", "AA制，我们出了120"): the part is what the family spent.
+_SHARE_BEFORE = re.compile(
+    r"(?:\b(?:our|my) (?:half|share|part|bit)|\bunser(?:e|en)? (?:anteil|hälfte|teil)|\bmein anteil|"
+    r"我们(?:那份|那一半|一半|出了))\s*(?:was|is|came to|war|ist|betrug|waren)?\s*[:€$£]?\s*$",
+    re.I,
 )
 _CASH = re.compile(r"\s*(?:in )?(?:cash\b|bar\b|现金)", re.IGNORECASE)  # "gave the window cleaner 30 cash"
 _CEILING_BEFORE = re.compile(
@@ -195,6 +202,7 @@ def find_money(text: str) -> list[Money]:
     bought = any(category_of(normal, kind) for kind in KINDS)  # "groceries 37.20 at aldi"
     found: list[Money] = []
     each: list[Money] = []  # prices per piece
+    shares: list[Money] = []  # the family's part of a bill shared
     totals = False
     for match in _AMOUNT.finditer(normal):
         word = match.group("pre") or match.group("post")
@@ -216,9 +224,13 @@ def find_money(text: str) -> list[Money]:
             found.append(money)
             if _EACH_AFTER.match(normal, match.end()) or _EACH_BEFORE.search(normal[: match.start()]):
                 each.append(money)
+            if _SHARE_BEFORE.search(normal[: match.start()]):
+                shares.append(money)
             totals = totals or bool(
                 _TOTAL_AFTER.match(normal, match.end()) or _TOTAL_BEFORE.search(normal[: match.start()])
             )
+    if shares:
+        return shares
     return [money for money in found if money not in each] if totals and len(each) < len(found) else found
 
 

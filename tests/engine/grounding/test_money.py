@@ -43,6 +43,9 @@ from engine.grounding.money import answered_amount, find_money
         ("kids haircuts 18 each, so 36 total", [("36", None)]),
         ("3 tickets at 12 euros each, 36 in total", [("36", None)]),
         ("paid 12 each for the tickets", [("12", None)]),
+        # a bill shared: the family's part is what it spent
+        ("dinner at the thai place 86 split with the neighbours, our half was 43", [("43", None)]),
+        ("rechnung beim italiener geteilt, unser anteil 38", [("38", None)]),
         # slang and words of paying for a renewal or a tip
         ("just dropped 86 at tesco 🙈", [("86", None)]),
         ("视频会员续费了25", [("25", None)]),
