@@ -76,7 +76,8 @@ SEND_AWAY = cues(
     r"\b(?:forward|send|e-?mail|mail|share|upload|post|export)\b.{0,60}[\w.+-]+@[\w-]+\.\w",
     r"\b(?:schick|send|leite|weiterleit|exportier|teil)\w*\b.{0,60}[\w.+-]+@[\w-]+\.\w",
     r"(?:发|转发|发送|导出|分享)(?:给|到)?.{0,30}[\w.+-]+@[\w-]+\.\w",
-    r"\b(?:show|give|list|print|output|dump|export|send|read|zeig|gib|druck|exportier|lies)\w*\b.{0,40}\b(?:(?:every|all|"
+    r"\b(?:show|give|list|print|output|dump|export|send|read|need|want|zeig|gib|druck|exportier|lies|brauch|will|"
+    r"möchte)\w*\b.{0,40}\b(?:(?:every|all|"
     r"other|each) (?:famil(?:y|ies)|households?|users?)|(?:the|your) database|alle[rn]? (?:familien|haushalte|nutzer)|"
     r"andere[rn]? (?:familien|haushalte)|datenbank|"
     # the neighbours' things, not a note of the family's about them ("what's the neighbours' number")
@@ -89,11 +90,12 @@ SEND_AWAY = cues(
 
 
 def _sends_away(text: str) -> bool:
-    """The message asks only to send the family's things away (`SEND_AWAY`): one sentence, so a note that tells of
-    such a request beside news of its own ("… must email all our notes to …. also the bins go out on tuesdays now")
-    is kept as told."""
-    one_sentence = not re.search(r"[.!?]\s+\S|[。！？]\s*\S", text.strip().rstrip(".!?。！？"))
-    return one_sentence and SEND_AWAY.search(text) is not None
+    """The message asks only to send the family's things away (`SEND_AWAY`): one sentence (of three words or more),
+    so a note that tells of such a request beside news of its own ("… must email all our notes to …. also the bins go
+    out on tuesdays now") is kept as told."""
+    parts = re.split(r"[.!?]+\s+|[。！？]+\s*", text.strip())
+    said = [part for part in parts if len(part.split()) > 2 or len(re.findall(r"[\u4e00-\u9fff]", part)) > 4]
+    return len(said) <= 1 and SEND_AWAY.search(text) is not None  # an outcry before it ("notfall!! …") is no news
 
 
 # Words that only acknowledge, thank or greet: a message made of these (and emoji) asks for nothing.

@@ -54,6 +54,9 @@ _FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("h", rf"(?<![\d.,:'])\b{_H}\s*(?:till|til|until|bis)\s*\d{{1,2}}\b{_NO_UNIT}"),
         ("h", rf"\b{_AT}\s+(?:(?:like|about|around|approx\.?|ca\.?|so|etwa)\s+)?(?:the\s+)?{_H}\b{_NO_UNIT}"),
         ("moved_to", rf"\b(?:to|auf)\s+{_H}\b{_NO_UNIT}"),  # "push the plumber thing to 4"
+        # a bare hour right after the part of the day it is in: "sunday morning 9", "freitag abends 7"
+        ("h", rf"\b(?:morning|afternoon|evening|morgens|vormittags|nachmittags|abends)\s+{_H}\b{_NO_UNIT}"
+              r"(?!\s+[^\W\d_]+s\b)"),  # not a count: "evening 2 kids sleep over"
         ("noon", r"\b(?:noon|midday|mittags?|12 mittags)\b"),
         ("midnight", r"\b(?:midnight|mitternacht)\b"),
     )

@@ -41,7 +41,11 @@ _KEEP = frozenset({"ever", "jede", "minute"})
 @lru_cache(maxsize=64)  # moments, repeats and money read the same message
 def normalised(text: str, language: str) -> str:
     """`text` lowercased, with chat forms and misspelt words of time corrected and number words in digits."""
-    return with_digits(_WORD.sub(_corrected, text.lower()), language)
+    return with_digits(_ABOUT.sub(r"\1", _WORD.sub(_corrected, text.lower())), language)
+
+
+# A number said roughly ("9ish", "5-ish"): the number.
+_ABOUT = re.compile(r"(\d)\s?-?ish\b")
 
 
 # What a member asks FAA to do, and the list it is done to, long enough that a letter missing or two swapped reach no

@@ -49,6 +49,9 @@ NOW = datetime(2026, 11, 23, 10, 0, tzinfo=BERLIN)
         ("samstag in einer woche ist lenas kindergeburtstag um 15 uhr", "2026-12-05T15:00", True),
         ("saturday week is lenas party at 3", "2026-12-05T15:00", True),
         ("a week tomorrow at 10", "2026-12-01T10:00", True),
+        # an hour said roughly, or right after its part of the day
+        ("sunday morning 9ish remind me to call my sister", "2026-11-29T09:00", True),
+        ("remind me at 9ish to call the garage", "2026-11-24T09:00", True),
     ],
 )
 def test_moments(text: str, at: str, has_time: bool) -> None:
@@ -144,6 +147,7 @@ def test_language(text: str, language: str) -> None:
         ("mia has a playdate at lilys on saturday 2 till 5", "2026-11-28T14:00"),  # a span of hours: its start
         ("der klempner kommt morgen zwischen 8 und 10", "2026-11-24T08:00"),
         ("remind me tomorrow morning at like 7 to take the recycling out", "2026-11-24T07:00"),
+        ("saturday evening 2 kids sleep over", "2026-11-28T19:00"),  # a count after the part of the day: no hour
     ],
 )
 def test_moments_around_look_alikes_and_parts_of_the_day(text: str, at: str) -> None:
