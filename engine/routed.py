@@ -36,6 +36,7 @@ from engine.numbers import invented
 from engine.prompts import PromptVersion
 from engine.replies import basic_answer
 from engine.run import Run
+from tools.storage import memories as stored
 from tools.storage.interactions import PendingClarification
 
 log = structlog.get_logger()
@@ -143,8 +144,8 @@ async def _one(
     text = routing.without_override(text)
     grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
-    if combined == text and pending_route is None:
-        combined = follow_up(text, history, grounding, run) or text
+    if combined == text and pending_route is None and _GOES_ON.search(text):
+        combined = follow_up(text, history, grounding, run, await _people(run)) or text
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
     name, chosen_by = (
@@ -247,10 +248,18 @@ _MONTH_NAMES = {
 }
 
 
-def follow_up(text: str, history: History, grounding: Grounding, run: Run) -> str | None:
+async def _people(run: Run) -> list[str]:
+    """The people a follow-up may name: the members and the people the household's memories are about."""
+    async with run.transaction() as conn:
+        told = await stored.names(conn, run.message.household_id, "person")
+    return [member.name for member in run.members] + told
+
+
+def follow_up(text: str, history: History, grounding: Grounding, run: Run, people: list[str]) -> str | None:
     """The last question asked again for the period the follow-up names ("and last month?"), for the month before
-    the one it asked about ("and the month before?") or for the other thing it names ("and on fuel?" after "how much
-    did we spend on groceries this month"); None when the message is no such follow-up."""
+    the one it asked about ("and the month before?"), for the other thing it names ("and on fuel?" after "how much
+    did we spend on groceries this month") or of the other person (`people`: "und ben?" after "welche schuhgröße hat
+    mia"); None when the message is no such follow-up."""
     if not history.turns or len(text) > 60 or not _GOES_ON.search(text):
         return None
     last = history.turns[-1]  # the member's last message: a follow-up goes on from it
@@ -260,6 +269,8 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run) -> st
         return None
     if grounding.span is None and grounding.category and asked.category and grounding.category != asked.category:
         return _other_thing(last.user_text, text)
+    if grounding.span is None and (other := _other_person(last.user_text, text, people)) is not None:
+        return other
     if asked.span is None:
         return None
     if grounding.span is not None:
@@ -272,6 +283,28 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run) -> st
     else:
         return None
     return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
+
+
+def _other_person(asked: str, text: str, people: list[str]) -> str | None:
+    """The question `asked` of the one person `text` names instead of the one it named."""
+    said = {name for name in people if _names(text, name)}
+    before = {name for name in people if _names(asked, name)}
+    if len(said) != 1 or len(before) != 1 or said == before:
+        return None
+    [name], [old] = said, before
+    return _name_pattern(old).sub(name, asked, count=1)
+
+
+def _names(text: str, name: str) -> bool:
+    return _name_pattern(name).search(text) is not None
+
+
+def _name_pattern(name: str) -> re.Pattern[str]:
+    """A name as a word of its own ("mia" in "mia's" and "那Mia呢", not in "miami"); a Chinese name anywhere."""
+    if CJK.search(name):
+        return re.compile(re.escape(name))
+    letter = "A-Za-zÀ-ÖØ-öø-ÿ"
+    return re.compile(rf"(?<![{letter}]){re.escape(name)}(?![{letter}])", re.IGNORECASE)
 
 
 def _other_thing(asked: str, text: str) -> str | None:

@@ -1011,3 +1011,14 @@ async def test_a_sum_spent_on_what_is_also_income_is_spent(text: str, income: bo
     situation = SimpleNamespace(text=text, grounding=grounding, language=grounding.language, run=None, choices={})
     assert await Expense().prepare(situation) is None  # type: ignore[arg-type]
     assert (situation.choices.get("kind") == ["income"]) is income
+
+
+def test_a_follow_up_naming_another_person_asks_the_question_of_them() -> None:
+    from engine.routed import _other_person
+
+    people = ["Anna", "Ben", "Mia", "小明"]
+    assert _other_person("welche schuhgröße hat mia", "und ben?", people) == "welche schuhgröße hat Ben"
+    assert _other_person("what's mia's shoe size", "and ben?", people) == "what's Ben's shoe size"
+    assert _other_person("小明的鞋码是多少", "那Mia呢", people) == "Mia的鞋码是多少"
+    assert _other_person("what's the wifi password", "and ben?", people) is None  # asked of no one
+    assert _other_person("is miami far", "and ben?", people) is None  # a name inside a word is none
