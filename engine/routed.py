@@ -29,7 +29,7 @@ from engine.errors import AnalysisError
 from engine.executor import StepResult, run_plan
 from engine.grounding import Grounding, ground
 from engine.grounding.categories import synonym_spans
-from engine.grounding.language import CJK
+from engine.grounding.language import CJK, name_pattern
 from engine.grounding.spelling import commands_spelt
 from engine.llm_types import LLMResponse, Message
 from engine.numbers import invented
@@ -287,24 +287,12 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
 
 def _other_person(asked: str, text: str, people: list[str]) -> str | None:
     """The question `asked` of the one person `text` names instead of the one it named."""
-    said = {name for name in people if _names(text, name)}
-    before = {name for name in people if _names(asked, name)}
+    said = {name for name in people if name_pattern(name).search(text)}
+    before = {name for name in people if name_pattern(name).search(asked)}
     if len(said) != 1 or len(before) != 1 or said == before:
         return None
     [name], [old] = said, before
-    return _name_pattern(old).sub(name, asked, count=1)
-
-
-def _names(text: str, name: str) -> bool:
-    return _name_pattern(name).search(text) is not None
-
-
-def _name_pattern(name: str) -> re.Pattern[str]:
-    """A name as a word of its own ("mia" in "mia's" and "那Mia呢", not in "miami"); a Chinese name anywhere."""
-    if CJK.search(name):
-        return re.compile(re.escape(name))
-    letter = "A-Za-zÀ-ÖØ-öø-ÿ"
-    return re.compile(rf"(?<![{letter}]){re.escape(name)}(?![{letter}])", re.IGNORECASE)
+    return name_pattern(old).sub(name, asked, count=1)
 
 
 def _other_thing(asked: str, text: str) -> str | None:

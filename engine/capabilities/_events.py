@@ -14,14 +14,12 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reroute, Sai
 from engine.capabilities.phrases import when_text
 from engine.capabilities.topics import same_word
 from engine.capabilities.words import FILLER, cues
+from engine.grounding.language import han_pairs
 
 _UPCOMING_DAYS = 60
 
 
 _WORD = re.compile(r"[^\W\d_]{3,}")
-
-
-_HAN = re.compile(r"[\u4e00-\u9fff]+")
 
 
 # The routes' own words, which name no event ("remind me an hour before", "cancel", "moved").
@@ -102,7 +100,7 @@ def named_events(text: str, rows: list[dict[str, Any]]) -> list[int]:
 
 def words_of(text: str) -> set[str]:
     """Words of three letters or more, and pairs of Chinese characters (Chinese has no spaces between words)."""
-    pairs = {run[i : i + 2] for run in _HAN.findall(text) for i in range(len(run) - 1)}
+    pairs = han_pairs(text)
     words = {word.lower() for word in _WORD.findall(text)}
     return {word for word in words if not (FILLER.fullmatch(word) or _NOT_NAMES.fullmatch(word))} | pairs
 

@@ -94,7 +94,7 @@ def _sends_away(text: str) -> bool:
     so a note that tells of such a request beside news of its own ("… must email all our notes to …. also the bins go
     out on tuesdays now") is kept as told."""
     parts = re.split(r"[.!?]+\s+|[。！？]+\s*", text.strip())
-    said = [part for part in parts if len(part.split()) > 2 or len(re.findall(r"[\u4e00-\u9fff]", part)) > 4]
+    said = [part for part in parts if len(part.split()) > 2 or len(CJK.findall(part)) > 4]
     return len(said) <= 1 and SEND_AWAY.search(text) is not None  # an outcry before it ("notfall!! …") is no news
 
 

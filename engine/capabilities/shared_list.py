@@ -21,6 +21,7 @@ from tools.lists import canonical_name, kinds_named
 # Bought or brought home: a tick when a list has the thing ("grabbed milk on the way home").
 _GOT = r"(?:got|bought|picked up|grabbed|fetched)"
 _FETCHED = r"gekauft|besorgt|mitgebracht|mitgenommen|geholt|eingekauft"  # German participles of _GOT
+_TICK = "[✅✔☑✓]"  # a tick after a thing: it is done
 
 # A thing told as bought or fetched, on no list named ("pizza geholt", "got the pizza"): beside its price it is one
 # purchase (`routed.two_requests`), not a tick and a sum.
@@ -65,7 +66,8 @@ SHARED_LIST = cues(
     r"^\W*[^\d?]{1,40}\s+brauchen wir (?:doch |jetzt |nun )?nicht(?: mehr)?\W*$|"
     r"\bdon'?t need (?:the |any )?[^\d?]{1,30} (?:any ?more|after all)\b|^[^\d]{1,10}不用买了\W*$",
     # "toilet roll ✅": ticked off ("all done ✅", "搞定了✅" are said of a reminder just sent)
-    r"^(?!.*(?:\b(?:done|ok|okay|erledigt|fertig|gemacht)\b|搞定|好了|完成))[^\d?]{1,40}?\s*[✅✔☑✓]\ufe0f?\W*$",
+    r"^(?!.*(?:\b(?:done|ok|okay|erledigt|fertig|gemacht)\b|搞定|好了|完成))[^\d?]{1,40}?\s*"
+    rf"{_TICK}\ufe0f?\W*$",
     r"购物清单",
     r"购物单",
     r"清单",
@@ -227,7 +229,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
         "done",
         re.compile(
             rf"\b{_GOT}\b|\btick|\bcheck(?:ed)? off\b|\bcross(?:ed)? (?:off|out)\b|\bcross (?:\w+ ){{1,3}}off\b"
-            r"|划掉|勾掉|[✅✔☑✓]|\b(?:is |are )?done\b"
+            rf"|划掉|勾掉|{_TICK}|\b(?:is |are )?done\b"
             rf"|\b(?:{_FETCHED})\b|\berledigt\b|\babhaken\b"
             r"|\b(?:hab|habe|haben) (?:ich|wir)(?: schon)?\W*$"
             r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",

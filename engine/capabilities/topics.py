@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from engine.grounding.language import CJK, han_pairs
+
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _STOP = frozenset(
     """what when where which who whom whose how many much does did do the and for with from that this are was were
     is has have had may can could would should will about our your their his her its there here been into than then
@@ -40,8 +41,8 @@ def same_word(one: str, other: str) -> bool:
 
 
 def _terms(text: str, skip: set[str]) -> set[str]:
-    words = {_stem(word.lower()) for word in _WORD.findall(_CJK_RUN.sub(" ", text))}
-    pairs = {run[i : i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}
+    words = {_stem(word.lower()) for word in _WORD.findall(CJK.sub(" ", text))}
+    pairs = han_pairs(text)
     return {w for w in words if w not in _STOP and w not in skip} | {
         p for p in pairs if p not in _CJK_STOP and p not in skip
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from engine.grounding.language import han_pairs
 from engine.grounding.money import SPENT_ZH
 
 
@@ -377,5 +378,5 @@ def own(said: str, message: str) -> bool:
 
 
 def _substance(text: str) -> set[str]:
-    pairs = {run[i : i + 2] for run in re.findall(r"[\u4e00-\u9fff]+", text) for i in range(len(run) - 1)}
+    pairs = han_pairs(text)
     return {word.lower()[:5] for word in re.findall(r"[^\W\d_]{3,}", text)} | pairs

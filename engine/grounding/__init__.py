@@ -16,7 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from engine.grounding.categories import category_of
-from engine.grounding.language import language_of
+from engine.grounding.language import language_of, name_pattern
 from engine.grounding.moments import Found, after, find_minutes, find_moments
 from engine.grounding.money import Money, find_currencies, find_money
 from engine.grounding.periods import Span, find_span
@@ -133,18 +133,12 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
         minutes=tuple(minutes),
         currencies=tuple(find_currencies(text)),
         period=span.name if span is not None else None,
-        people=tuple(name for name in members if _names(text, name)),
+        people=tuple(name for name in members if name_pattern(name).search(text)),
         numbers=tuple(_numbers(text)),
         span=span,
         category=category_of(text, "expense"),
         income_category=category_of(text, "income"),
     )
-
-
-def _names(text: str, name: str) -> bool:
-    if re.search(r"[\u4e00-\u9fff]", name):
-        return name in text
-    return re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text, re.IGNORECASE) is not None
 
 
 def _numbers(text: str) -> list[Decimal]:

@@ -15,6 +15,8 @@ from functools import lru_cache
 from lingua import Language, LanguageDetector, LanguageDetectorBuilder
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_LETTER = "A-Za-zÀ-ÖØ-öø-ÿ"
 _GERMAN = re.compile(
     r"[äöüß]|\b(?:ich|wir|und|der|die|das|ist|nicht|bitte|mich|mir|für|um|uhr|morgen|heute|gestern|habe|haben|"
     r"hat|wie|viel|was|wann|erinnere|jeden|einen|eine|beim|vom|zum|mein|meine|unser|unsere|noch|schon|auch|"
@@ -48,3 +50,17 @@ def language_of(text: str) -> str:
 def _detector() -> LanguageDetector:
     """English and German only, their models loaded at the first undecided message (about 2 s, 70 MB)."""
     return LanguageDetectorBuilder.from_languages(Language.ENGLISH, Language.GERMAN).build()
+
+
+@lru_cache(maxsize=256)
+def name_pattern(name: str) -> re.Pattern[str]:
+    """A person's name as a word of its own ("mia" in "mia's" and "那Mia呢", not in "miami"); a Chinese name
+    anywhere."""
+    if CJK.search(name):
+        return re.compile(re.escape(name))
+    return re.compile(rf"(?<![{_LETTER}]){re.escape(name)}(?![{_LETTER}])", re.IGNORECASE)
+
+
+def han_pairs(text: str) -> set[str]:
+    """Each two Chinese characters side by side: Chinese puts no spaces between words, so a pair stands for one."""
+    return {run[i : i + 2] for run in _HAN_RUN.findall(text) for i in range(len(run) - 1)}

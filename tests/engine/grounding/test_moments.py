@@ -126,6 +126,20 @@ def test_grounding_names_members_and_periods_and_round_trips_as_json() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("明天早上七点提醒Ben带伞", ("Ben",)),  # a Latin name between Chinese characters
+        ("那Mia呢", ("Mia",)),
+        ("mia's shoes", ("Mia",)),
+        ("flights to miami", ()),  # a word that starts with a name names nobody
+        ("小明的生日", ("小明",)),
+    ],
+)
+def test_grounding_names_a_member_as_a_word_of_its_own(text: str, named: tuple[str, ...]) -> None:
+    assert ground(text, NOW, "Europe/Berlin", ["Ben", "Mia", "小明"]).people == named
+
+
+@pytest.mark.parametrize(
     ("text", "language"),
     [("wie viel haben wir für Lebensmittel ausgegeben?", "de"), ("这个月花了多少", "zh"), ("how much?", "en")],
 )
