@@ -207,10 +207,13 @@ RECORD_ASKED = cues(
 )
 
 
-# A dose of a medicine: whatever else the message says, it is a health note.
+# A dose of a medicine, or how often it is taken ("3 times a day for a week", "zweimal täglich", "一天三次"): whatever
+# else the message says, it is a health note.
 DOSE = cues(
-    r"\d\s?(?:mg|ml|µg|mcg|milligram\w*|pills?|drops|tabletten|tropfen|hübe)\b",
-    r"\d\s?(?:毫克|毫升|片|粒|滴)",
+    r"\d\s?(?:mg|ml|µg|mcg|milligram\w*|pills?|drops|tabletten|tropfen|hübe)\b|"
+    r"\b(?:\d|once|twice|three|four)\s?(?:x|times)? (?:a|per|every) day\b|\b(?:once|twice) daily\b",
+    r"\b(?:\d\s?x|\d\s?mal|einmal|zweimal|dreimal|viermal) (?:täglich|am tag|pro tag)\b",
+    r"\d\s?(?:毫克|毫升|片|粒|滴)|(?:一天|每天|每日|一日)(?:[一二三四两\d]次)",
 )
 
 

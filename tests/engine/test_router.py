@@ -199,6 +199,10 @@ def test_an_expense_says_what_it_was_for(text: str, amount: str, says: bool) -> 
         ("health", "mia hat seit heute morgen ohrenschmerzen links", "health"),
         ("health", "pediatrician says mia is 104 cm and 16.5 kg now", "health"),
         ("health", "儿子昨晚发烧38度5，今天退了", "health"),
+        # how often a medicine is taken is a health note, whatever the model says
+        ("fact", "ben started the antibiotics today, 3 times a day for a week", "health"),
+        ("fact", "die kinderärztin sagt mia soll das spray zweimal täglich nehmen", "health"),
+        ("note", "止咳糖浆一天三次，每次10毫升", "health"),
         ("plan", "der kinderarzt hat mittwochs nachmittags zu", "fact"),  # a place's hours
         ("plan", "儿科王医生周二上午出诊", "fact"),
         ("plan", "mia hat dienstags um 16 uhr ballett", "plan"),
