@@ -144,17 +144,19 @@ async def _one(
     text = routing.without_override(text)
     grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
+    kept = None  # a follow-up's question goes where the question it follows went
     if combined == text and pending_route is None and _GOES_ON.search(text):
-        combined = follow_up(text, history, grounding, run, await _people(run)) or text
+        if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
+            combined, kept = asked, _answered_by(history.turns[-1].route)
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
-    name, chosen_by = (
-        (pending_route, "resumed")
-        if pending_route
-        else await routing.choose(
-            run, version, routing.reading(text, grounding, reminder_just_sent=bool(history.fired))
-        )
-    )
+    if pending_route:
+        name, chosen_by = pending_route, "resumed"
+    elif kept:
+        name, chosen_by = kept, "follow-up"
+    else:
+        reading = routing.reading(text, grounding, reminder_just_sent=bool(history.fired))
+        name, chosen_by = await routing.choose(run, version, reading)
     route = CAPABILITIES[name]
     run.route = name
     run.note("route", route=name, chosen_by=chosen_by)
@@ -283,6 +285,12 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
     else:
         return None
     return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
+
+
+def _answered_by(route: str | None) -> str | None:
+    """The capability that answered the question a follow-up asks again, when it is one that only answers questions
+    (the sum, the lookup, the calendar): "und im oktober?" after a sum of fuel is that sum again, not a new choice."""
+    return route if route in CAPABILITIES and CAPABILITIES[route].asks else None
 
 
 def _other_person(asked: str, text: str, people: list[str]) -> str | None:

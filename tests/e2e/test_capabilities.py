@@ -4,6 +4,7 @@ for a yes. Each test scopes its checks to its own household."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 
@@ -163,6 +164,12 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
     assert request.schema_name == "route_sum"
     assert asked in request.last_user_text
     assert gone not in request.last_user_text
+    trace = await routed.admin.fetchval(
+        "SELECT trace FROM interactions WHERE household_id = $1 ORDER BY id DESC LIMIT 1", family.household_id
+    )
+    steps = trace["steps"] if isinstance(trace, dict) else json.loads(trace)["steps"]
+    [route] = [step for step in steps if step["event"] == "route"]
+    assert (route["route"], route["chosen_by"]) == ("sum", "follow-up")  # kept from the turn it follows
 
 
 async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811

@@ -14,6 +14,7 @@ class Turn:
     user_text: str
     reply_text: str
     created_at: datetime
+    route: str | None = None  # the capability that last took the turn, as its trace tells
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,10 @@ async def recent_turns(
     """The member's last `limit` turns, oldest first; `shared`: only those said where others read along (a group
     chat), for a message said there — what the member said in their own chat is not the group's conversation."""
     rows = await conn.fetch(
-        """SELECT t.user_text, t.reply_text, t.created_at FROM interactions t
+        """SELECT t.user_text, t.reply_text, t.created_at,
+                  (SELECT s.step ->> 'route' FROM jsonb_array_elements(t.trace -> 'steps') WITH ORDINALITY s(step, n)
+                   WHERE s.step ->> 'event' = 'route' ORDER BY s.n DESC LIMIT 1) AS route
+           FROM interactions t
            WHERE t.household_id = $1 AND t.user_id = $2
              AND (NOT $4 OR EXISTS (SELECT 1 FROM inbox i WHERE i.id = t.inbox_id AND i.payload @> '{"shared": true}'))
            ORDER BY t.created_at DESC LIMIT $3""",
