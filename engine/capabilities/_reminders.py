@@ -86,10 +86,14 @@ _SHORT = 25  # a message this short that names nothing ("改成四点吧", "make
 
 
 def about(situation: Situation, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The reminders among `rows` about what the message names; for a short message that names none of them, the
-    ones about what the member's last message named ("提醒我明天下午三点去取快递", then "改成四点吧")."""
+    """The reminders among `rows` about what the message names; for a message that names none of them and says
+    little beside its times, the ones about what the member's last message named ("提醒我明天下午三点去取快递", then
+    "改成四点吧"; "erinner mich morgen früh um 7 an die mülltonne", then "ne doch lieber erst um halb 8")."""
     named = [row for row in rows if shares_topic(situation.text, str(row.get("text") or ""))]
     turns = situation.history.turns
-    if named or not turns or len(situation.text.strip()) > _SHORT:
+    said = situation.text
+    for moment in situation.grounding.moments:
+        said = said.replace(moment.text, " ")
+    if named or not turns or len(said.strip()) > _SHORT:
         return named
     return [row for row in rows if shares_topic(turns[-1].user_text, str(row.get("text") or ""))]

@@ -78,7 +78,8 @@ SEND_AWAY = cues(
     r"(?:发|转发|发送|导出|分享)(?:给|到)?.{0,30}[\w.+-]+@[\w-]+\.\w",
     r"\b(?:show|give|list|print|output|dump|export|send|read|need|want|zeig|gib|druck|exportier|lies|brauch|will|"
     r"möchte)\w*\b.{0,40}\b(?:(?:every|all|"
-    r"other|each) (?:famil(?:y|ies)|households?|users?)|(?:the|your) database|alle[rn]? (?:familien|haushalte|nutzer)|"
+    r"other|each) (?:famil(?:y|ies)|households?|users?)|(?:the|your) database|"
+    r"alle[rn]? (?:familien|haushalten?|nutzern?)|"
     r"andere[rn]? (?:familien|haushalte)|datenbank|"
     # the neighbours' things, not a note of the family's about them ("what's the neighbours' number")
     r"(?:notes|data|records|expenses|reminders|memories)\s+(?:of|from)\s+(?:the\s+)?neighbou?rs|"

@@ -12,7 +12,7 @@ from engine.capabilities._memories import candidate_rows, notes_text, quote, whi
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import DONT_FORGET
-from engine.capabilities.words import REQUEST, cues
+from engine.capabilities.words import REQUEST, cues, is_vague
 from engine.executor import StepResult
 
 FORGET = cues(
@@ -138,6 +138,9 @@ class Forget(Capability):
         named = which_one(situation)
         if isinstance(named, Ask):
             return named
+        if not named and not situation.recent and len(situation.rows) > 1 and _names_nothing(situation.text):
+            # "那个删了吧" names no row, and nothing just said points at one: which, rather than the model's guess
+            return Ask(say("ask_which", situation.language), tuple(quote(row) for row in situation.rows[:5]))
         if len(named) == 1:
             situation.decided = ForgetAnswer(memory_ids=[int(named[0]["memory_id"])])
         situation.choices["memory_ids"] = [int(row["memory_id"]) for row in situation.rows]
@@ -162,3 +165,9 @@ class Forget(Capability):
         if not rows:
             return say("not_found", situation.language)
         return say("forgotten", situation.language, what=" | ".join(quote(row) for row in rows))
+
+
+def _names_nothing(text: str) -> bool:
+    """Beside its words of forgetting, the message only points ("那个删了吧", "lösch das mal", "delete that one")."""
+    rest = REMOVE.sub(" ", FORGET.sub(" ", text))
+    return not rest.strip(" ,.!?。！？吧") or is_vague(rest)

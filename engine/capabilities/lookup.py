@@ -3,7 +3,8 @@ the ones that answer, and only those that share a word of substance with the que
 
 from __future__ import annotations
 
-from typing import Annotated
+import re
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,6 +16,7 @@ from engine.capabilities.phrases import say
 from engine.capabilities.sum import SUM, asks_about_a_note
 from engine.capabilities.topics import shares_topic
 from engine.executor import StepResult
+from engine.grounding.language import name_pattern
 
 
 class LookupAnswer(BaseModel):
@@ -122,12 +124,40 @@ class Lookup(Capability):
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         chosen = answer.ids if isinstance(answer, LookupAnswer) else []
         names = [member.name for member in situation.run.members]
-        rows = [
+        picked = [
             row
             for row_id in chosen
             for row in situation.rows
             if row["memory_id"] == row_id and shares_topic(situation.text, about(row), names)
         ]
+        rows = _of_whom_asked(picked, situation, names)
         if not rows:
             return say("not_found", situation.language)
         return say("from_notes", situation.language, notes=" | ".join(quote(row) for row in rows))
+
+
+def _of_whom_asked(picked: list[dict[str, Any]], situation: Situation, names: list[str]) -> list[dict[str, Any]]:
+    """The picked notes, without those about another person by name when the question names one member: "an welchem
+    tag hat ben training" is not answered by "Mia geht dienstags zum Ballett", however near the model finds it; Ben's
+    own note on the topic answers instead, if there is one. A note about "儿子" or "mum" may be about anyone."""
+    if len(situation.grounding.people) != 1:
+        return picked
+    [name] = situation.grounding.people
+
+    def of_them(row: dict[str, Any]) -> bool:
+        return name_pattern(name).search(str(row.get("person") or "")) is not None
+
+    kept = [row for row in picked if of_them(row) or not _named_person(row, names)]
+    if kept or not picked:
+        return kept
+    theirs = [row for row in situation.rows if of_them(row) and shares_topic(situation.text, about(row), names)]
+    return theirs[:1]
+
+
+def _named_person(row: dict[str, Any], members: list[str]) -> bool:
+    """The note is about someone by name: a member, or a person its words spell with a capital ("Mia")."""
+    person = str(row.get("person") or "").strip()
+    if not person:
+        return False
+    capitalised = re.search(rf"(?<!\w){re.escape(person[:1].upper() + person[1:])}(?!\w)", str(row.get("content", "")))
+    return person in members or (person[:1].isupper() and capitalised is not None)

@@ -17,9 +17,7 @@ from engine.capabilities.event_move import MOVED, shift
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
-from engine.capabilities.words import (
-    cues,
-)
+from engine.capabilities.words import cues, is_vague
 from engine.executor import StepResult
 from engine.grounding import Grounding
 
@@ -355,6 +353,8 @@ def pointed_at(reading: Reading) -> bool:
     at 8 instead?"). The rows that exist decide what it is (`prepare`)."""
     text = reading.text
     if (reading.question and not MOVE.search(text)) or reading.grounding.repeats or reading.grounding.money:
+        return False
+    if is_vague(text):  # "the thing from this morning, change it" points at nothing it names, nor says to what
         return False
     moved = MOVE.search(text) and (reading.grounding.moments or _BARE_HOUR.search(text))
     if not POINTED.search(text):  # a reminder said by its words and "erst übermorgen" (an event's move is its own)

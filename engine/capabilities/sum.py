@@ -114,7 +114,9 @@ _OPS_BY_CUE = (
     (
         "max",
         re.compile(
-            r"\bbiggest\b|\blargest\b|\bmost expensive\b|\bhighest\b|最大|最贵|最高|\bteuerste|\bgrößte|\bhöchste", re.I
+            r"\bbiggest\b|\blargest\b|\bmost expensive\b|\bpriciest\b|\bhighest\b|最大|最贵|最高|"
+            r"\bteuerste|\bgrößte|\bhöchste",
+            re.I,
         ),
     ),
     (
@@ -281,6 +283,8 @@ class Sum(Capability):
             situation.choices["op"], situation.choices["group_by"] = ["sum"], ["category"]
         elif op := next((op for op, cue in _OPS_BY_CUE if cue.search(situation.text)), None):
             situation.choices["op"] = [op]
+        else:  # an average, a count or the cheapest is asked for in words of its own: "how bad is it" is the sum
+            situation.choices["op"] = ["sum", "max"]
         situation.choices["whose"] = ["household", *(m.name for m in run.members), "other"]
         # A period only where the words name one: "when did we last get the oil changed" is not "last month".
         named_period = situation.grounding.period or situation.grounding.span

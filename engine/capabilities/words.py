@@ -95,6 +95,10 @@ VAGUE = cues(
     r"\b(?:the usual|same again|same as (?:before|last time|always|usual)|as usual)\b",
     r"\b(?:wie immer|wie (?:letztes|beim letzten) mal|wie gehabt|das übliche|dasselbe|das gleiche)\b",
     r"老样子|按上次的?|跟上次一样|和上次一样|照旧",
+    # left to FAA, with nothing named: "up to you", "mach wie du meinst", "你看着办吧"
+    r"\b(?:up to you|whatever you think|your call)\b",
+    r"\b(?:wie du (?:meinst|willst|denkst)|wie du es für richtig hältst)\b",
+    r"看着办|你决定吧?",
 )
 
 
@@ -331,15 +335,26 @@ DOING = cues(
 )
 
 
+# A change asked for with no new value: "change it", "改一下" — what to, and of what, is not said ("korrigier das auf
+# gestern", "改到五点" say to what).
+CHANGING = cues(
+    r"\b(?:change|edit|update|fix|correct|adjust)\b(?!.*\b(?:to|into|on)\b)",
+    r"\b(?:änder\w*|korrigier\w*|anpassen)\b(?!.*\b(?:auf|zu|in|nach)\b)",
+    r"改(?![到成为])",
+)
+
+
 def is_vague(text: str) -> bool:
     """The message says nothing of its own: a reference without content ("the thing", "that"), with at most words
-    of doing and of when (`DOING`), or only words of asking and noting ("write it down", "帮我记一下"). A number
-    beside a reference is no content either: "add 15 for it" does not say what for."""
+    of doing and of when (`DOING`), or only words of asking and noting ("write it down", "帮我记一下"), or a change
+    with no value ("the thing from this morning, change it", "改一下"). A number beside a reference is no content
+    either: "add 15 for it" does not say what for."""
     short = len(text.split()) <= 5 and len(text.strip()) <= 30
     referring = VAGUE.search(text) is not None
     if not (referring or short):
         return False
-    rest = FILLER.sub(" ", VAGUE.sub(" ", text))
+    rest = text if re.search(r"\d", text) else CHANGING.sub(" ", text)
+    rest = FILLER.sub(" ", VAGUE.sub(" ", rest))
     if referring:
         rest = DOING.sub(" ", rest)
     return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]" if referring else r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)

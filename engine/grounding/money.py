@@ -259,7 +259,7 @@ def _reads_as_money(text: str, match: re.Match[str], paying: bool, bought: bool)
     """Whether a number without a currency is a sum: the message speaks of paying, or names something bought and
     the number is written as a price (37.20, 86.5) or per month ("400 a month"); never a number glued to a word
     ("sunflower2026")."""
-    if re.search(r"[a-zäöüß]$", text[: match.start("number")], re.IGNORECASE):
+    if re.search(r"[a-zäöüß]\Z", text[: match.start("number")], re.IGNORECASE):
         return False
     if paying or _PER_PERIOD.match(text, match.end()) or _CASH.match(text, match.end()):
         return True

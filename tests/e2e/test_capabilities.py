@@ -172,6 +172,31 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
     assert (route["route"], route["chosen_by"]) == ("sum", "follow-up")  # kept from the turn it follows
 
 
+@pytest.mark.parametrize(
+    ("question", "ops"),
+    [
+        ("takeaways this month, how bad is it", ["sum", "max"]),  # no word of its own for an average or a count
+        ("what do we spend on takeaways on average", ["avg"]),
+        ("how many times did we spend money on takeaway this month", ["count"]),
+    ],
+)
+async def test_a_sum_question_offers_the_model_only_the_operations_its_words_ask_for(
+    routed: System,  # noqa: F811
+    question: str,
+    ops: list[str],
+) -> None:
+    family = await make_family(routed.admin, f"Caps ops {question}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(sum={"op": ops[0], "categories": [], "whose": "household", "group_by": "none", "period": None})
+    )
+
+    body = await send(routed, family, question)
+
+    assert body["outcome"] == "answered", body
+    [request] = [r for r in routed.llm.requests if r.schema_name == "route_sum"]
+    assert request.schema is not None and request.schema["properties"]["op"]["enum"] == ops
+
+
 async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps which", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))
@@ -271,6 +296,66 @@ async def test_a_reminder_changed_in_passing_moves_to_the_hour_said_or_waits_for
     assert rows[0]["next_fire_at"] == (today + timedelta(days=1)).replace(hour=11, minute=0, second=0, microsecond=0)
     assert rows[1]["next_fire_at"] == (today + timedelta(days=2)).replace(hour=18, minute=0, second=0, microsecond=0)
     assert await live_memories(routed, family) == []
+
+
+async def test_a_new_time_said_right_after_a_reminder_moves_that_reminder(
+    routed: System,  # noqa: F811
+    clock: ManualClock,  # noqa: F811
+) -> None:
+    """ "ne doch lieber erst um halb 8" names nothing beside its time: it goes on from the reminder just asked for."""
+    family = await with_reminders(
+        routed,
+        "Caps rather",
+        ("An die Mülltonne", "erinner mich morgen früh um 7 an die mülltonne"),
+    )
+
+    body = await send(routed, family, "ne doch lieber erst um halb 8")
+
+    assert body["outcome"] == "answered", body
+    [row] = await reminder_rows(routed, family)
+    tomorrow = clock.now().astimezone(BERLIN) + timedelta(days=1)
+    assert (row["status"], row["next_fire_at"]) == (
+        "active",
+        tomorrow.replace(hour=7, minute=30, second=0, microsecond=0),
+    )
+    assert await live_memories(routed, family) == []
+
+
+async def test_a_forget_naming_nothing_asks_which_rather_than_guessing(routed: System) -> None:  # noqa: F811
+    family = await make_family(
+        routed.admin, "Caps forget nothing named", {"Anna": "Asia/Shanghai", "Ben": "Asia/Shanghai"}
+    )
+    routed.llm.script(answers(fact={"kind": "fact", "person": None, "category": "wifi"}))
+    await send(routed, family, "家里的wifi密码是maple77", member="Ben")  # Anna's own last messages stored nothing
+    await send(routed, family, "车库门密码是4711", member="Ben")
+    routed.llm.reset()
+    routed.llm.script(answers(forget={"memory_ids": []}))
+
+    asked = await send(routed, family, "那个删了吧")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert len(asked["options"]) == 2
+    assert len(await live_memories(routed, family)) == 2
+    assert not [r for r in routed.llm.requests if r.schema_name == "route_forget"]  # no model's guess
+
+
+async def test_a_question_about_one_member_is_answered_from_their_notes_not_anothers(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps whose note", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(answers(fact=lambda r: {"kind": "fact", "person": "Mia" if "Mia" in r.last_user_text else "Ben",
+                                              "category": "sport"}))  # fmt: skip
+    await send(routed, family, "Mia hat dienstags Training")
+    await send(routed, family, "Ben hat mittwochs Training")
+    routed.llm.reset()
+
+    def nearest_first(request: ChatRequest) -> dict[str, object]:  # the model picks Mia's note
+        [mia] = re.findall(r"\[(\d+)\][^|]*Mia", request.last_user_text)
+        return {"ids": [int(mia)]}
+
+    routed.llm.script(answers(lookup=nearest_first))
+    body = await send(routed, family, "an welchem tag hat ben training")
+
+    assert body["outcome"] == "answered", body
+    assert "mittwochs" in body["reply"] and "dienstags" not in body["reply"]
 
 
 async def with_reminders(routed: System, name: str, *reminders: tuple[str, str]) -> Family:  # noqa: F811

@@ -160,3 +160,12 @@ def test_the_language_of_casual_messages(text: str, language: str) -> None:
 def test_a_reply_of_a_number_alone_answers_how_much(reply: str, amount: str | None) -> None:
     answered = answered_amount(reply)
     assert (None if answered is None else str(answered.amount)) == amount
+
+
+@pytest.mark.parametrize(
+    ("text", "amount"),
+    [("paid the plumber today\n180 cash", "180"), ("paid the plumber\n180", "180"), ("bought shoes today\n45", "45")],
+)
+def test_an_amount_on_a_line_of_its_own_is_read_like_one_beside_its_words(text: str, amount: str) -> None:
+    """The member's answer to "how much?" comes after the message it answers, on a new line."""
+    assert [str(money.amount) for money in find_money(text)] == [amount]
