@@ -3,7 +3,6 @@ the ones that answer, and only those that share a word of substance with the que
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -124,19 +123,22 @@ class Lookup(Capability):
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
         chosen = answer.ids if isinstance(answer, LookupAnswer) else []
         names = [member.name for member in situation.run.members]
+        people = names + [str(row["person"]) for row in situation.rows if row.get("person")]  # no topic of their own
         picked = [
             row
             for row_id in chosen
             for row in situation.rows
-            if row["memory_id"] == row_id and shares_topic(situation.text, about(row), names)
+            if row["memory_id"] == row_id and shares_topic(situation.text, about(row), people)
         ]
-        rows = _of_whom_asked(picked, situation, names)
+        rows = _of_whom_asked(picked, situation, names, people)
         if not rows:
             return say("not_found", situation.language)
         return say("from_notes", situation.language, notes=" | ".join(quote(row) for row in rows))
 
 
-def _of_whom_asked(picked: list[dict[str, Any]], situation: Situation, names: list[str]) -> list[dict[str, Any]]:
+def _of_whom_asked(
+    picked: list[dict[str, Any]], situation: Situation, names: list[str], people: list[str]
+) -> list[dict[str, Any]]:
     """The picked notes, without those about another person by name when the question names one member: "an welchem
     tag hat ben training" is not answered by "Mia geht dienstags zum Ballett", however near the model finds it; Ben's
     own note on the topic answers instead, if there is one. A note about "儿子" or "mum" may be about anyone."""
@@ -150,7 +152,7 @@ def _of_whom_asked(picked: list[dict[str, Any]], situation: Situation, names: li
     kept = [row for row in picked if of_them(row) or not _named_person(row, names)]
     if kept or not picked:
         return kept
-    theirs = [row for row in situation.rows if of_them(row) and shares_topic(situation.text, about(row), names)]
+    theirs = [row for row in situation.rows if of_them(row) and shares_topic(situation.text, about(row), people)]
     return theirs[:1]
 
 
@@ -159,5 +161,5 @@ def _named_person(row: dict[str, Any], members: list[str]) -> bool:
     person = str(row.get("person") or "").strip()
     if not person:
         return False
-    capitalised = re.search(rf"(?<!\w){re.escape(person[:1].upper() + person[1:])}(?!\w)", str(row.get("content", "")))
-    return person in members or (person[:1].isupper() and capitalised is not None)
+    spelt = name_pattern(person).search(str(row.get("content", "")))
+    return person in members or (person[:1].isupper() and spelt is not None and spelt.group()[:1].isupper())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from engine.grounding.language import CJK, han_pairs
+from engine.grounding.language import CJK, han_pairs, language_of
 
 _WORD = re.compile(r"[^\W\d_]{3,}", re.UNICODE)
 _STOP = frozenset(
@@ -28,8 +28,12 @@ def shares_topic(question: str, note: str, names: Iterable[str] = ()) -> bool:
 
 
 def overlap(question: str, note: str, names: Iterable[str] = ()) -> int:
-    """How many words of substance the note and the question have in common."""
-    skip = {name.lower() for name in names} | {word.lower() for word in re.findall(r"\b[A-Z][a-z]+\b", question)[1:]}
+    """How many words of substance the note and the question have in common. A word spelt with a capital inside an
+    English question is a name ("What is Lea's favourite food?"); German spells every noun so ("der Code fürs
+    Garagentor"), and there only the names given count as names."""
+    skip = {name.lower() for name in names}
+    if language_of(question) != "de":
+        skip |= {word.lower() for word in re.findall(r"\b[A-Z][a-z]+\b", question)[1:]}
     return len(_terms(question, skip) & _terms(note, skip))
 
 

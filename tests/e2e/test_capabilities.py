@@ -358,6 +358,19 @@ async def test_a_question_about_one_member_is_answered_from_their_notes_not_anot
     assert "mittwochs" in body["reply"] and "dienstags" not in body["reply"]
 
 
+async def test_a_german_question_is_answered_by_the_note_its_nouns_name(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps Garagentor", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "fact", "category": "home"}))
+    await send(routed, family, "Der Code fürs Garagentor ist 4711")
+    routed.llm.reset()
+    routed.llm.script(answers(lookup=lambda r: {"ids": [int(i) for i in re.findall(r"\[(\d+)\]", r.last_user_text)]}))
+
+    body = await send(routed, family, "Wie war nochmal der Code fürs Garagentor?")
+
+    assert body["outcome"] == "answered", body
+    assert "4711" in body["reply"], body
+
+
 async def with_reminders(routed: System, name: str, *reminders: tuple[str, str]) -> Family:  # noqa: F811
     """A household whose member asked for each (text, message) reminder; then the model picks the first reminder
     offered whenever one is changed."""

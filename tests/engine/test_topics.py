@@ -18,10 +18,19 @@ from engine.capabilities.topics import same_word, shares_topic
         ("What size shoes does Lea wear?", "Lea's shoe size is 38", True),
         ("What is Lea's favourite food?", "Lea's shoe size is 38", False),  # a name alone is no topic
         ("Wann läuft mein Reisepass ab?", "Der Autoschlüssel liegt in der Schublade", False),
+        # German spells every noun with a capital: they are the topic, not names
+        ("Wie war nochmal der Code fürs Garagentor?", "Der Code fürs Garagentor ist 4711", True),
+        ("Wann hat Ben Training?", "Ben hat Training am Mittwoch", True),
+        ("Wann hat Ben Training?", "Ben geht am Mittwoch zum Zahnarzt", False),
     ],
 )
 def test_shares_topic(question: str, note: str, shared: bool) -> None:
     assert shares_topic(question, note, ["Anna", "Ben"]) is shared
+
+
+def test_a_german_question_names_people_by_the_names_given() -> None:
+    assert not shares_topic("Was isst Lea am liebsten?", "Leas Schuhgröße ist 38", ["Anna", "Ben", "Lea"])
+    assert shares_topic("Welche Schuhgröße hat Lea?", "Leas Schuhgröße ist 38", ["Anna", "Ben", "Lea"])
 
 
 def test_a_word_in_another_form_is_the_same_word() -> None:
