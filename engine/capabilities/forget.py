@@ -170,4 +170,4 @@ class Forget(Capability):
 def _names_nothing(text: str) -> bool:
     """Beside its words of forgetting, the message only points ("那个删了吧", "lösch das mal", "delete that one")."""
     rest = REMOVE.sub(" ", FORGET.sub(" ", text))
-    return not rest.strip(" ,.!?。！？吧") or is_vague(rest)
+    return not rest.strip(" ,.!?。！？") or is_vague(rest)

@@ -107,7 +107,7 @@ FILLER = cues(
     r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
     r"already|much|how|about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
-    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|一下|请",
+    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请",
 )
 
 
@@ -331,7 +331,7 @@ DOING = cues(
     r"\b(?:mach\w*|erledig\w*|trag\w*|ein|kalender|liste|bis|morgen|später|nachher|vergiss|nicht|kümmer\w*|"
     r"sich|mal|drum|um|erinner\w*|dran|daran)\b",
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:mon|diens|donners|frei|sams|sonn)tags?\b|\bmittwochs?\b",
-    r"别忘了?|加上|加|处理|弄|搞|安排|日历|日程|清单|明天|今天|晚上|早上|下午|上午|提醒|好|吧|来|(?:周|星期)[一二三四五六日天]",
+    r"别忘了?|加上|加|处理|弄|搞|安排|日历|日程|清单|明天|今天|晚上|早上|下午|上午|提醒|好|来|(?:周|星期)[一二三四五六日天]",
 )
 
 
