@@ -259,6 +259,8 @@ async def test_push_on_in_chromium_then_a_reminder_reaches_the_closed_app_and_th
     cdp.on("ServiceWorker.workerRegistrationUpdated", lambda event: registrations.extend(event["registrations"]))
     await cdp.send("ServiceWorker.enable")
     registration = await eventually(lambda: _first(registrations))
+    # A push handed to a worker still installing is dropped: on a loaded machine activation takes seconds.
+    await eventually(lambda: page.evaluate("navigator.serviceWorker.ready.then((r) => r.active.state === 'activated')"))
     note = {"title": "FAA", "body": "Reminder: Feed the cat", "tag": "faa-1", "url": "/reminders"}
     await cdp.send(
         "ServiceWorker.deliverPushMessage",
