@@ -12,8 +12,18 @@ from engine.analysis import PlannedCall
 from engine.capabilities._records import Label, Short, checked_kind, clip, occurred, planned_event, slug
 from engine.capabilities.capability import Ask, Capability, Reading, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import BODY, CONTACT_DETAILS, DOSE, RECORD_ASKED, RECORD_VERB, cues
+from engine.capabilities.words import (
+    BODY,
+    CONTACT_DETAILS,
+    DOING,
+    DOSE,
+    RECORD_ASKED,
+    RECORD_VERB,
+    cues,
+    says_what,
+)
 from engine.executor import StepResult
+from engine.grounding.language import name_pattern
 
 # Asked to put something in the calendar: a plan to note, which becomes an event — not a look at what is on.
 CALENDAR_ADD = cues(
@@ -119,6 +129,8 @@ class Note(Capability):
         return 0.2
 
     async def prepare(self, situation: Situation) -> Ask | None:
+        if not worth_noting(situation):
+            return Ask(say("ask_what", situation.language))
         return None
 
     def answer_model(self, situation: Situation) -> type[BaseModel]:
@@ -153,3 +165,16 @@ class Note(Capability):
             when = when_text(at, situation.language, with_time=len(start) > 10)
             return say("saved_event", situation.language, what=clip(situation.text), when=when)
         return say("saved", situation.language, what=clip(situation.text))
+
+
+def worth_noting(situation: Situation) -> bool:
+    """Beside words of when and doing (`DOING`), numbers, clock times and the members it names, the message says
+    something to remember: "tomorrow 5pm", "明天下午三点", "42" and "same for ben pls" do not (of what?); "ben hat
+    mittwochs training" does."""
+    said = _CLOCK.sub(" ", situation.text)
+    for member in situation.run.members:
+        said = name_pattern(member.name).sub(" ", said)
+    return says_what(DOING.sub(" ", said), [])
+
+
+_CLOCK = cues(r"[零〇一二两三四五六七八九十\d]+(?:点|點|号|號|分|刻)[半钟鐘]?")

@@ -99,6 +99,10 @@ VAGUE = cues(
     r"\b(?:up to you|whatever you think|your call)\b",
     r"\b(?:wie du (?:meinst|willst|denkst)|wie du es für richtig hältst)\b",
     r"看着办|你决定吧?",
+    # what was said before, for someone else too: "same for ben", "ben bitte auch", "Ben也一样"
+    r"\b(?:same|too|also)\b",
+    r"\b(?:auch|ebenso|genauso)\b",
+    r"也一样|一样|也",
 )
 
 

@@ -35,6 +35,21 @@ async def test_money_for_nothing_named_is_asked_about(routed: System) -> None:  
     assert await live_memories(routed, family) == []
 
 
+async def test_a_note_of_only_a_time_a_number_or_a_member_is_asked_about(routed: System) -> None:  # noqa: F811
+    routed.llm.script(answers(fact={"kind": "fact", "category": "other"}))
+    members = {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"}
+    for n, text in enumerate(
+        ("note this down: tomorrow 5pm", "merk dir 42", "记一下 明天下午三点", "note: same for ben pls")
+    ):
+        family = await make_family(routed.admin, f"Caps nothing to note {n}", members)
+        body = await send(routed, family, text)
+        assert body["outcome"] == "clarifying", (text, body)
+        assert await live_memories(routed, family) == []
+    body = await send(routed, family, "note: ben has football at 5pm tomorrow")  # not an answer: it says what
+    assert body["outcome"] == "answered", body
+    assert len(await live_memories(routed, family)) == 1
+
+
 async def test_money_received_is_income_whatever_the_model_says(routed: System) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps income", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(expense=lambda r: {"kind": "expense", "category": "bike", "merchant": None}))

@@ -137,6 +137,11 @@ def test_words_telling_faa_to_drop_its_rules_are_no_request(text: str, kept: str
         ("change it to 30", False),
         ("change the dentist to friday", False),
         ("改到五点", False),
+        # what was said before, for someone else too
+        ("that one too", True),
+        ("das auch", True),
+        ("那个也一样", True),
+        ("also add eggs", False),
     ],
 )
 def test_vague(text: str, vague: bool) -> None:
