@@ -145,7 +145,7 @@ async def _one(
     grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
     kept = None  # a follow-up's question goes where the question it follows went
-    if combined == text and pending_route is None and _GOES_ON.search(text):
+    if combined == text and pending_route is None and (_GOES_ON.search(text) or _SAME.search(text)):
         if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
             combined, kept = asked, _answered_by(history.turns[-1].route)
     if combined != text:
@@ -231,6 +231,10 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
 
 
 # A short message that goes on from the last question: "and last month?", "und im September?", "那上个月呢？".
+# The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样".
+_SAME = re.compile(r"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是", re.IGNORECASE)
+# Whom a reminder is asked for, when it is the writer: "remind me", "erinner mich", "提醒我".
+_FOR_ME = re.compile(r"(?<![A-Za-z])(remind|ping|nudge|tell|erinnere?|sag)\s+(?:me|mich)\b|(提醒|叫)我", re.IGNORECASE)
 _GOES_ON = re.compile(
     r"^\W*(?:and|what about|how about|same for|und|was ist mit|wie ist es mit|wie sieht'?s aus mit|那|还有)\b"
     r"|^\W*(?:und|and)\W|呢\W*$",
@@ -261,13 +265,16 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
     """The last question asked again for the period the follow-up names ("and last month?"), for the month before
     the one it asked about ("and the month before?"), for the other thing it names ("and on fuel?" after "how much
     did we spend on groceries this month") or of the other person (`people`: "und ben?" after "welche schuhgröße hat
-    mia"); None when the message is no such follow-up."""
-    if not history.turns or len(text) > 60 or not _GOES_ON.search(text):
+    mia"); after a reminder the writer asked for themselves, that reminder for the member named ("same for ben pls");
+    None when the message is no such follow-up."""
+    if not history.turns or len(text) > 60:
         return None
     last = history.turns[-1]  # the member's last message: a follow-up goes on from it
     now = run.deps.clock.now()
     asked = ground(last.user_text, now, run.timezone, [member.name for member in run.members])
     if not routing.reading(last.user_text, asked).question:
+        return _for_another(last.user_text, text, [member.name for member in run.members])
+    if not _GOES_ON.search(text):
         return None
     if grounding.span is None and grounding.category and asked.category and grounding.category != asked.category:
         return _other_thing(last.user_text, text)
@@ -301,6 +308,18 @@ def _other_person(asked: str, text: str, people: list[str]) -> str | None:
         return None
     [name], [old] = said, before
     return name_pattern(old).sub(name, asked, count=1)
+
+
+def _for_another(asked: str, text: str, members: list[str]) -> str | None:
+    """The reminder the member asked for themselves, asked again for the one member `text` names ("remind me
+    tomorrow at 7am to take my vitamins", then "same for ben pls": "remind Ben tomorrow at 7am …")."""
+    named = [name for name in members if name_pattern(name).search(text)]
+    if len(named) != 1 or not _SAME.search(text) or not _FOR_ME.search(asked):
+        return None
+    [name] = named
+    if re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", FILLER.sub(" ", _SAME.sub(" ", name_pattern(name).sub(" ", text)))):
+        return None  # it says more than whom: "Ben hat auch Fieber" is news of its own
+    return _FOR_ME.sub(lambda told: f"{told.group(1)} {name}" if told.group(1) else f"{told.group(2)}{name}", asked, 1)
 
 
 def _other_thing(asked: str, text: str) -> str | None:

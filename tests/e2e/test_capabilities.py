@@ -188,6 +188,36 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
 
 
 @pytest.mark.parametrize(
+    ("asked", "again"),
+    [
+        ("remind me tomorrow at 7am to take my vitamins", "same for ben pls"),
+        ("erinner mich morgen um 7 an meine vitamine", "ben bitte auch"),
+        ("明天早上七点提醒我吃维生素", "Ben也一样"),
+    ],
+)
+async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_time(
+    routed: System,  # noqa: F811
+    asked: str,
+    again: str,
+) -> None:
+    family = await make_family(
+        routed.admin, f"Caps same for {again}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"}
+    )
+    routed.llm.script(answers(reminder={"text": "vitamins", "time": "t1"}))
+    await send(routed, family, asked)
+
+    body = await send(routed, family, again)
+
+    assert body["outcome"] == "answered", body
+    rows = await routed.admin.fetch(
+        "SELECT recipient_ids, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
+    )
+    assert [row["recipient_ids"] for row in rows] == [[family.user_ids["Anna"]], [family.user_ids["Ben"]]]
+    assert rows[0]["next_fire_at"] == rows[1]["next_fire_at"]
+    assert await live_memories(routed, family) == []
+
+
+@pytest.mark.parametrize(
     ("question", "ops"),
     [
         ("takeaways this month, how bad is it", ["sum", "max"]),  # no word of its own for an average or a count
