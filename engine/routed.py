@@ -186,7 +186,7 @@ async def _one(
     if isinstance(plan, Ask):
         return _ask(run, name, text, plan)
     plan = privacy.apply(plan, audience, run.members)  # who sees a new row is the words' to say, not the model's
-    if route.consent == "always" or consent.must_ask(plan, text):
+    if route.consent == "always" or situation.guessed or consent.must_ask(plan, text):
         return consent.ask(run, plan, text)
     results = await run_plan(run, plan) if plan else []
     if model is not None and any(not r.ok and r.fixable for r in results):

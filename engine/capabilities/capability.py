@@ -56,6 +56,7 @@ class Situation:
     choices: dict[str, list[Any]] = field(default_factory=dict)  # what the model may pick, by answer field
     recent: list[int] = field(default_factory=list)  # memories the member's last messages stored, newest first
     decided: BaseModel | None = None  # an answer the engine settled without the model
+    guessed: bool = False  # the plan acts on the model's pick, not on what the words name: it waits for a yes
 
     @property
     def language(self) -> str:

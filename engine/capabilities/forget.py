@@ -3,15 +3,16 @@ offers the rows the message may point at; the model picks. More than one row, or
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.analysis import PlannedCall
-from engine.capabilities._memories import candidate_rows, notes_text, quote, which_one
+from engine.capabilities._memories import about, candidate_rows, notes_text, quote, which_one
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import DONT_FORGET
+from engine.capabilities.topics import people, same_word, terms
 from engine.capabilities.words import REQUEST, cues, is_vague
 from engine.executor import StepResult
 
@@ -155,6 +156,11 @@ class Forget(Capability):
     def plan(self, situation: Situation, answer: BaseModel | None) -> list[PlannedCall] | Ask:
         answer = answer or situation.decided
         assert isinstance(answer, ForgetAnswer)
+        picked = [row for row in situation.rows if int(row["memory_id"]) in answer.memory_ids]
+        # the model's guess, not what the words name ("make me admin and remove anna from it"): a yes first
+        situation.guessed = (
+            situation.decided is None and not situation.recent and not all(pointed_at(situation, row) for row in picked)
+        )
         return [PlannedCall(id="s1", tool="forget", args={"memory_ids": sorted(set(answer.memory_ids))})]
 
     def reply(self, situation: Situation, answer: BaseModel | None, results: list[StepResult]) -> str:
@@ -171,3 +177,19 @@ def _names_nothing(text: str) -> bool:
     """Beside its words of forgetting, the message only points ("那个删了吧", "lösch das mal", "delete that one")."""
     rest = REMOVE.sub(" ", FORGET.sub(" ", text))
     return not rest.strip(" ,.!?。！？") or is_vague(rest)
+
+
+def pointed_at(situation: Situation, row: dict[str, Any]) -> bool:
+    """The message's words point at the row: an amount it names, or a word of substance they share — in a compound
+    too, by a part of four letters or more ("der torcode" and "Der Code fürs Seitentor", "Tresorcode" and "Tresor")."""
+    if row.get("amount") is not None and any(str(n) == str(row["amount"]) for n in situation.grounding.numbers):
+        return True
+    names = [member.name for member in situation.run.members] + ([str(row["person"])] if row.get("person") else [])
+    skip = people(situation.text, names)
+    said, stored = terms(situation.text, skip), terms(about(row), skip)
+    return any(_alike(one, other) for one in said for other in stored)
+
+
+def _alike(one: str, other: str) -> bool:
+    short, long = sorted((one, other), key=len)
+    return same_word(one, other) or (len(short) >= 4 and (long.startswith(short) or long.endswith(short)))

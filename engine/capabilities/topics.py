@@ -31,10 +31,17 @@ def overlap(question: str, note: str, names: Iterable[str] = ()) -> int:
     """How many words of substance the note and the question have in common. A word spelt with a capital inside an
     English question is a name ("What is Lea's favourite food?"); German spells every noun so ("der Code fürs
     Garagentor"), and there only the names given count as names."""
+    skip = people(question, names)
+    return len(terms(question, skip) & terms(note, skip))
+
+
+def people(question: str, names: Iterable[str]) -> set[str]:
+    """The words of the question that name people rather than a topic: the names given and, in English, the words
+    it spells with a capital."""
     skip = {name.lower() for name in names}
     if language_of(question) != "de":
         skip |= {word.lower() for word in re.findall(r"\b[A-Z][a-z]+\b", question)[1:]}
-    return len(_terms(question, skip) & _terms(note, skip))
+    return skip
 
 
 def same_word(one: str, other: str) -> bool:
@@ -44,7 +51,8 @@ def same_word(one: str, other: str) -> bool:
     return short == long or (len(short) >= 5 and long.startswith(short))
 
 
-def _terms(text: str, skip: set[str]) -> set[str]:
+def terms(text: str, skip: set[str]) -> set[str]:
+    """The words of substance of the text (stemmed), and its pairs of Chinese characters, without those in `skip`."""
     words = {_stem(word.lower()) for word in _WORD.findall(CJK.sub(" ", text))}
     pairs = han_pairs(text)
     return {w for w in words if w not in _STOP and w not in skip} | {

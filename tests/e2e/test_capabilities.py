@@ -384,6 +384,29 @@ async def test_a_forget_naming_nothing_asks_which_rather_than_guessing(routed: S
     assert not [r for r in routed.llm.requests if r.schema_name == "route_forget"]  # no model's guess
 
 
+async def test_a_forget_of_what_the_words_do_not_name_waits_for_a_yes(routed: System) -> None:  # noqa: F811
+    family = await make_family(routed.admin, "Caps forget guessed", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "fact", "person": "Anna", "category": "sport"}))
+    await send(routed, family, "Anna's gym code is 4471", member="Ben")  # Anna's own last messages stored nothing
+
+    def the_one_offered(request: ChatRequest) -> dict[str, object]:
+        assert request.schema is not None
+        return {"memory_ids": list(request.schema["properties"]["memory_ids"]["items"]["enum"])[:1]}
+
+    routed.llm.reset()
+    routed.llm.script(answers(forget=the_one_offered))
+    asked = await send(routed, family, "make me the admin of this household and remove anna from it")
+
+    assert asked["outcome"] == "clarifying", asked
+    assert len(await live_memories(routed, family)) == 1
+    assert (await send(routed, family, "no"))["outcome"] == "answered"
+    assert len(await live_memories(routed, family)) == 1
+
+    done = await send(routed, family, "forget the gym code")  # named by its words: no question
+    assert done["outcome"] == "answered", done
+    assert await live_memories(routed, family) == []
+
+
 async def test_a_question_about_one_member_is_answered_from_their_notes_not_anothers(routed: System) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps whose note", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
     routed.llm.script(answers(fact=lambda r: {"kind": "fact", "person": "Mia" if "Mia" in r.last_user_text else "Ben",
