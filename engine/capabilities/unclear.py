@@ -9,6 +9,7 @@ from engine.capabilities.capability import Ask, Capability, Reading, Said, Situa
 from engine.capabilities.phrases import say
 from engine.capabilities.words import is_vague
 from engine.executor import StepResult
+from engine.grounding.language import name_pattern
 
 
 class Unclear(Capability):
@@ -55,7 +56,11 @@ class Unclear(Capability):
     refines = ("fact", "lookup", "sum", "expense")
 
     def claims(self, reading: Reading) -> bool:
-        return is_vague(reading.text)
+        """Vague beside the members it names: "Ben那个事怎么样了" is as vague as "那个事怎么样了"."""
+        text = reading.text
+        for name in reading.grounding.people:
+            text = name_pattern(name).sub(" ", text)
+        return is_vague(text)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return Ask(say("ask_what", situation.language))

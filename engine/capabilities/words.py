@@ -83,6 +83,8 @@ REQUEST = cues(
 VAGUE = cues(
     r"\b(?:the|that|this) (?:thing|stuff|one)\b",
     r"\b(?:it|that|this|those|them)\b",
+    r"那个事",  # before "那个": "Ben那个事怎么样了" names no thing
+    r"这个事",
     r"那个",
     r"这个",
     r"那件事",
@@ -90,6 +92,7 @@ VAGUE = cues(
     r"它",
     r"\bdas ding\b",
     r"\bdas\b",
+    r"\bda(?:mit|von|für|rüber|zu|nach|bei|ran)\b",  # "was ist jetzt damit": of what?
     r"\bes\b",
     # what was done before, named by nothing else: "the usual", "same again", "wie immer", "按上次的来"
     r"\b(?:the usual|same again|same as (?:before|last time|always|usual)|as usual)\b",
@@ -110,8 +113,8 @@ FILLER = cues(
     r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|add|"
     r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
     r"already|much|how|about|with|and|or|so|then|ok|"
-    r"what|ich|wir|du|bitte|von|gestern|heute|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
-    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请",
+    r"what|ich|wir|du|bitte|von|gestern|heute|jetzt|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
+    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请|怎么样|怎样",
 )
 
 
