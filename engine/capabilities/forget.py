@@ -1,5 +1,6 @@
 """Forgetting something stored: "forget the wifi password", "get rid of the note with the shed code". The engine
-offers the rows the message may point at; the model picks. More than one row, or "everything", waits for a yes."""
+offers the rows the message may point at; the model picks. More than one row, "everything", or a pick the words do
+not point at (`pointed_at`) waits for a yes."""
 
 from __future__ import annotations
 
