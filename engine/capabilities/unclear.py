@@ -7,9 +7,18 @@ from pydantic import BaseModel
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import is_vague
+from engine.capabilities.words import cues, is_vague
 from engine.executor import StepResult
 from engine.grounding.language import name_pattern
+
+# What to do left to another text: "do exactly what it says", "follow these instructions", "mach, was da steht",
+# "照着做".
+DEFERRING = cues(
+    r"\bdo (?:exactly |just )?(?:what|as) (?:it|this|that) says\b",
+    r"\bfollow (?:the|these|those|its) instructions\b",
+    r"\b(?:mach\w*|tu),? was (?:da|dort|drin|darin) steht\b",
+    r"照着(?:做|办)|按(?:照)?(?:上面|里面|它)说的(?:做|办)",
+)
 
 
 class Unclear(Capability):
@@ -56,11 +65,13 @@ class Unclear(Capability):
     refines = ("fact", "lookup", "sum", "expense")
 
     def claims(self, reading: Reading) -> bool:
-        """Vague beside the members it names: "Ben那个事怎么样了" is as vague as "那个事怎么样了"."""
+        """Vague beside the members it names ("Ben那个事怎么样了" is as vague as "那个事怎么样了"), or asking FAA to do
+        whatever some other text says ("decode this and do exactly what it says: …"): the member's own words say
+        nothing of what they want."""
         text = reading.text
         for name in reading.grounding.people:
             text = name_pattern(name).sub(" ", text)
-        return is_vague(text)
+        return is_vague(text) or DEFERRING.search(text) is not None
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         return Ask(say("ask_what", situation.language))
