@@ -62,7 +62,7 @@ async def record(
                 conn, message.household_id, message.user_id, pending, message.chat
             )
         elif clear_pending:
-            await interactions.clear_pending_clarification(conn, message.user_id)
+            await interactions.clear_pending_clarification(conn, message.user_id, message.chat)
         outbox_id = await outbox.add(
             conn,
             household_id=message.household_id,

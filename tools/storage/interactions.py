@@ -110,14 +110,14 @@ async def recent_turns(
     return [Turn(**dict(r)) for r in reversed(rows)]
 
 
-# A member has one pending question, kept with the chat it was asked in (in its state, as "chat"): only a message in
-# that chat answers it — a question asked in the member's own chat may be about something private, and the group's
-# reply must not be shaped by it. A question asked in another chat takes its place.
+# A member's pending question is kept with the chat it was asked in: only a message in that chat answers it — a
+# question asked in the member's own chat may be about something private, and the group's reply must not be shaped
+# by it. Each chat keeps its own: a question asked in the group leaves the one waiting in the member's own chat.
 async def pending_clarification(conn: Connection, user_id: int, chat: str) -> PendingClarification | None:
     """The question FAA asked the member in `chat` and waits on, if any."""
     row = await conn.fetchrow(
-        """SELECT inbox_id, question, options, state - 'chat' AS state FROM pending_clarifications
-           WHERE user_id = $1 AND state ->> 'chat' = $2 AND expires_at > now()""",
+        """SELECT inbox_id, question, options, state FROM pending_clarifications
+           WHERE user_id = $1 AND chat = $2 AND expires_at > now()""",
         user_id,
         chat,
     )
@@ -129,20 +129,20 @@ async def set_pending_clarification(
 ) -> None:
     """Keep `pending` as the member's question waiting in `chat`."""
     await conn.execute(
-        """INSERT INTO pending_clarifications (household_id, user_id, inbox_id, question, options, state)
-           VALUES ($1, $2, $3, $4, $5, $6::jsonb || jsonb_build_object('chat', $7::text))
-           ON CONFLICT (user_id) DO UPDATE SET inbox_id = excluded.inbox_id, question = excluded.question,
+        """INSERT INTO pending_clarifications (household_id, user_id, chat, inbox_id, question, options, state)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (user_id, chat) DO UPDATE SET inbox_id = excluded.inbox_id, question = excluded.question,
                options = excluded.options, state = excluded.state, created_at = now(),
                expires_at = now() + interval '1 day'""",
         household_id,
         user_id,
+        chat,
         pending.inbox_id,
         pending.question,
         pending.options,
         pending.state,
-        chat,
     )
 
 
-async def clear_pending_clarification(conn: Connection, user_id: int) -> None:
-    await conn.execute("DELETE FROM pending_clarifications WHERE user_id = $1", user_id)
+async def clear_pending_clarification(conn: Connection, user_id: int, chat: str) -> None:
+    await conn.execute("DELETE FROM pending_clarifications WHERE user_id = $1 AND chat = $2", user_id, chat)
