@@ -64,7 +64,7 @@ async def migrate(admin_dsn: str, *, embedding_dim: int, app_role: str, app_pass
         await conn.execute("SELECT pg_advisory_lock($1)", _LOCK_KEY)
         try:
             await _check_embedding_dim(conn, embedding_dim)
-            applied = await _apply(conn, load_migrations(embedding_dim))
+            applied = await apply(conn, load_migrations(embedding_dim))
             await _ensure_app_role(conn, app_role, app_password)
         finally:
             await conn.execute("SELECT pg_advisory_unlock($1)", _LOCK_KEY)
@@ -73,7 +73,9 @@ async def migrate(admin_dsn: str, *, embedding_dim: int, app_role: str, app_pass
     return applied
 
 
-async def _apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[str]:
+async def apply(conn: asyncpg.Connection, migrations: list[Migration]) -> list[str]:
+    """Apply those of `migrations` not applied yet, each in its own transaction; return their names. The caller holds
+    the lock (`migrate`); a test may stop at a version to upgrade data written before it."""
     await conn.execute(
         """CREATE TABLE IF NOT EXISTS schema_migrations (
                version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL,
