@@ -22,7 +22,7 @@ from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute,
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
 from engine.capabilities.shared_list import told_bought
-from engine.capabilities.words import FILLER, VAGUE
+from engine.capabilities.words import FILLER, TELLING, VAGUE, says_what
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
@@ -232,8 +232,8 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
 
 # The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样".
 _SAME = re.compile(r"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是", re.IGNORECASE)
-# Whom a reminder is asked for, when it is the writer: "remind me", "erinner mich", "提醒我".
-_FOR_ME = re.compile(r"(?<![A-Za-z])(remind|ping|nudge|tell|erinnere?|sag)\s+(?:me|mich)\b|(提醒|叫)我", re.IGNORECASE)
+# Whom a reminder is asked for, when it is the writer: "remind me", "erinner mich", "提醒我", "七点叫我".
+_FOR_ME = re.compile(rf"(?<![A-Za-z])({TELLING}|叫)\s*(?:me|mich|我)(?![A-Za-z])", re.IGNORECASE)
 # A short message that goes on from the last question: "and last month?", "und im September?", "那上个月呢？".
 _GOES_ON = re.compile(
     r"^\W*(?:and|what about|how about|same for|und|was ist mit|wie ist es mit|wie sieht'?s aus mit|那|还有)\b"
@@ -317,9 +317,17 @@ def _for_another(asked: str, text: str, members: list[str]) -> str | None:
     if len(named) != 1 or not _SAME.search(text) or not _FOR_ME.search(asked):
         return None
     [name] = named
-    if re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", FILLER.sub(" ", _SAME.sub(" ", name_pattern(name).sub(" ", text)))):
+    if says_what(name_pattern(name).sub(" ", text), []):
         return None  # it says more than whom: "Ben hat auch Fieber" is news of its own
-    return _FOR_ME.sub(lambda told: f"{told.group(1)} {name}" if told.group(1) else f"{told.group(2)}{name}", asked, 1)
+    return _FOR_ME.sub(lambda told: _telling(told.group(1), name), asked, count=1)
+
+
+def _telling(word: str, name: str) -> str:
+    """The words that ask for `name` to be told, in the place of the writer's own ("remind me" → "remind Ben",
+    "叫我" → "提醒Ben": "叫Ben" alone would read as calling him)."""
+    if word == "叫":
+        word = "提醒"
+    return f"{word}{name}" if CJK.match(word) else f"{word} {name}"
 
 
 def _other_thing(asked: str, text: str) -> str | None:

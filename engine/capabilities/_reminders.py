@@ -9,6 +9,7 @@ from typing import Any
 from engine.capabilities.capability import Situation
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.topics import shares_topic
+from engine.capabilities.words import TELLING
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
@@ -17,11 +18,6 @@ _HOUSEHOLD = re.compile(
     r"|\bjeden von uns\b",
     re.I,
 )
-
-
-# The words that ask for a member to be told, right before the member's name: "remind Ben", "nudge ben", "sag Ben"
-# (not "remind me to tell ben": that is the writer's to do).
-_TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊"
 
 
 def recipient(situation: Situation) -> str:
@@ -36,7 +32,7 @@ def recipient(situation: Situation) -> str:
         name = re.escape(member.name)
         # Not \b after the name: "提醒Ben带伞" has no word boundary between "Ben" and "带".
         after = r"(?![A-Za-z0-9])"
-        told = rf"(?<![A-Za-z])(?<!\bto )(?<!\bzu )(?:{_TELLING})\s*@?{name}{after}"
+        told = rf"(?<![A-Za-z])(?<!\bto )(?<!\bzu )(?:{TELLING})\s*@?{name}{after}"  # not "remind me to tell ben"
         asked = rf"{told}|{name}{after}\s*needs to be reminded"
         german_end = rf"\b{name}{after}(?:\s+\S+){{0,8}}\s+(?:daran\s+)?erinner(?:n|t)\b"  # "Ben an den Müll erinnern"
         if re.search(asked, text, re.I) or re.search(german_end, text, re.I):

@@ -19,6 +19,9 @@ _I = re.IGNORECASE
 # A piece of information rather than a thing: asked for ("need the home insurance policy number"), never bought.
 INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|login|details|电话|号码|密码|地址)"
 
+# The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我").
+TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊"
+
 # "were" typed for "we're": followed by what follows "we are", not by a subject ("were almost out of coffee", "were
 # going to be late"; "were the kids ok" asks).
 WE_ARE = (
@@ -103,8 +106,8 @@ VAGUE = cues(
     r"\b(?:wie du (?:meinst|willst|denkst)|wie du es für richtig hältst)\b",
     r"看着办|你决定吧?",
     # what was said before, for someone else too: "same for ben", "ben bitte auch", "Ben也一样"
-    r"\b(?:same|too|also)\b",
-    r"\b(?:auch|ebenso|genauso)\b",
+    r"\b(?:same|too|also|as well)\b",
+    r"\b(?:auch|ebenso|ebenfalls|genauso)\b",
     r"也一样|一样|也",
 )
 

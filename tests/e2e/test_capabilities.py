@@ -193,6 +193,8 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
         ("remind me tomorrow at 7am to take my vitamins", "same for ben pls"),
         ("erinner mich morgen um 7 an meine vitamine", "ben bitte auch"),
         ("明天早上七点提醒我吃维生素", "Ben也一样"),
+        ("nudge me tomorrow at 7am to water the plants", "ben as well"),
+        ("明天早上七点叫我起床", "Ben也一样"),
     ],
 )
 async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_time(
