@@ -46,7 +46,7 @@ FORGET = cues(
 # Casual removal words forget only when they point at something stored ("bin that netflix entry", "das mit bens
 # blutdruck kannst du rausnehmen", "奶奶降压药那条去掉吧"): "take out the bins" is a chore and "zecke entfernt" news.
 REMOVE = cues(
-    r"\b(?:scratch|ditch|drop|strike|nix|axe|take (?:out|off)|get rid of|remove|wipe|chuck(?: out)?)\b|"
+    r"\b(?:scratch|ditch|drop|strike|nix|axe|take (?:out|off)|get rid of|remove|wipe|chuck(?: out)?|clear(?: out)?)\b|"
     r"\bcan go\b(?! to\b)|\bbin (?:that|this|it|the)\b",
     r"\btake\b.{1,40}\bout of (?:the |my |our )?(?:records|notes|entries)\b",
     r"\b(?:entfern\w*|raus ?nehmen|rausnehmen|raus ?werfen|rauswerfen|streich\w*|weg damit|kannst du weg\w*|"
@@ -54,7 +54,8 @@ REMOVE = cues(
     r"去掉|拿掉|不要了|删|清掉|清除|清空",
 )
 STORED = cues(
-    r"\b(?:note|notes|entry|entries|record|records|memo|one|that|this|it)\b",
+    r"\b(?:note|notes|entry|entries|record|records|memo|one|that|this|it|everything)\b",
+    r"\b(?:what|all) (?:you know|you have|you've got) (?:about|on) us\b",
     r"\b(?:eintrag|einträge|notiz|notizen|das mit|die sache mit|den mit|die mit)\b",
     r"那条|那笔|这条|这笔|那个|记录",
 )

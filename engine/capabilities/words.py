@@ -32,6 +32,8 @@ WE_ARE = (
 # After "remind", what asks to be told again now rather than later: "remind me what the wifi password is".
 TOLD_AGAIN = r"(?:me|us) (?:what|who|where|which|how|whats|what's)\b"
 
+# The start of a message, past a greeting: "hey what did groceries come to", "hallo, hast du omas nummer".
+_GREETED = r"^\W*(?:(?:hey|hi|hiya|hello|yo|hallo|moin|servus|嗨|喂)\b[\s,!.]*)?"
 QUESTION = cues(
     r"[?？]\W*(?:\w+\W*){0,3}$",  # a question mark last, or before a short tail ("…right? which one")
     r"\b(?:what'?s|whats|how much|how many|how bad|wie ?viel|wie oft|wie schlimm)\b",
@@ -40,7 +42,7 @@ QUESTION = cues(
     r"(?:is|are|was|were|do|does|did|much|many|long|often|ist|sind|war|hat|haben|viel|oft|lange)\b",
     # "remind me what the wifi password is": asked to be told again, now
     rf"\bremind {TOLD_AGAIN}",
-    rf"^\W*(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were(?!\s+{WE_ARE})|do|does|did|"
+    rf"{_GREETED}(?:how|what|what's|whats|when|where|who|whom|which|why|is|are|was|were(?!\s+{WE_ARE})|do|does|did|"
     r"can|could(?! do with)|have|has|"
     r"tell me|show me|wie|was|wann|wo|wer|welche[rsmn]?|wieviel|zeig|warum|wieso|weshalb|"
     r"wo(?:bei|mit|für|ran|rauf|raus|zu|hin|her|von|nach|rüber|durch))\b",
@@ -57,7 +59,7 @@ QUESTION = cues(
     r"(?:告诉|发给)我(?:一下)?[^，。！？]{0,12}(?:密码|号码|电话|地址|编号)",  # "告诉我家里wifi密码"
     r"^\W*(?:steht|stehen|gibt'?s|gibt es|läuft)\b",  # impersonal verb first: "steht freitag abend schon was"
     # a German verb first with its subject after it asks: "hast du omas nummer", "brauchen wir noch milch"
-    r"^\W*(?:hast|habt|haben|hattest|hattet|hatten|weißt|weisst|wisst|wissen|kennst|kennt|kennen|brauchst|braucht|"
+    rf"{_GREETED}(?:hast|habt|haben|hattest|hattet|hatten|weißt|weisst|wisst|wissen|kennst|kennt|kennen|brauchst|braucht|"
     r"brauchen|bist|seid|warst|wart|waren|findest|erinnerst)\s+(?:du|ihr|wir|sie)\b",
     r"有\S{0,12}没\W*$",  # "孩子们周四有活动没"
     r"多少",
@@ -116,7 +118,8 @@ FILLER = cues(
     r"\b(?:i|we|you|me|my|our|please|pls|can|could|would|just|now|from|of|for|to|the|a|an|was|is|be|have|has|had|add|"
     r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
     r"already|much|how|about|with|and|or|so|then|ok|"
-    r"what|ich|wir|du|bitte|von|gestern|heute|jetzt|schon|bezahlt|notier|merk|dir|schreib|auf|wie|viel|war|ist)\b",
+    r"what|ich|wir|du|bitte|von|gestern|heute|jetzt|schon|nochmal|nochmals|noch mal|bezahlt|notier|merk|dir|schreib|"
+    r"auf|wie|viel|war|ist)\b",
     r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请|怎么样|怎样",
 )
 
@@ -393,8 +396,9 @@ _WHEN_PAID = cues(
 
 # "Everything", "all of it": a request for more than one row, which waits for a yes rather than asking which.
 EVERYTHING = cues(
-    r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data)|all\b\W*$)",
-    r"\b(?:alles|sämtliche|alle (?:einträge|notizen))\b",
+    r"\b(?:everything|all (?:of )?(?:my|our|the|your|that|those|these|it|them|memories|notes|entries|data|reminders)|"
+    r"all\b\W*$|every reminder)",
+    r"\b(?:alles|sämtliche|alle (?:einträge|notizen|erinnerungen))\b",
     r"全部|所有|一切|统统|都(?:删|忘)",
 )
 
