@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from engine import consent, metrics, privacy, reply_field
 from engine.analysis import PlannedCall, read_answer
 from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute, Said, Situation, routing
+from engine.capabilities._reminders import only_retimed
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
 from engine.capabilities.shared_list import told_bought
@@ -148,6 +149,8 @@ async def _one(
     if combined == text and pending_route is None and (_GOES_ON.search(text) or _SAME.search(text)):
         if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
             combined, kept = asked, _answered_by(history.turns[-1].route)
+    elif combined == text and pending_route is None and _retimes_last(text, history, grounding):
+        kept = "reminder_change"
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
     if pending_route:
@@ -292,6 +295,12 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
     else:
         return None
     return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
+
+
+def _retimes_last(text: str, history: History, grounding: Grounding) -> bool:
+    """A new time and nothing else, right after the member asked for a reminder: that reminder at the new time
+    ("remind me friday at 9 to call the bank", then "no wait, tuesday")."""
+    return bool(history.turns) and history.turns[-1].route == "reminder" and only_retimed(text, grounding)
 
 
 def _answered_by(route: str | None) -> str | None:

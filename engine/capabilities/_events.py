@@ -1,5 +1,6 @@
 """What the calendar capabilities share: the coming events a message may name (by the words of their titles), how an
-event reads to the member, the stretch of days a question asks about, and a time of day said without a day."""
+event reads to the member, the stretch of days a question asks about, a time of day said without a day, and the span
+a thing is moved by (which reminders share)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reroute, Sai
 from engine.capabilities.phrases import when_text
 from engine.capabilities.topics import same_word
 from engine.capabilities.words import FILLER, cues
+from engine.grounding import Grounding
 from engine.grounding.language import han_pairs
 
 _UPCOMING_DAYS = 60
@@ -171,3 +173,27 @@ async def upcoming(situation: Situation) -> list[dict[str, Any]]:
     now = run.deps.clock.now().astimezone(zone(situation)).isoformat(timespec="minutes")
     rows = [row for row in listed.get("events", []) if not row.get("rrule") and str(row["start"]) > now[:16]]
     return list({row["event_id"]: row for row in rows}.values())
+
+
+# Moved by a span of time ("parents evening pushed back an hour", "schwimmkurs eine stunde später diesmal",
+# "补习班时间往后挪一个小时"): later unless the words say earlier.
+_SHIFTED = cues(
+    r"\b(?:hours?|minutes?|mins?|stunden?|minuten|min)\s+(?:later|earlier|back|forward|später|früher|"
+    r"nach hinten|nach vorne?)\b",
+    r"\b(?:pushed back|brought forward|moved up|shifted|moved|bumped)\b.{0,12}\b(?:hours?|minutes?|mins?)\b",
+    # the verb, the thing, then the way and the span: "push the vet reminder back an hour"
+    r"\b(?:push\w*|mov\w*|shift\w*|bump\w*|bring|brought|put)\b.{0,40}\b(?:back|forward|up|later|earlier)\b.{0,12}"
+    r"\b(?:hours?|minutes?|mins?)\b",
+    r"\bum\b.{0,20}\b(?:stunden?|minuten)\b.{0,20}\b(?:verschieb\w*|verleg\w*|später|früher)",
+    r"(?:往后|往前|推迟|提前|延后|挪)\S{0,4}(?:小时|分钟)|(?:晚|早)(?:一|半|两|\d)\S{0,3}(?:小时|分钟)",
+)
+_EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor|nach vorne?)\b|提前|往前|早(?:一|半|两|\d)")
+
+
+def shift(text: str, grounding: Grounding) -> timedelta | None:
+    """How far the words move a thing by a span ("pushed back an hour", "half an hour earlier", "提前半小时"):
+    later unless they say earlier; None when they name no span moved."""
+    if not (grounding.minutes and _SHIFTED.search(text)):
+        return None
+    span = timedelta(minutes=grounding.minutes[0])
+    return -span if _EARLIER.search(text) else span

@@ -6,10 +6,12 @@ import re
 from datetime import datetime
 from typing import Any
 
+from engine.capabilities._events import shift
 from engine.capabilities.capability import Situation
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.topics import shares_topic
-from engine.capabilities.words import TELLING
+from engine.capabilities.words import CORRECTING, FILLER, TELLING, cues
+from engine.grounding import Grounding
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
@@ -79,6 +81,29 @@ async def reminders_about(situation: Situation) -> list[dict[str, Any]]:
 
 
 _SHORT = 25  # a message this short that names nothing ("改成四点吧", "make it 4 instead") goes on from the last one
+# A span of time, said without its way ("ne halbe stunde", "half an hour", "半个小时"): `shift` reads the way.
+_SPAN = cues(
+    r"\b(?:an?|one|two|three|half an?|\d+|ne|eine?|halbe?|zwei|drei)\s+(?:halbe?\s+)?"
+    r"(?:hours?|minutes?|mins?|stunden?|minuten)\b",
+    r"[早晚]?[半一二两三\d]+个?(?:小时|钟头|分钟)",
+)
+_WAY = cues(r"\b(?:later|earlier|back|forward|später|früher|nach hinten|nach vorne?)\b")
+
+
+_FEW = 6  # words a time is said in at most ("the day after tomorrow at 8am")
+
+
+def only_retimed(text: str, grounding: Grounding) -> bool:
+    """The message says a new time, or a span to move by, and nothing beside words of correcting: "no wait,
+    tuesday", "mach lieber ne halbe stunde später", "不对，是八点" — said of what was just asked."""
+    if not (grounding.moments or shift(text, grounding)):
+        return False
+    rest = text
+    for moment in grounding.moments:
+        if len(moment.text.split()) <= _FEW:  # a day and a time read as one may hold the thing between them
+            rest = rest.replace(moment.text, " ")
+    rest = FILLER.sub(" ", CORRECTING.sub(" ", _WAY.sub(" ", _SPAN.sub(" ", rest))))
+    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is None
 
 
 def about(situation: Situation, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,6 +115,6 @@ def about(situation: Situation, rows: list[dict[str, Any]]) -> list[dict[str, An
     said = situation.text
     for moment in situation.grounding.moments:
         said = said.replace(moment.text, " ")
-    if named or not turns or len(said.strip()) > _SHORT:
+    if named or not turns or (len(said.strip()) > _SHORT and not only_retimed(situation.text, situation.grounding)):
         return named
     return [row for row in rows if shares_topic(turns[-1].user_text, str(row.get("text") or ""))]

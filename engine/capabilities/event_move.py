@@ -3,7 +3,7 @@ time from the grounding (the same day when only a time is given); the event's re
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from pydantic import BaseModel
 
@@ -13,6 +13,7 @@ from engine.capabilities._events import (
     NamedEventChange,
     event_line,
     retimed,
+    shift,
     time_only,
 )
 from engine.capabilities._reminders import reminders_about
@@ -22,7 +23,6 @@ from engine.capabilities.words import (
     cues,
 )
 from engine.executor import StepResult
-from engine.grounding import Grounding
 
 MOVED = cues(
     r"\bis now (?:at|on)\b|\binstead\b|\bjetzt (?:erst |schon )?(?:um|am)\b|\bstatt\b|\bumgelegt\b|改成|改在",
@@ -37,30 +37,6 @@ MOVED = cues(
     r"\bnow\b(?=\s*(?:not\b|instead\b|from now on\b|[.!]*\s*$))",  # "the vet is tuesday now not monday"
     r"\b(?:ist|sind|is) (?:jetzt|nun|neu(?:erdings)?) (?:am|um|erst|schon|immer|\w+s)\b",
 )
-# Moved by a span of time ("parents evening pushed back an hour", "schwimmkurs eine stunde später diesmal",
-# "补习班时间往后挪一个小时"): later unless the words say earlier.
-_SHIFTED = cues(
-    r"\b(?:hours?|minutes?|mins?|stunden?|minuten|min)\s+(?:later|earlier|back|forward|später|früher|"
-    r"nach hinten|nach vorne?)\b",
-    r"\b(?:pushed back|brought forward|moved up|shifted|moved|bumped)\b.{0,12}\b(?:hours?|minutes?|mins?)\b",
-    # the verb, the thing, then the way and the span: "push the vet reminder back an hour"
-    r"\b(?:push\w*|mov\w*|shift\w*|bump\w*|bring|brought|put)\b.{0,40}\b(?:back|forward|up|later|earlier)\b.{0,12}"
-    r"\b(?:hours?|minutes?|mins?)\b",
-    r"\bum\b.{0,20}\b(?:stunden?|minuten)\b.{0,20}\b(?:verschieb\w*|verleg\w*|später|früher)",
-    r"(?:往后|往前|推迟|提前|延后|挪)\S{0,4}(?:小时|分钟)|(?:晚|早)(?:一|半|两|\d)\S{0,3}(?:小时|分钟)",
-)
-_EARLIER = cues(r"\b(?:earlier|forward|up|früher|vorgezogen|vor|nach vorne?)\b|提前|往前|早(?:一|半|两|\d)")
-
-
-def shift(text: str, grounding: Grounding) -> timedelta | None:
-    """How far the words move a thing by a span ("pushed back an hour", "half an hour earlier", "提前半小时"):
-    later unless they say earlier; None when they name no span moved."""
-    if not (grounding.minutes and _SHIFTED.search(text)):
-        return None
-    span = timedelta(minutes=grounding.minutes[0])
-    return -span if _EARLIER.search(text) else span
-
-
 INSTRUCTIONS = """\
 A family member says one of the family's calendar events moved. Give the event_id of the event the message
 is about, from the list given.

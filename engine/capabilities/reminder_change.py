@@ -10,10 +10,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.analysis import PlannedCall
-from engine.capabilities._events import retimed, time_only
-from engine.capabilities._reminders import about, active_reminders, reminder_text
+from engine.capabilities._events import retimed, shift, time_only
+from engine.capabilities._reminders import about, active_reminders, only_retimed, reminder_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.event_move import MOVED, shift
+from engine.capabilities.event_move import MOVED
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
@@ -341,6 +341,8 @@ def change_action(text: str, grounding: Grounding | None = None) -> Literal["can
     if SNOOZE.search(text):
         to_a_day = grounding is not None and not grounding.minutes and any(not m.has_time for m in grounding.moments)
         return "move" if to_a_day else "snooze"
+    if grounding is not None and only_retimed(text, grounding):
+        return "move"  # "no wait, tuesday", "mach lieber ne halbe stunde später": said of the one just asked for
     if answers_a_reminder(text):
         return "done"
     return "cancel"

@@ -22,6 +22,15 @@ INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|l
 # The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我").
 TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊"
 
+# Words that take back or correct what was just asked, saying nothing of their own: "no wait, tuesday", "actually
+# make it 8", "ne, lieber um 9", "不对，是八点吧".
+CORRECTING = cues(
+    r"\b(?:no|nope|nah|wait|hang on|actually|sorry|oops|i mean|i meant|meant|make (?:it|that)|rather|instead|not|"
+    r"please|pls|ok|oh|then)\b",
+    r"\b(?:nein|ne|nee|doch|lieber|eher|ach|äh|ähm|mach|machs|mach's|statt|stattdessen|nicht|bitte|dann|oder)\b",
+    r"不对|不是|等等|等一下|改成|改到|还是|算了吧|吧|是|哦|呃",
+)
+
 # "were" typed for "we're": followed by what follows "we are", not by a subject ("were almost out of coffee", "were
 # going to be late"; "were the kids ok" asks).
 WE_ARE = (

@@ -12,7 +12,7 @@ import pytest
 
 from engine.analysis import PlannedCall
 from engine.capabilities import CAPABILITIES, routing
-from engine.capabilities.event_move import shift
+from engine.capabilities._events import shift
 from engine.capabilities.expense import RECEIVED, given
 from engine.capabilities.reminder import own_words
 from engine.capabilities.reminder_change import change_action
