@@ -22,6 +22,7 @@ from engine.capabilities import CAPABILITIES, UNCLEAR, Ask, Capability, Reroute,
 from engine.capabilities._reminders import only_retimed
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
+from engine.capabilities.reminder import REMIND
 from engine.capabilities.shared_list import told_bought
 from engine.capabilities.words import FILLER, TELLING, VAGUE, says_what
 from engine.context import History
@@ -151,6 +152,8 @@ async def _one(
             combined, kept = asked, _answered_by(history.turns[-1].route)
     elif combined == text and pending_route is None and _retimes_last(text, history, grounding):
         kept = "reminder_change"
+    elif combined == text and pending_route is None and (told := _when_said_before(text, history, grounding, run)):
+        combined = told
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
     if pending_route:
@@ -295,6 +298,22 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
     else:
         return None
     return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
+
+
+# "At that time", said instead of a time: "到时候提醒我一下", "remind me then", "erinner mich dann dran".
+_THEN = re.compile(
+    r"\b(?:then|at that time|when it'?s time|dann|da|zu der zeit|rechtzeitig)\b|到时候?|那时候?|届时", re.IGNORECASE
+)
+
+
+def _when_said_before(text: str, history: History, grounding: Grounding, run: Run) -> str | None:
+    """A reminder asked for "then", at the time the member's last message named: that message and this one, read
+    together ("明天上午十点要去交水费", then "到时候提醒我一下"); None otherwise."""
+    if grounding.moments or not history.turns or not (REMIND.search(text) and _THEN.search(text)):
+        return None
+    last = history.turns[-1].user_text
+    said = ground(last, run.deps.clock.now(), run.timezone, [member.name for member in run.members])
+    return f"{last}\n{text}" if said.moments else None
 
 
 def _retimes_last(text: str, history: History, grounding: Grounding) -> bool:

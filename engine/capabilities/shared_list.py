@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.words import INFORMATION, QUESTION, SPEND, cues, own
+from engine.capabilities.words import FILLER, INFORMATION, QUESTION, SPEND, VAGUE, cues, own
 from engine.checklists import render
 from engine.executor import StepResult
 from engine.grounding.language import CJK
@@ -150,6 +150,28 @@ def added(text: str) -> list[str]:
     return _things(_ADDING, text) or []
 
 
+# The words of a list and of putting on one, which name no thing ("setz mal auf die liste", "put that on the list").
+_LISTING = cues(
+    r"\b(?:lists?|liste|zettel|on|onto|drauf|mal|die|der|den|dem)\b",
+    r"清单|单子|购物|[上里到]",
+)
+
+
+def names_nothing(text: str) -> bool:
+    """Nothing to put on a list is named: only words of listing, of putting and of pointing back ("put that on the
+    list", "setz mal auf die liste", "帮我加到清单上")."""
+    rest = FILLER.sub(" ", VAGUE.sub(" ", _LISTING.sub(" ", _PUT.sub(" ", SHARED_LIST.sub(" ", text)))))
+    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is None
+
+
+def referred(text: str, before: str) -> list[str]:
+    """The things a message that names none points back to ("can you put that on the list" after "ugh we're out of
+    dishwasher tabs"): what the member's last message ran out of or asked to add; [] when it names things itself."""
+    if not names_nothing(text) or not VAGUE.search(text):
+        return []
+    return [thing for thing in running_out(before) or added(before) if not names_nothing(thing)]
+
+
 def _things(forms: tuple[re.Pattern[str], ...], text: str) -> list[str] | None:
     for form in forms:
         match = form.search(text)
@@ -281,6 +303,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "zh": "要把什么加到清单上？",
     },
     "ask_who": {"en": "Who takes it on?", "de": "Wer übernimmt das?", "zh": "谁来负责？"},
+    "already_listed": {
+        "en": "Already on the list: {items}.",
+        "de": "Steht schon auf der Liste: {items}.",
+        "zh": "清单上已经有了：{items}。",
+    },
 }
 
 
@@ -436,6 +463,11 @@ class SharedList(Capability):
             return Reroute("forget")  # "delete the shed code": nothing on a list, so a memory
         if action in ("show", "clear") and not shown.get("lists"):
             return Said(_say("no_lists", situation.language))
+        if action == "add" and situation.history.turns:
+            things = referred(situation.text, situation.history.turns[-1].user_text)
+            listed = [row for row in situation.rows if not row.get("done")]
+            if things and all(any(_named(row, thing) for row in listed) for thing in things):
+                return Said(_say("already_listed", situation.language, items=", ".join(things)))
         situation.choices["action"] = [action]
         situation.choices["assignee"] = [member.name for member in run.members]
         situation.choices["lists"] = [view["list_name"] for view in shown.get("lists", [])]
@@ -461,7 +493,7 @@ class SharedList(Capability):
             {"text": i.text, **({"quantity": i.quantity} if i.quantity else {})}
             for i in answer.items
             if (
-                own(i.text, situation.text)
+                own(i.text, situation.text) and not names_nothing(i.text)
                 if action in ("add", "new_list")
                 else _named({"text": i.text}, situation.text)
             )
@@ -478,8 +510,10 @@ class SharedList(Capability):
         if action == "add" and ran_out is not None:
             name = "shopping"  # what the house ran out of is bought, whatever list the model named
             items = items or [{"text": thing} for thing in ran_out]  # the model's words were not the member's
-        if action == "add" and not items:
-            items = [{"text": thing} for thing in added(situation.text)]
+        if action == "add" and not items:  # the model's were not the member's, or named nothing: "add that"
+            turns = situation.history.turns
+            things = (turns and referred(situation.text, turns[-1].user_text)) or added(situation.text)
+            items = [{"text": thing} for thing in things if not names_nothing(thing)]
         if action in ("done", "remove") and not items:  # the model named none: the listed things the words name
             items = [{"text": str(row["text"])} for row in situation.rows if _named(row, situation.text)]
         if not items:

@@ -33,12 +33,16 @@ UNDO = cues(
     r"\b(?:didn'?t|didnt|did not) mean (?:that|it|this)\b|\bgo back\W*$",
     r"\bdas wollte ich (?:so )?nicht\b|\bso war das nicht gemeint\b|\bwar ein versehen\b",
 )
-# The request just made taken back, the whole message ("actually never mind, cancel that", "ach lass mal, brauch ich
-# doch nicht"): the member's last message, if it changed something.
+# The request just made taken back, the whole message, maybe with its reason after a comma ("actually never mind,
+# cancel that", "ach lass mal, brauch ich doch nicht", "ach doch nicht, haben noch welche"): the member's last message,
+# if it changed something.
+_WHY = r"(?:\s*[,;–-]\s*[^.!?\n]{0,40})?\W*$"
 TAKE_BACK = cues(
     r"^\W*(?:(?:actually|oh|ah|wait|hmm|oops|sorry|never ?mind|nvm)\W+)*cancel (?:that|it)\W*$",
+    r"^\W*(?:(?:actually|oh|ah|wait|hmm|oops|sorry)\W+)*(?:never ?mind|nvm)\s*[,;–-]\s*(?:we|i)(?:'ve| have)? "
+    r"(?:still )?(?:have|got)\b[^.!?\n]{0,30}\W*$",
     r"^\W*(?:(?:ach|och|nee|ne|hm+)\W+)*(?:lass (?:mal|es)\W+)?(?:brauch\w* (?:ich|wir) (?:das |es )?doch nicht|"
-    r"doch nicht)\W*$",
+    rf"doch nicht){_WHY}",
 )
 
 

@@ -61,6 +61,9 @@ QUESTION = cues(
     # asked to be given a piece of information: "need the plumbers number", "send me the wifi password"
     rf"^\W*(?:(?:i|we) )?(?:need|want|send me|give me|gimme|brauch\w*|schick mir)\b(?!\s+(?:to|zu)\b).{{0,40}}"
     rf"\b{INFORMATION}\b",
+    # asked to be given what is stored: "gib mir mal alle notizen von anna", "send me our notes", "把记录发给我"
+    r"^\W*(?:show|give|send|tell|gimme|zeig|gib|schick)\w*\s+(?:me|us|mir|uns)\b.{0,40}\b(?:notes?|entries|memories|"
+    r"records|data|notizen|einträge|daten)\b|(?:给我看|发给我|给我).{0,10}(?:记录|笔记|备忘)",
     # a question word after its preposition: "auf was is mia nochmal allergisch", "in which drawer is the key"
     r"^\W*(?:in|on|at|for|from|to|with|by|about|auf|an|mit|für|von|bei|zu|um|über|nach|aus|seit|bis)\s+"
     r"(?:which|what|whose|whom|was|wen|wem|wann|welche[rsmn]?)\b",

@@ -255,6 +255,31 @@ async def test_a_new_time_right_after_a_reminder_moves_that_reminder(
 
 
 @pytest.mark.parametrize(
+    ("told", "asked"),
+    [
+        ("明天上午十点要去交水费", "到时候提醒我一下"),
+        ("tomorrow at 10 I have to pay the water bill", "remind me then pls"),
+    ],
+)
+async def test_a_reminder_asked_for_then_fires_at_the_time_said_before(
+    routed: System,  # noqa: F811
+    clock: ManualClock,  # noqa: F811
+    told: str,
+    asked: str,
+) -> None:
+    family = await make_family(routed.admin, f"Caps then {asked}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "水费" if "水费" in told else "water bill", "time": "t1"}, fact={}))
+    await send(routed, family, told)
+
+    body = await send(routed, family, asked)
+
+    assert body["outcome"] == "answered", body
+    rows = await routed.admin.fetch("SELECT next_fire_at FROM reminders WHERE household_id = $1", family.household_id)
+    tomorrow = clock.now().astimezone(BERLIN).date() + timedelta(days=1)
+    assert [f"{r['next_fire_at'].astimezone(BERLIN):%Y-%m-%d %H:%M}" for r in rows] == [f"{tomorrow} 10:00"]
+
+
+@pytest.mark.parametrize(
     ("question", "ops"),
     [
         ("takeaways this month, how bad is it", ["sum", "max"]),  # no word of its own for an average or a count

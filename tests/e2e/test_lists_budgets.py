@@ -221,3 +221,26 @@ async def test_a_budget_is_set_asked_about_and_alerts_the_adults(routed: System)
     assert left["reply"] == "groceries: 330.00 of 400.00 EUR spent this month, 70.00 left (83 %)."
     # a budget whose category the words name ("grocery") and the status of the one budget need no model call
     assert [r.schema_name for r in routed.llm.requests] == ["route_expense"]
+
+
+async def test_a_list_add_that_points_back_adds_nothing_twice(routed: System) -> None:
+    family = await make_family(routed.admin, "Lists that", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("that")])))
+    await send(routed, family, "ugh we're nearly out of dishwasher tabs")
+
+    body = await send(routed, family, "can you put that on the list")
+
+    assert body["outcome"] == "answered", body
+    assert "Already on the list: dishwasher tabs" in body["reply"], body
+    assert [(name, text) for name, text, *_ in await items(routed, family)] == [("shopping", "dishwasher tabs")]
+
+
+@pytest.mark.parametrize("text", ["setz mal auf die liste", "put it on the list pls", "帮我加到清单上"])
+async def test_a_list_add_that_names_nothing_asks_what(routed: System, text: str) -> None:
+    family = await make_family(routed.admin, f"Lists nothing {text}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry(text)])))
+
+    body = await send(routed, family, text)
+
+    assert body["outcome"] == "clarifying", body
+    assert await items(routed, family) == []
