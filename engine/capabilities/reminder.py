@@ -15,9 +15,10 @@ from engine.analysis import PlannedCall
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import REQUEST, TOLD_AGAIN, cues, is_vague, own
+from engine.capabilities.words import FILLER, REQUEST, TELLING, TOLD_AGAIN, cues, is_vague, own
 from engine.executor import StepResult
 from engine.grounding import Moment
+from engine.grounding.language import name_pattern
 from engine.grounding.spelling import normalised
 
 REMIND = cues(
@@ -176,7 +177,7 @@ class Reminder(Capability):
         return asks_to_be_told(reading)
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
-        if is_vague(situation.text):  # "明天那个别忘了", "remind me of it later": of what?
+        if is_vague(situation.text) or _of_nothing(situation):  # "明天那个别忘了", "remind me tmrw": of what?
             return Ask(say("ask_what", situation.language))
         keys = [m.key for m in situation.grounding.moments] + [r.key for r in situation.grounding.repeats]
         if not keys:
@@ -265,6 +266,21 @@ def _without_when(situation: Situation, text: str) -> str:
     for found in said_when:
         text = re.sub(re.escape(found), " ", text, flags=re.IGNORECASE)
     return re.sub(r"\s+", " ", _CLOCK.sub(" ", text)).strip(" ,.!?;:，。！？")
+
+
+# Whom a reminder is for, said beside the words of telling: nothing to be reminded of.
+_WHOM = cues(r"\b(?:me|us|him|her|them|mich|uns|ihn|sie|ihm|ihr)\b", r"我们|我|他们|他|她")
+
+
+def _of_nothing(situation: Situation) -> bool:
+    """The message names nothing to be reminded of beside its times and whom to tell ("remind me tmrw", "明天提醒我",
+    "ping ben at 5"); a wake-up or an alarm names its own ("wake me at 7")."""
+    said = _without_when(situation, normalised(situation.text, situation.language))
+    rest = re.sub(rf"(?<![A-Za-z])(?:{TELLING})", " ", said, flags=re.IGNORECASE)
+    for member in situation.run.members:
+        rest = name_pattern(member.name).sub(" ", rest)
+    rest = FILLER.sub(" ", _WHOM.sub(" ", _CLOCK.sub(" ", rest)))
+    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is None
 
 
 _CLOCK = re.compile(r"\b(?:at|um|gegen)\s+\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|uhr)?(?!\w)", re.IGNORECASE)

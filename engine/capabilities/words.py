@@ -131,7 +131,7 @@ FILLER = cues(
     r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
     r"already|much|how|about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|jetzt|schon|nochmal|nochmals|noch mal|bezahlt|notier|merk|dir|schreib|"
-    r"auf|wie|viel|war|ist)\b",
+    r"auf|wie|viel|war|ist|cost|costs|kostet|kosten)\b",
     r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请|怎么样|怎样",
 )
 

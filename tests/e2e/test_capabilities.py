@@ -279,6 +279,20 @@ async def test_a_reminder_asked_for_then_fires_at_the_time_said_before(
     assert [f"{r['next_fire_at'].astimezone(BERLIN):%Y-%m-%d %H:%M}" for r in rows] == [f"{tomorrow} 10:00"]
 
 
+@pytest.mark.parametrize("text", ["remind me tmrw", "明天提醒我", "ping ben at 5 pls"])
+async def test_a_reminder_of_nothing_asks_what_rather_than_storing_the_models_words(
+    routed: System,  # noqa: F811
+    text: str,
+) -> None:
+    family = await make_family(routed.admin, f"Caps nothing {text}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "Call the dentist", "time": "t1"}))
+
+    body = await send(routed, family, text)
+
+    assert body["outcome"] == "clarifying", body
+    assert await routed.admin.fetch("SELECT id FROM reminders WHERE household_id = $1", family.household_id) == []
+
+
 @pytest.mark.parametrize(
     ("question", "ops"),
     [

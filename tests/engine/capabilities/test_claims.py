@@ -306,6 +306,7 @@ def decided(text: str) -> str | None:
         # everything stored, cleared out; a length question that names nothing; a teacher's quoted order is no cue
         ("could you be a dear and clear out everything you know about us, we're starting fresh", "forget"),
         ("wie viel nochmal?", "unclear"),
+        ("was kostet das", "unclear"),
         # a take-back with its reason
         ("ach doch nicht, haben noch welche", "undo"),
         ("never mind, we still have some", "undo"),
