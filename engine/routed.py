@@ -146,14 +146,9 @@ async def _one(
     text = routing.without_override(text)
     grounding = await ground_message(run, text)
     combined, pending_route = _resume(text, history, grounding)
-    kept = None  # a follow-up's question goes where the question it follows went
-    if combined == text and pending_route is None and (_GOES_ON.search(text) or _SAME.search(text)):
-        if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
-            combined, kept = asked, _answered_by(history.turns[-1].route)
-    elif combined == text and pending_route is None and _retimes_last(text, history, grounding):
-        kept = "reminder_change"
-    elif combined == text and pending_route is None and (told := _when_said_before(text, history, grounding, run)):
-        combined = told
+    kept = None
+    if combined == text and pending_route is None:  # no answer to a question FAA asked: it may follow the last turn
+        combined, kept = await _following(run, text, history, grounding)
     if combined != text:
         text, grounding = combined, await ground_message(run, combined)
     if pending_route:
@@ -208,6 +203,19 @@ async def _one(
     )
     degraded = any(not r.ok for r in results)
     return Reply(reply, "degraded" if degraded else "answered", media_ids=tuple(run.media_ids)), None
+
+
+async def _following(run: Run, text: str, history: History, grounding: Grounding) -> tuple[str, str | None]:
+    """The text to work on and the route it keeps when the message follows the last turn: a question that goes on
+    from the last one goes where that one went ("and the month before?"), a new time alone moves the reminder just
+    asked for ("no wait, tuesday"), a reminder asked for "then" reads the last message's time."""
+    if _GOES_ON.search(text) or _SAME.search(text):
+        if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
+            return asked, _answered_by(history.turns[-1].route)
+        return text, None
+    if _retimes_last(text, history, grounding):
+        return text, "reminder_change"
+    return _when_said_before(text, history, grounding, run) or text, None
 
 
 async def ground_message(run: Run, text: str) -> Grounding:

@@ -10,7 +10,7 @@ from engine.capabilities._events import shift
 from engine.capabilities.capability import Situation
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.topics import shares_topic
-from engine.capabilities.words import CORRECTING, FILLER, TELLING, cues
+from engine.capabilities.words import CORRECTING, FILLER, TELLING, cues, has_substance
 from engine.grounding import Grounding
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
@@ -103,7 +103,7 @@ def only_retimed(text: str, grounding: Grounding) -> bool:
         if len(moment.text.split()) <= _FEW:  # a day and a time read as one may hold the thing between them
             rest = rest.replace(moment.text, " ")
     rest = FILLER.sub(" ", CORRECTING.sub(" ", _WAY.sub(" ", _SPAN.sub(" ", rest))))
-    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is None
+    return not has_substance(rest)
 
 
 def about(situation: Situation, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

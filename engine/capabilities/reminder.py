@@ -15,7 +15,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say, when_text
-from engine.capabilities.words import FILLER, REQUEST, TELLING, TOLD_AGAIN, cues, is_vague, own
+from engine.capabilities.words import FILLER, REQUEST, TELLING, TOLD_AGAIN, cues, has_substance, is_vague, own
 from engine.executor import StepResult
 from engine.grounding import Moment
 from engine.grounding.language import name_pattern
@@ -280,7 +280,7 @@ def _of_nothing(situation: Situation) -> bool:
     for member in situation.run.members:
         rest = name_pattern(member.name).sub(" ", rest)
     rest = FILLER.sub(" ", _WHOM.sub(" ", _CLOCK.sub(" ", rest)))
-    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is None
+    return not has_substance(rest)
 
 
 _CLOCK = re.compile(r"\b(?:at|um|gegen)\s+\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm|uhr)?(?!\w)", re.IGNORECASE)

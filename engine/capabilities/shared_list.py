@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.words import FILLER, INFORMATION, QUESTION, SPEND, VAGUE, cues, own
+from engine.capabilities.words import FILLER, INFORMATION, QUESTION, SPEND, VAGUE, cues, has_substance, own
 from engine.checklists import render
 from engine.executor import StepResult
 from engine.grounding.language import CJK
@@ -161,7 +161,7 @@ def names_nothing(text: str) -> bool:
     """Nothing to put on a list is named: only words of listing, of putting and of pointing back ("put that on the
     list", "setz mal auf die liste", "帮我加到清单上")."""
     rest = FILLER.sub(" ", VAGUE.sub(" ", _LISTING.sub(" ", _PUT.sub(" ", SHARED_LIST.sub(" ", text)))))
-    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is None
+    return not has_substance(rest)
 
 
 def referred(text: str, before: str) -> list[str]:

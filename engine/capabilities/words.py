@@ -369,6 +369,15 @@ CHANGING = cues(
 )
 
 
+_SUBSTANCE = re.compile(r"[^\W\d_]{3,}|[\u4e00-\u9fff]")
+
+
+def has_substance(rest: str) -> bool:
+    """A word of substance is left in what remains of a message once the words a reading knows are taken out: a
+    word of three letters or more, or any Chinese character."""
+    return _SUBSTANCE.search(rest) is not None
+
+
 def is_vague(text: str) -> bool:
     """The message says nothing of its own: a reference without content ("the thing", "that"), with at most words
     of doing and of when (`DOING`), or only words of asking and noting ("write it down", "帮我记一下"), or a change
@@ -382,7 +391,7 @@ def is_vague(text: str) -> bool:
     rest = FILLER.sub(" ", VAGUE.sub(" ", rest))
     if referring:
         rest = DOING.sub(" ", rest)
-    return not re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]" if referring else r"[^\W\d_]{3,}|[\u4e00-\u9fff]|\d", rest)
+    return not has_substance(rest) and (referring or not re.search(r"\d", rest))
 
 
 _CN_SUM = re.compile(r"[零〇一二两三四五六七八九十百千万]+(?:块钱?|元|毛|欧元|美元|英镑)")
@@ -395,7 +404,7 @@ def says_what(text: str, amounts: list[str]) -> bool:
     for amount in amounts:
         rest = rest.replace(amount, " ")
     rest = FILLER.sub(" ", VAGUE.sub(" ", PAYING.sub(" ", _WHEN_PAID.sub(" ", rest))))
-    return re.search(r"[^\W\d_]{3,}|[\u4e00-\u9fff]", rest) is not None
+    return has_substance(rest)
 
 
 # When the money went, which says nothing of what it was for: "刚才花了85", "gerade 30 euro ausgegeben".
