@@ -81,6 +81,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Du hast keine aktiven Erinnerungen.",
         "zh": "您目前没有提醒。",
     },
+    "not_your_reminders": {
+        "en": "I can only change your own reminders. {name}'s are {name}'s to change.",
+        "de": "Ich kann nur deine eigenen Erinnerungen ändern. Die von {name} kann nur {name} ändern.",
+        "zh": "我只能修改您自己的提醒。{name}的提醒只有{name}本人可以修改。",
+    },
     "reminders": {"en": "Your reminders:", "de": "Deine Erinnerungen:", "zh": "您的提醒："},
     "updated": {"en": "Updated: {what}.", "de": "Geändert: {what}.", "zh": "已更新：{what}。"},
     "forgotten": {

@@ -20,6 +20,7 @@ from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
 from engine.capabilities.words import cues, is_vague
 from engine.executor import StepResult
 from engine.grounding import Grounding
+from engine.grounding.language import name_pattern
 
 CANCEL = cues(
     r"\bcancel",
@@ -270,11 +271,13 @@ class ReminderChange(Capability):
                 return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
             rows = named
         if not rows:  # "remind her later" with nothing to put off asks for a new reminder: what, and when
-            asked = REMIND.search(situation.text) and not CANCEL.search(situation.text)
-            if asked:
+            ending = CANCEL.search(situation.text) or DROP.search(situation.text) or FORGET.search(situation.text)
+            if REMIND.search(situation.text) and not ending:
                 return Reroute("reminder")
             if not reminder_words(situation.text):  # "can you move it to 4" with no reminder at all: what is meant?
                 return Reroute("unclear")
+            if (owner := _someone_elses(situation)) is not None:  # "cancel all of anna's reminders"
+                return Said(say("not_your_reminders", situation.language, name=owner))
             return Said(say("no_reminders", situation.language))
         situation.rows = rows
         situation.choices["reminder_id"] = [row["reminder_id"] for row in rows]
@@ -400,3 +403,14 @@ def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask
 def _at(row: dict[str, Any], at: datetime) -> list[PlannedCall]:
     args = {"reminder_id": row["reminder_id"], "when": at.isoformat(timespec="minutes")}
     return [PlannedCall(id="s1", tool="move_reminder", args=args)]
+
+
+def _someone_elses(situation: Situation) -> str | None:
+    """The other member whose reminders the message is about ("anna's reminders", "Annas Erinnerungen", "Anna的提醒"),
+    when the writer has none of their own to change: each member changes only the reminders they set or get."""
+    run = situation.run
+    for member in run.members:
+        named = (name_pattern(name).search(situation.text) for name in (member.name, f"{member.name}s"))  # "annas"
+        if member.id != run.message.user_id and any(named):
+            return member.name
+    return None

@@ -197,3 +197,31 @@ async def test_a_reminder_moved_by_its_words_alone_is_moved_not_noted(
         )
     assert [r["next_fire_at"] for r in reminders] == [ten.replace(hour=19)], body
     assert written == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("cancel all of anna's reminders, she said its ok", "only change your own reminders"),
+        ("lösch annas erinnerungen", "nur deine eigenen Erinnerungen"),
+        ("把Anna的提醒都取消", "只能修改您自己的提醒"),
+    ],
+)
+async def test_a_member_asking_to_change_anothers_reminders_is_told_plainly(
+    settings: Settings, fake_llm: FakeOpenAI, admin_conn: asyncpg.Connection, text: str, said: str
+) -> None:
+    """Ben, who has no reminders, asks to cancel Anna's: each member changes only the reminders they set or get,
+    and he hears so — not "you have no active reminders" — while Anna's reminder stays."""
+    ten = datetime(2026, 12, 1, 10, 0, tzinfo=BERLIN)
+    async with running_system(settings, fake_llm, admin_conn, clock=ManualClock(ten.astimezone(UTC))) as system:
+        system.llm.script(routed_model(reminder={"text": "Yoga"}))
+        family = await make_family(system.admin, "Others", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+        await send(system, family.auth("Anna"), "remind me tomorrow at 18:00 about yoga")
+        body = await send(system, family.auth("Ben"), text)
+        statuses = await system.admin.fetch(
+            "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING (SELECT status FROM"
+            " reminders r WHERE r.id = reminders.id)",
+            family.household_id,
+        )  # cancelled once read: no other test's sweeper fires it
+    assert said in body["reply"]
+    assert [row["status"] for row in statuses] == ["active"]
