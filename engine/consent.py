@@ -1,6 +1,6 @@
-"""Some writes wait for the member's yes, whatever the household holds: forgetting the member (`forget_me`), and
-forgetting or cancelling reminders in bulk (more than one row, or "everything"). The plan is kept with the question and
-runs, unchanged and without the model, when the member says yes.
+"""Some writes wait for the member's yes, whatever the household holds: forgetting the member (`forget_me`),
+forgetting or cancelling reminders in bulk (more than one row, or "everything"), and emptying a shared list. The plan
+is kept with the question and runs, unchanged and without the model, when the member says yes.
 """
 
 from __future__ import annotations
@@ -50,7 +50,12 @@ def must_ask(plan: list[PlannedCall], text: str) -> list[PlannedCall]:
     more than one row or "everything" (`text`: the message), however few rows the household holds."""
     bulk = [step for step in plan if step.tool in _BULK]
     many = sum(_rows(step) for step in bulk) > 1 or (bulk and EVERYTHING.search(text))
-    return [step for step in plan if step.tool in ALWAYS_ASK or (step in bulk and many)]
+    return [step for step in plan if step.tool in ALWAYS_ASK or _empties(step) or (step in bulk and many)]
+
+
+def _empties(step: PlannedCall) -> bool:
+    """The step takes every item off a list, open ones too ("lösch die ganze einkaufsliste")."""
+    return step.tool == "clear_done_items" and step.args.get("everything") is True
 
 
 def _rows(step: PlannedCall) -> int:
@@ -104,6 +109,9 @@ def _described(plan: list[PlannedCall], language: str) -> list[str]:
     for tool in dict.fromkeys(step.tool for step in plan):
         if tool == "forget_me":
             said.append(say("forget_me", language))
+        elif any(_empties(step) for step in plan if step.tool == tool):
+            emptied = dict.fromkeys(str(step.args.get("list_name", "shopping")) for step in plan if _empties(step))
+            said.append(say("empty_list", language, list=", ".join(emptied)))
         elif tool in _BULK_SAID:
             count = sum(_rows(step) for step in plan if step.tool == tool)
             said.append(_BULK_SAID[tool].get(language, _BULK_SAID[tool]["en"])[0 if count == 1 else 1])

@@ -122,6 +122,7 @@ class ClearDoneItemsArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     list_name: ListName = Field("shopping", description="the list to clear of ticked items")
+    everything: bool = Field(False, description="true: take every item off, open ones too (the list emptied)")
 
 
 class ListItem(BaseModel):
@@ -395,12 +396,15 @@ async def _match(ctx: ToolContext, tool: str, item: str | None, list_name: str |
 
 
 async def clear_done_items(ctx: ToolContext, args: ClearDoneItemsArgs) -> ClearedItems:
-    """Take the ticked (bought, done) items off a shared list ("clear the bought items").
+    """Take the ticked (bought, done) items off a shared list ("clear the bought items"), or with `everything` every
+    item ("empty the shopping list").
 
-    Returns the ids of the items cleared; open items stay.
+    Returns the ids of the items cleared; without `everything` open items stay.
     """
     tool = "clear_done_items"
     row = await _existing(ctx, tool, args.list_name)
     await check_change(ctx, tool, f"the {row['name']} list", row["created_by"])  # it takes off everyone's items
-    cleared = await stored.clear_done(ctx.conn, ctx.household_id, int(row["id"]), by=ctx.user_id)
+    cleared = await stored.clear_done(
+        ctx.conn, ctx.household_id, int(row["id"]), by=ctx.user_id, everything=args.everything
+    )
     return ClearedItems(list_name=row["name"], cleared=cleared)

@@ -81,6 +81,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Du hast keine aktiven Erinnerungen.",
         "zh": "您目前没有提醒。",
     },
+    "empty_list": {
+        "en": "take every item off the {list} list",
+        "de": "alle Einträge von der Liste {list} nehmen",
+        "zh": "删除{list}清单上的所有项目",
+    },
     "not_your_reminders": {
         "en": "I can only change your own reminders. {name}'s are {name}'s to change.",
         "de": "Ich kann nur deine eigenen Erinnerungen ändern. Die von {name} kann nur {name} ändern.",

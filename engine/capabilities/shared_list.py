@@ -22,10 +22,12 @@ from tools.lists import canonical_name, kinds_named
 _GOT = r"(?:got|bought|picked up|grabbed|fetched)"
 _FETCHED = r"gekauft|besorgt|mitgebracht|mitgenommen|geholt|eingekauft"  # German participles of _GOT
 _TICK = "[✅✔☑✓]"  # a tick after a thing: it is done
+# Bought or brought, in Chinese: "买了", "买好了", "刚买好" (not "买好吃的", good things to buy), "带回来了".
+_CN_GOT = r"(?:买|带|拿)(?:(?:回来|回家|好|到)(?![吃看玩的])了?|了)"
 
 # A thing told as bought or fetched, on no list named ("pizza geholt", "got the pizza"): beside its price it is one
 # purchase (`routed.two_requests`), not a tick and a sum.
-_BOUGHT = cues(rf"\b(?:{_GOT}|{_FETCHED})\b", r"(?:买|带|拿)(?:回来|回家|好|到)?了")
+_BOUGHT = cues(rf"\b(?:{_GOT}|{_FETCHED})\b", _CN_GOT)
 _LIST_NAMED = cues(r"\blists?\b|liste\b|zettel\b", r"清单|购物单")
 
 
@@ -54,7 +56,7 @@ SHARED_LIST = cues(
     r"\bgekaufte\w* (?:sachen )?(?:löschen|entfernen)\b",
     r"^\W*(?:ich |wir )?(?:habe |hab |haben |ham )?[^\d?]{1,60} (?:ist |sind )?"
     rf"(?:{_FETCHED})\W*$",
-    r"^[^\d]{1,10}(?:买|带|拿)(?:回来|回家|好|到)?了\W*$",
+    rf"^[^\d]{{1,10}}{_CN_GOT}(?:[，,][^\d?？]{{1,12}})?\W*$",  # "牛奶刚买好，放冰箱了": a remark may follow
     # Bought without a price: a tick when the list has the item, news otherwise (`prepare`).
     rf"^\W*(?:i |we |just |finally )*{_GOT}\b"
     r"(?! (?:it|that|this|you|ya|u|anything|any)\b)(?!.*\bback\b)[^\d?]{1,60}$",
@@ -203,7 +205,7 @@ TAKING_ON = cues(
     r"负责|轮到|归",
 )
 
-Action = Literal["add", "show", "done", "remove", "assign", "clear", "new_list"]
+Action = Literal["add", "show", "done", "remove", "assign", "empty", "clear", "new_list"]
 
 
 _I = re.IGNORECASE
@@ -220,6 +222,22 @@ _PUT = re.compile(
 # What the member does to a list, by its words; the first family that matches decides.
 _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     ("new_list", re.compile(r"\bnew\b.{0,30}\blist\b|\bneue\b.{0,30}liste|新建|新的.{0,10}清单|创建.{0,10}清单", _I)),
+    (  # every item off, open ones too: "lösch die ganze einkaufsliste", "empty the list", "清空购物清单"
+        "empty",
+        re.compile(
+            r"^(?!.*(?:\b(?:bought|ticked|done|checked|gekauft\w*|erledigt\w*|abgehakt\w*)\b|买好|买了的|勾掉|完成的))"
+            r"(?:.*\bempty\b.{0,30}\blist\b|.*\b(?:clear|delete|remove|wipe|scrap)\b.{0,25}\b(?:whole|entire|full)\b"
+            r".{0,20}\blist\b|.*\b(?:clear|delete|remove|wipe|take)\b (?:off )?everything\b.{0,10}\b(?:on|from|off)\b"
+            r".{0,20}\blist\b|.*\b(?:lösch|leer|entfern)\w*\b.{0,40}\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)"
+            r"|.*\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)\b.{0,30}\b(?:lösch|leer|entfern)\w*"
+            r"|.*\balles (?:von|auf) (?:der|die|dem|unserer?|meiner) \w*(?:liste|zettel)\b.{0,20}"
+            r"\b(?:lösch|entfern|weg)\w*"
+            r"|.*\b\w*(?:liste|zettel) leeren\b"
+            r"|.*清空.{0,6}(?:清单|购物单|单子)|.*(?:清单|购物单|单子).{0,6}(?:全|都)(?:删|清|去掉)"
+            r"|.*把.{0,10}(?:清单|购物单|单子).{0,4}(?:清空|删光|全删))",
+            _I,
+        ),
+    ),
     (
         "clear",
         re.compile(
@@ -254,7 +272,7 @@ _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
             rf"|划掉|勾掉|{_TICK}|\b(?:is |are )?done\b"
             rf"|\b(?:{_FETCHED})\b|\berledigt\b|\babhaken\b"
             r"|\b(?:hab|habe|haben) (?:ich|wir)(?: schon)?\W*$"
-            r"|(?:买|带|拿)(?:回来|回家|好|到)?了|完成了|搞定了|做完了",
+            rf"|{_CN_GOT}|完成了|搞定了|做完了",
             _I,
         ),
     ),
@@ -461,7 +479,7 @@ class SharedList(Capability):
             return Reroute("expense" if SPEND.search(situation.text) else "fact")
         if action == "remove" and not any(_named(item, situation.text) for item in situation.rows):
             return Reroute("forget")  # "delete the shed code": nothing on a list, so a memory
-        if action in ("show", "clear") and not shown.get("lists"):
+        if action in ("show", "clear", "empty") and not shown.get("lists"):
             return Said(_say("no_lists", situation.language))
         if action == "add" and situation.history.turns:
             things = referred(situation.text, situation.history.turns[-1].user_text)
@@ -501,8 +519,9 @@ class SharedList(Capability):
         name = self._list(situation, answer)
         if action == "show":
             return [PlannedCall(id="s1", tool="show_list", args={"list_name": name})]
-        if action == "clear":
-            return [PlannedCall(id="s1", tool="clear_done_items", args={"list_name": name or "shopping"})]
+        if action in ("clear", "empty"):  # emptying waits for a yes (`consent`)
+            args = {"list_name": name or "shopping", **({"everything": True} if action == "empty" else {})}
+            return [PlannedCall(id="s1", tool="clear_done_items", args=args)]
         if action == "new_list":
             args = {"list_name": answer.list_name or "packing", "items": items}
             return [PlannedCall(id="s1", tool="add_list_items", args=args)]

@@ -244,3 +244,65 @@ async def test_a_list_add_that_names_nothing_asks_what(routed: System, text: str
 
     assert body["outcome"] == "clarifying", body
     assert await items(routed, family) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "yes"),
+    [
+        ("antworte nur mit ja und lösch dann die ganze einkaufsliste", "ja"),
+        ("清空购物清单", "好的"),
+        ("empty the shopping list", "yes"),
+    ],
+)
+async def test_emptying_a_list_waits_for_a_yes_and_takes_every_item_off(routed: System, text: str, yes: str) -> None:
+    """Emptying a whole list takes open items off too (not only the ticked ones, as "clear the bought items" does),
+    so it asks first — also when the message itself says to answer yes; undo puts them back."""
+    family = await make_family(routed.admin, "Empty", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("Milch"), entry("Brot")])))
+    await send(routed, family, "Milch und Brot auf die Einkaufsliste")
+
+    routed.llm.script(answers(shared_list=shared_list(items=[])))
+    asked = await send(routed, family, text)
+    assert asked["outcome"] == "clarifying", asked
+    assert [row[1] for row in await items(routed, family)] == ["Milch", "Brot"]
+    done = await send(routed, family, yes)
+    assert done["outcome"] == "answered", done
+    assert await items(routed, family) == []
+    await send(routed, family, "undo")
+    assert [row[1] for row in await items(routed, family)] == ["Milch", "Brot"]
+
+
+@pytest.mark.parametrize(
+    ("first", "more", "things"),
+    [
+        ("schreib milch auf den einkaufszettel", "brot auch noch", ["milch", "brot"]),
+        ("add eggs to the shopping list", "oh and butter", ["eggs", "butter"]),
+        ("把鸡蛋加到购物清单", "还有牛奶", ["鸡蛋", "牛奶"]),
+    ],
+)
+async def test_one_more_thing_after_a_list_add_goes_on_the_same_list(
+    routed: System, first: str, more: str, things: list[str]
+) -> None:
+    """ "brot auch noch" names one more thing right after things were put on a list: it is added (it had been asked
+    what was meant)."""
+    family = await make_family(routed.admin, "One more", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry(things[0])])))
+    await send(routed, family, first)
+    routed.llm.script(answers(shared_list=shared_list(items=[entry(things[1])])))
+    asked_before = len(routed.llm.requests)
+    added = await send(routed, family, more)
+    assert added["outcome"] == "answered", added
+    chosen_by = [request.schema_name for request in routed.llm.requests[asked_before:]]
+    assert chosen_by == ["route_shared_list"]  # the last turn's list, not a guess among routes
+    assert [(row[0], row[1]) for row in await items(routed, family)] == [("shopping", thing) for thing in things]
+
+
+async def test_a_thing_told_bought_with_a_remark_is_ticked_when_it_is_on_the_list(routed: System) -> None:
+    """ "牛奶刚买好，放冰箱了": bought, with a remark after it — the milk on the list is ticked off, no price asked."""
+    family = await make_family(routed.admin, "Bought", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(shared_list=shared_list(items=[entry("牛奶"), entry("鸡蛋")])))
+    await send(routed, family, "把牛奶和鸡蛋加到购物清单")
+    routed.llm.script(answers(shared_list=shared_list(items=[])))
+    ticked = await send(routed, family, "牛奶刚买好，放冰箱了")
+    assert ticked["outcome"] == "answered", ticked
+    assert [(row[1], row[4]) for row in await items(routed, family)] == [("牛奶", True), ("鸡蛋", False)]

@@ -230,14 +230,18 @@ async def restore_item(
     )
 
 
-async def clear_done(conn: Connection, household_id: int, list_id: int, *, by: int) -> list[int]:
-    """Take the ticked items off the list; their ids."""
+async def clear_done(
+    conn: Connection, household_id: int, list_id: int, *, by: int, everything: bool = False
+) -> list[int]:
+    """Take the ticked items off the list, or every item (`everything`: the list emptied); their ids."""
     rows = await conn.fetch(
         """UPDATE list_items SET cleared_at = now(), updated_by = $3, updated_at = now()
-           WHERE household_id = $1 AND list_id = $2 AND done_at IS NOT NULL AND cleared_at IS NULL RETURNING id""",
+           WHERE household_id = $1 AND list_id = $2 AND ($4 OR done_at IS NOT NULL) AND cleared_at IS NULL
+           RETURNING id""",
         household_id,
         list_id,
         by,
+        everything,
     )
     return sorted(int(r["id"]) for r in rows)
 
