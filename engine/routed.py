@@ -23,8 +23,8 @@ from engine.capabilities._reminders import only_retimed
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import REMIND
-from engine.capabilities.shared_list import told_bought
-from engine.capabilities.words import FILLER, TELLING, VAGUE, says_what
+from engine.capabilities.shared_list import list_action, told_bought
+from engine.capabilities.words import FILLER, TELLING, VAGUE, is_vague, says_what
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
@@ -206,9 +206,12 @@ async def _one(
 
 
 async def _following(run: Run, text: str, history: History, grounding: Grounding) -> tuple[str, str | None]:
-    """The text to work on and the route it keeps when the message follows the last turn: a question that goes on
-    from the last one goes where that one went ("and the month before?"), a new time alone moves the reminder just
-    asked for ("no wait, tuesday"), a reminder asked for "then" reads the last message's time."""
+    """The text to work on and the route it keeps when the message follows the last turn: one more thing goes on
+    the list things were just put on ("brot auch noch"), a question that goes on from the last one goes where that
+    one went ("and the month before?"), a new time alone moves the reminder just asked for ("no wait, tuesday"), a
+    reminder asked for "then" reads the last message's time."""
+    if _one_more_thing(text, history, grounding):
+        return text, "shared_list"
     if _GOES_ON.search(text) or _SAME.search(text):
         if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
             return asked, _answered_by(history.turns[-1].route)
@@ -322,6 +325,21 @@ def _when_said_before(text: str, history: History, grounding: Grounding, run: Ru
     last = history.turns[-1].user_text
     said = ground(last, run.deps.clock.now(), run.timezone, [member.name for member in run.members])
     return f"{last}\n{text}" if said.moments else None
+
+
+# One more thing, said after the last: "oh and butter", "brot auch noch", "还有鸡蛋", "eggs too".
+_MORE = re.compile(r"\b(?:and|also|too|as well|auch|noch|und|ebenfalls)\b|还有|也|再", re.IGNORECASE)
+
+
+def _one_more_thing(text: str, history: History, grounding: Grounding) -> bool:
+    """A short message that names one more thing right after the member put things on a list: it goes on the same
+    list ("setz milch auf die einkaufsliste", then "brot auch noch")."""
+    if not history.turns or history.turns[-1].route != "shared_list" or len(text) > 40 or not _MORE.search(text):
+        return False
+    if list_action(history.turns[-1].user_text) != "add" or grounding.money or grounding.moments or grounding.people:
+        return False
+    reading = routing.reading(text, grounding)
+    return not reading.question and routing.decisive(reading) in (None, "shared_list") and not is_vague(text)
 
 
 def _retimes_last(text: str, history: History, grounding: Grounding) -> bool:
