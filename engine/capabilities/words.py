@@ -367,6 +367,13 @@ CHANGING = cues(
     r"\b(?:änder\w*|korrigier\w*|anpassen)\b(?!.*\b(?:auf|zu|in|nach)\b)",
     r"改(?![到成为])",
 )
+# What of a thing a change is to (its time, date, place, amount, name), which names no thing: "改一下时间",
+# "change the date", "änder mal die uhrzeit" say neither of what nor to what.
+_ASPECT = cues(
+    r"\b(?:the |its )?(?:time|date|day|place|amount|name|title|price)s?\b",
+    r"\b(?:die |das |den |der )?(?:zeit|uhrzeit|datum|tag|ort|betrag|name|namen|titel|preis)\b",
+    r"时间|日期|地点|金额|名字|价格|几点",
+)
 
 
 _SUBSTANCE = re.compile(r"[^\W\d_]{3,}|[\u4e00-\u9fff]")
@@ -387,7 +394,8 @@ def is_vague(text: str) -> bool:
     referring = VAGUE.search(text) is not None
     if not (referring or short):
         return False
-    rest = text if re.search(r"\d", text) else CHANGING.sub(" ", text)
+    changing = not re.search(r"\d", text) and CHANGING.search(text) is not None
+    rest = CHANGING.sub(" ", _ASPECT.sub(" ", text)) if changing else text
     rest = FILLER.sub(" ", VAGUE.sub(" ", rest))
     if referring:
         rest = DOING.sub(" ", rest)

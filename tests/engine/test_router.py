@@ -132,6 +132,11 @@ def test_words_telling_faa_to_drop_its_rules_are_no_request(text: str, kept: str
         # a change with no new value, or a decision left to FAA: of what, and to what, is not said
         ("the thing from this morning, change it", True),
         ("改一下", True),
+        ("帮我改一下时间", True),  # of a thing's time, date or amount, with neither the thing nor the value
+        ("change the date pls", True),
+        ("update the amount", True),
+        ("change the time of the dentist", False),
+        ("改一下牙医的时间", False),
         ("你看着办吧", True),
         ("mach es wie du meinst", True),
         ("change it to 30", False),
