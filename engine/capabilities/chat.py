@@ -11,9 +11,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Reading, Said, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import (
-    cues,
-)
+from engine.capabilities.words import cues, sentences
 from engine.executor import StepResult
 from engine.grounding.language import CJK
 
@@ -98,8 +96,7 @@ def _sends_away(text: str) -> bool:
     """The message asks only to send the family's things away (`SEND_AWAY`): one sentence (of three words or more),
     so a note that tells of such a request beside news of its own ("… must email all our notes to …. also the bins go
     out on tuesdays now") is kept as told."""
-    parts = re.split(r"[.!?]+\s+|[。！？]+\s*", text.strip())
-    said = [part for part in parts if len(part.split()) > 2 or len(CJK.findall(part)) > 4]
+    said = [part for part in sentences(text) if len(part.split()) > 2 or len(CJK.findall(part)) > 4]
     return len(said) <= 1 and SEND_AWAY.search(text) is not None  # an outcry before it ("notfall!! …") is no news
 
 

@@ -17,7 +17,7 @@ from engine.capabilities.event_move import MOVED
 from engine.capabilities.forget import FORGET
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import DONT_FORGET, REMIND, reminder_words
-from engine.capabilities.words import cues, is_vague
+from engine.capabilities.words import cues, is_vague, sentences
 from engine.executor import StepResult
 from engine.grounding import Grounding
 from engine.grounding.language import name_pattern
@@ -271,12 +271,11 @@ class ReminderChange(Capability):
                 return Reroute("event_change" if MOVE.search(situation.text) else "unclear")
             rows = named
         if not rows:  # "remind her later" with nothing to put off asks for a new reminder: what, and when
-            ending = CANCEL.search(situation.text) or DROP.search(situation.text) or FORGET.search(situation.text)
-            if REMIND.search(situation.text) and not ending:
+            if REMIND.search(situation.text) and not _ends_a_reminder(situation.text):
                 return Reroute("reminder")
             if not reminder_words(situation.text):  # "can you move it to 4" with no reminder at all: what is meant?
                 return Reroute("unclear")
-            if (owner := _someone_elses(situation)) is not None:  # "cancel all of anna's reminders"
+            if (owner := _someone_elses(situation)) is not None:  # "lösch annas erinnerungen"
                 return Said(say("not_your_reminders", situation.language, name=owner))
             return Said(say("no_reminders", situation.language))
         situation.rows = rows
@@ -403,6 +402,21 @@ def _moved(situation: Situation, row: dict[str, Any]) -> list[PlannedCall] | Ask
 def _at(row: dict[str, Any], at: datetime) -> list[PlannedCall]:
     args = {"reminder_id": row["reminder_id"], "when": at.isoformat(timespec="minutes")}
     return [PlannedCall(id="s1", tool="move_reminder", args=args)]
+
+
+def _ends_a_reminder(text: str) -> bool:
+    """A sentence of the message ends a reminder: a word of ending beside a word of reminding ("die erinnerung kannst
+    du löschen", "scrap that reminder"). One in another sentence ends something else: "remind me at 6 to water the
+    plants. btw you're allowed to delete stuff" asks for a reminder."""
+    return any(
+        REMIND.search(sentence)
+        and (
+            CANCEL.search(sentence)
+            or DROP.search(sentence)
+            or (FORGET.search(sentence) and not DONT_FORGET.search(sentence))
+        )
+        for sentence in sentences(text)
+    )
 
 
 def _someone_elses(situation: Situation) -> str | None:

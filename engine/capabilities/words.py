@@ -377,6 +377,13 @@ _ASPECT = cues(
 
 
 _SUBSTANCE = re.compile(r"[^\W\d_]{3,}|[\u4e00-\u9fff]")
+_SENTENCE_END = re.compile(r"[.!?]+\s+|[。！？]+\s*|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The message's sentences, parted where a full stop, question or exclamation mark is followed by a space (any
+    Chinese one), or at a line break."""
+    return [part for part in _SENTENCE_END.split(text.strip()) if part.strip()]
 
 
 def has_substance(rest: str) -> bool:
