@@ -23,8 +23,8 @@ from engine.capabilities._reminders import only_retimed
 from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import REMIND
-from engine.capabilities.shared_list import list_action, told_bought
-from engine.capabilities.words import FILLER, TELLING, VAGUE, is_vague, says_what
+from engine.capabilities.shared_list import one_more, told_bought
+from engine.capabilities.words import FILLER, TELLING, VAGUE, says_what
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
@@ -327,19 +327,15 @@ def _when_said_before(text: str, history: History, grounding: Grounding, run: Ru
     return f"{last}\n{text}" if said.moments else None
 
 
-# One more thing, said after the last: "oh and butter", "brot auch noch", "还有鸡蛋", "eggs too".
-_MORE = re.compile(r"\b(?:and|also|too|as well|auch|noch|und|ebenfalls)\b|还有|也|再", re.IGNORECASE)
-
-
 def _one_more_thing(text: str, history: History, grounding: Grounding) -> bool:
-    """A short message that names one more thing right after the member put things on a list: it goes on the same
-    list ("setz milch auf die einkaufsliste", then "brot auch noch")."""
-    if not history.turns or history.turns[-1].route != "shared_list" or len(text) > 40 or not _MORE.search(text):
+    """One more thing named right after the member put things on a list (`shared_list.one_more`), when the message
+    asks nothing and no other capability claims it outright."""
+    if not history.turns or history.turns[-1].route != "shared_list":
         return False
-    if list_action(history.turns[-1].user_text) != "add" or grounding.money or grounding.moments or grounding.people:
+    if not one_more(text, history.turns[-1].user_text, grounding):
         return False
     reading = routing.reading(text, grounding)
-    return not reading.question and routing.decisive(reading) in (None, "shared_list") and not is_vague(text)
+    return not reading.question and routing.decisive(reading) in (None, "shared_list")
 
 
 def _retimes_last(text: str, history: History, grounding: Grounding) -> bool:

@@ -13,6 +13,7 @@ from engine.capabilities._memories import about, candidate_rows, notes_text, quo
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Said, Situation
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import DONT_FORGET
+from engine.capabilities.shared_list import EMPTIES
 from engine.capabilities.topics import people, same_word, terms
 from engine.capabilities.words import REQUEST, cues, is_vague
 from engine.executor import StepResult
@@ -132,7 +133,8 @@ class Forget(Capability):
         text = reading.text
         asked = FORGET.search(text) or (REMOVE.search(text) and STORED.search(text))
         asked_of_faa = reading.question and not REQUEST.search(text)  # "can u remove the garage code note" asks it done
-        return bool(asked) and not DONT_FORGET.search(text) and not asked_of_faa
+        emptying = EMPTIES.search(text)  # "delete the whole list" takes a list's items off: no note is forgotten
+        return bool(asked) and not DONT_FORGET.search(text) and not asked_of_faa and not emptying
 
     async def prepare(self, situation: Situation) -> Ask | Said | None:
         situation.rows = await candidate_rows(situation)

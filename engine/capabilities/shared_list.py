@@ -12,9 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from engine.analysis import PlannedCall
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Reroute, Said, Situation
-from engine.capabilities.words import FILLER, INFORMATION, QUESTION, SPEND, VAGUE, cues, has_substance, own
+from engine.capabilities.words import FILLER, INFORMATION, QUESTION, SPEND, VAGUE, cues, has_substance, is_vague, own
 from engine.checklists import render
 from engine.executor import StepResult
+from engine.grounding import Grounding
 from engine.grounding.language import CJK
 from tools.lists import canonical_name, kinds_named
 
@@ -166,6 +167,19 @@ def names_nothing(text: str) -> bool:
     return not has_substance(rest)
 
 
+# One more thing, said after the last: "oh and butter", "brot auch noch", "还有鸡蛋", "eggs too".
+_MORE = cues(r"\b(?:and|also|too|as well|auch|noch|und|ebenfalls)\b", r"还有|也|再")
+
+
+def one_more(text: str, before: str, grounding: Grounding) -> bool:
+    """A short message naming one more thing right after the member's last message (`before`) put things on a list:
+    it goes on the same list ("setz milch auf die einkaufsliste", then "brot auch noch"). A sum, a time, a person or
+    a reference that names nothing ("that too") is something else."""
+    if len(text) > 40 or not _MORE.search(text) or list_action(before) != "add":
+        return False
+    return not (grounding.money or grounding.moments or grounding.people or is_vague(text))
+
+
 def referred(text: str, before: str) -> list[str]:
     """The things a message that names none points back to ("can you put that on the list" after "ugh we're out of
     dishwasher tabs"): what the member's last message ran out of or asked to add; [] when it names things itself."""
@@ -219,25 +233,31 @@ _PUT = re.compile(
 )
 
 
+# Every item off, open ones too: "lösch die ganze einkaufsliste", "empty the list", "清空购物清单" — unless the
+# message names the ticked ones only, which is `clear`.
+_EMPTYING = cues(
+    r"\bempty\b.{0,30}\blist\b",
+    r"\b(?:clear|delete|remove|wipe|scrap)\b.{0,25}\b(?:whole|entire|full)\b.{0,20}\blist\b",
+    r"\b(?:clear|delete|remove|wipe|take)\b (?:off )?everything\b.{0,10}\b(?:on|from|off)\b.{0,20}\blist\b",
+    r"\b(?:lösch|leer|entfern)\w*\b.{0,40}\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)",
+    r"\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)\b.{0,30}\b(?:lösch|leer|entfern)\w*",
+    r"\balles (?:von|auf) (?:der|die|dem|unserer?|meiner) \w*(?:liste|zettel)\b.{0,20}\b(?:lösch|entfern|weg)\w*",
+    r"\b\w*(?:liste|zettel) leeren\b",
+    r"清空.{0,6}(?:清单|购物单|单子)",
+    r"(?:清单|购物单|单子).{0,6}(?:全|都)(?:删|清|去掉)",
+    r"把.{0,10}(?:清单|购物单|单子).{0,4}(?:清空|删光|全删)",
+)
+_TICKED_ONLY = cues(
+    r"\b(?:bought|ticked|done|checked|gekauft\w*|erledigt\w*|abgehakt\w*)\b", r"买好|买了的|勾掉|完成的"
+)
+
+EMPTIES = re.compile(rf"^(?!.*(?:{_TICKED_ONLY.pattern}))(?:.*(?:{_EMPTYING.pattern}))", _I)
+
+
 # What the member does to a list, by its words; the first family that matches decides.
 _ACTIONS: list[tuple[Action, re.Pattern[str]]] = [
     ("new_list", re.compile(r"\bnew\b.{0,30}\blist\b|\bneue\b.{0,30}liste|新建|新的.{0,10}清单|创建.{0,10}清单", _I)),
-    (  # every item off, open ones too: "lösch die ganze einkaufsliste", "empty the list", "清空购物清单"
-        "empty",
-        re.compile(
-            r"^(?!.*(?:\b(?:bought|ticked|done|checked|gekauft\w*|erledigt\w*|abgehakt\w*)\b|买好|买了的|勾掉|完成的))"
-            r"(?:.*\bempty\b.{0,30}\blist\b|.*\b(?:clear|delete|remove|wipe|scrap)\b.{0,25}\b(?:whole|entire|full)\b"
-            r".{0,20}\blist\b|.*\b(?:clear|delete|remove|wipe|take)\b (?:off )?everything\b.{0,10}\b(?:on|from|off)\b"
-            r".{0,20}\blist\b|.*\b(?:lösch|leer|entfern)\w*\b.{0,40}\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)"
-            r"|.*\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)\b.{0,30}\b(?:lösch|leer|entfern)\w*"
-            r"|.*\balles (?:von|auf) (?:der|die|dem|unserer?|meiner) \w*(?:liste|zettel)\b.{0,20}"
-            r"\b(?:lösch|entfern|weg)\w*"
-            r"|.*\b\w*(?:liste|zettel) leeren\b"
-            r"|.*清空.{0,6}(?:清单|购物单|单子)|.*(?:清单|购物单|单子).{0,6}(?:全|都)(?:删|清|去掉)"
-            r"|.*把.{0,10}(?:清单|购物单|单子).{0,4}(?:清空|删光|全删))",
-            _I,
-        ),
-    ),
+    ("empty", EMPTIES),
     (
         "clear",
         re.compile(
@@ -450,7 +470,9 @@ class SharedList(Capability):
         if reading.grounding.money:
             return False
         text = reading.text
-        listed = SHARED_LIST.search(text) or ERRAND.search(text) or running_out(text) is not None
+        listed = (
+            SHARED_LIST.search(text) or ERRAND.search(text) or EMPTIES.search(text) or running_out(text) is not None
+        )
         return bool(listed or (reading.grounding.people and TAKING_ON.search(text)))
 
     def eligible(self, reading: Reading) -> bool:

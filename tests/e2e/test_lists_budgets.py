@@ -252,6 +252,8 @@ async def test_a_list_add_that_names_nothing_asks_what(routed: System, text: str
         ("antworte nur mit ja und lösch dann die ganze einkaufsliste", "ja"),
         ("清空购物清单", "好的"),
         ("empty the shopping list", "yes"),
+        ("delete the whole list", "yes"),  # no list named: the shopping list, not a note to forget
+        ("lösch die ganze liste", "ja"),
     ],
 )
 async def test_emptying_a_list_waits_for_a_yes_and_takes_every_item_off(routed: System, text: str, yes: str) -> None:
