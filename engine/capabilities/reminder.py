@@ -73,6 +73,7 @@ TELL = cues(
     r"\b(?:need|have|got|must) to remember\b|\bmust remember\b",
     r"\b(?:den|der|dem) \w+ sagen\b|\bsagen,? (?:sie|er|dass)\b|\bsag(?:e|st)? \w+\b[^.?!]{0,40}\bdass\b",
     r"(?<!再)叫我|(?<!再)喊我|说一声|告诉我|通知我|(?<![还不没])记得",  # "再叫我" is said of a reminder just sent
+    r"(?<!再)(?:叫|喊|告诉|通知)\s*(?:他|她|[A-Za-z]+)\s*(?=[\u4e00-\u9fff])",  # "七点半叫Ben带上游泳的东西"
 )
 
 

@@ -103,7 +103,7 @@ _RUNNING_OUT = tuple(
         rf"\b(?:haben|hab|ham|gibt(?:'s| es)?)\b.{{0,10}}\bkeine?n? {_THING} mehr\b",
         r"^\W*[^\W\d_]+ braucht (?:noch |mehr |neue[nsr]? )(?P<item>[^\d?]{1,40})",
         r"没有(?P<item>\S{1,16}?)了",
-        r"(?:^|[\s，。,、]|家里|冰箱里?|的)(?P<item>[^\s\d，。,、的]{1,12}?)(?:快没了|快用完了|没了|用完了)",
+        r"(?:^|[\s，。,、]|家里|冰箱里?|的)(?P<item>[^\s\d，。,、的]{1,12}?)(?:也|又|都)?(?:快没了|快用完了|没了|用完了)",
         r"(?:家里|冰箱里?|家)(?:已经|都)?没(?:有)?(?P<item>[^\s\d，。]{1,16}?)了",
         r"(?:要买|该买|得买)(?P<item>[^\s\d，。]{1,8})",
         # things still to buy: "need to buy batteries", "müssen noch batterien besorgen"
@@ -139,13 +139,23 @@ _ADDING = tuple(
 
 
 def running_out(text: str) -> list[str] | None:
-    """What the house ran out of, as the message names it ("we're nearly out of loo roll and eggs": loo roll, eggs);
+    """What the house ran out of, as the message names it ("we're nearly out of loo roll and eggs": loo roll, eggs),
+    and in each clause after the one that says so ("卫生纸快用完了，洗洁精也没了");
     None when the message says nothing of running out (or needs a piece of information: "need the plumbers number"),
     [] when it does without naming the thing."""
-    things = _things(_RUNNING_OUT, text)
+    first = _things(_RUNNING_OUT, text)
+    if first is None:
+        return None
+    later = (_things(_RUNNING_OUT, clause) or [] for clause in _CLAUSE_END.split(text)[1:])
+    things = list(dict.fromkeys([*first, *(thing for clause in later for thing in clause)]))
     if things and all(_INFORMATION.search(thing) for thing in things):
         return None
     return things
+
+
+# Where a later clause may name more things run out of: "卫生纸快用完了，洗洁精也没了", "milch ist alle, und wir haben
+# kein brot mehr".
+_CLAUSE_END = re.compile(r"[，,;；。]\s*")
 
 
 def added(text: str) -> list[str]:

@@ -13,7 +13,7 @@ from engine.analysis import PlannedCall
 from engine.capabilities._memories import quote
 from engine.capabilities.capability import Ask, Capability, Picked, Reading, Situation
 from engine.capabilities.phrases import say
-from engine.capabilities.words import UNPAID, cues
+from engine.capabilities.words import GONE_ON, UNPAID, cues
 from engine.executor import StepResult
 from engine.grounding.categories import Kind, categories_named, category_of
 from engine.grounding.language import CJK
@@ -67,6 +67,8 @@ SUM = cues(
     r"\bdurchschnitt",
     r"\bgekostet\b",
     r"\bam meisten\b",
+    GONE_ON,
+    r"(?:交|付|花)了?多少",  # "这个月电费交了多少来着"
 )
 
 

@@ -97,7 +97,11 @@ REQUEST = cues(
 
 # References without content: "the thing", "that", "it" — a message made only of these and function words says
 # nothing to store or look up.
-VAGUE = cues(
+VAGUE = cues(  # the longer forms first: "das übliche" is one reference, not "das" and a word
+    # what was done before, named by nothing else: "the usual", "same again", "wie immer", "按上次的来"
+    r"\b(?:the usual|same again|same as (?:before|last time|always|usual)|as usual)\b",
+    r"\b(?:wie immer|wie (?:letztes|beim letzten) mal|wie gehabt|das übliche|dasselbe|das gleiche)\b",
+    r"老样子|按上次的?|跟上次一样|和上次一样|照旧",
     r"\b(?:the|that|this) (?:thing|stuff|one)\b",
     r"\b(?:it|that|this|those|them)\b",
     r"那个事",  # before "那个": "Ben那个事怎么样了" names no thing
@@ -111,10 +115,6 @@ VAGUE = cues(
     r"\bdas\b",
     r"\bda(?:mit|von|für|rüber|zu|nach|bei|ran)\b",  # "was ist jetzt damit": of what?
     r"\bes\b",
-    # what was done before, named by nothing else: "the usual", "same again", "wie immer", "按上次的来"
-    r"\b(?:the usual|same again|same as (?:before|last time|always|usual)|as usual)\b",
-    r"\b(?:wie immer|wie (?:letztes|beim letzten) mal|wie gehabt|das übliche|dasselbe|das gleiche)\b",
-    r"老样子|按上次的?|跟上次一样|和上次一样|照旧",
     # left to FAA, with nothing named: "up to you", "mach wie du meinst", "你看着办吧"
     r"\b(?:up to you|whatever you think|your call)\b",
     r"\b(?:wie du (?:meinst|willst|denkst)|wie du es für richtig hältst)\b",
@@ -131,9 +131,13 @@ FILLER = cues(
     r"did|do|paid|pay|put|stick|pop|jot|write|down|note|save|remember|record|log|yesterday|today|earlier|again|"
     r"already|much|how|about|with|and|or|so|then|ok|"
     r"what|ich|wir|du|bitte|von|gestern|heute|jetzt|schon|nochmal|nochmals|noch mal|bezahlt|notier|merk|dir|schreib|"
-    r"auf|wie|viel|war|ist|cost|costs|kostet|kosten)\b",
-    r"我|们|你|的|了|过|把|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请|怎么样|怎样",
+    r"auf|wie|viel|war|ist|cost|costs|kostet|kosten|einfach|halt|eben|ruhig|simply)\b",
+    r"我|们|你|的|了|过|把|就|记下来|记住|记一下|记下|记|帮我|帮|昨天|今天|多少钱|来着|付|是|吗|呢|吧|一下|请|怎么样|怎样",
 )
+
+
+# Money gone on something, in German: "was ging diesen monat für sprit drauf", "ist fürs essen draufgegangen".
+GONE_ON = r"\bdrauf ?ge(?:gangen|hen|ht)\b|\bg(?:eht|ing|ingen)\b.{0,30}\bdrauf\b"
 
 
 # Words of paying only, without the ones that name what the money was (salary, bill, rent…).
@@ -149,6 +153,7 @@ PAYING = cues(
     r"\bgezahlt\b",
     r"\bgekauft\b",
     r"\bgekostet\b",
+    GONE_ON,
     SPENT_ZH,
     r"付了",
     r"付",
@@ -207,6 +212,7 @@ SPEND = cues(
     r"\bgezahlt\b",
     r"\bgekauft\b",
     r"\bgekostet\b",
+    GONE_ON,
     r"\bgehalt\b",
     SPENT_ZH,
     r"付了",

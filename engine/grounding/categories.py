@@ -186,7 +186,7 @@ _INCOME: dict[str, tuple[str, str, str]] = {
     "refund": (
         "refund|refunded|reimbursement|reimbursed|cashback|money back|tax return",
         "erstattung|rückerstattung|zurückerstattet|steuererstattung|rückzahlung",
-        "退款|报销|退税|返现",
+        "退款|退回|退还|退钱|报销|退税|返现",
     ),
     "benefits": (
         "child benefit|benefits|allowance|pension",

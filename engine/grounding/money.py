@@ -130,7 +130,7 @@ _MONEY_WORDS = re.compile(
     r"splashed out|shelled out|forked out|tip|tipped|trinkgeld|split|geteilt|renewed|verlängert|sent|gave|gifted|"
     r"transferred|geschickt|geschenkt|überwiesen|zugesteckt|gegeben)\b|\bgot\s+[\d.,]+\s+back\b|"
     r"\b(?:came|comes|come) (?:to|out at)\s*[€$£]?\s*\d|\bset (?:us|me|them) back\b|💸|红包|压岁钱|转了|转账|"
-    rf"{SPENT_ZH}|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|返现|续费|小费|交费",
+    rf"{SPENT_ZH}|付了|付|买|消费|收入|工资|奖金|报销|交了|充值|收到|预算|退款|退回|退还|退钱|返现|续费|小费|交费",
     re.IGNORECASE,
 )
 

@@ -96,6 +96,8 @@ def test_the_words_decide_what_is_done_to_the_list(text: str, action: str) -> No
         ("我们家的牛奶快没了", ["牛奶"]),
         ("wir brauchen dringend klopapier und müllbeutel", ["klopapier", "müllbeutel"]),
         ("could do with more teabags", ["teabags"]),  # no question
+        ("卫生纸快用完了，洗洁精也没了", ["卫生纸", "洗洁精"]),  # each clause names one
+        ("milch ist alle, und wir haben kein brot mehr", ["milch", "brot"]),
         ("take out the bins", None),
         ("the dishwasher is finished", None),
     ],
