@@ -216,8 +216,8 @@ async def _following(run: Run, text: str, history: History, grounding: Grounding
         if (asked := follow_up(text, history, grounding, run, await _people(run))) is not None:
             return asked, _answered_by(history.turns[-1].route)
         return text, None
-    if _retimes_last(text, history, grounding):
-        return text, "reminder_change"
+    if (retimed := _retimes_last(text, history, grounding, run)) is not None:
+        return retimed, "reminder_change"
     return _when_said_before(text, history, grounding, run) or text, None
 
 
@@ -338,10 +338,23 @@ def _one_more_thing(text: str, history: History, grounding: Grounding) -> bool:
     return not reading.question and routing.decisive(reading) in (None, "shared_list")
 
 
-def _retimes_last(text: str, history: History, grounding: Grounding) -> bool:
-    """A new time and nothing else, right after the member asked for a reminder: that reminder at the new time
-    ("remind me friday at 9 to call the bank", then "no wait, tuesday")."""
-    return bool(history.turns) and history.turns[-1].route == "reminder" and only_retimed(text, grounding)
+# An hour said alone, with no clock ("actually make that 6", "lieber 7"): right after a reminder, its new time.
+_HOUR_ALONE = re.compile(r"(?<![\d.,:])\b([01]?\d|2[0-3])\b(?![.,:]?\d)")
+
+
+def _retimes_last(text: str, history: History, grounding: Grounding, run: Run) -> str | None:
+    """The text to work on when it says a new time and nothing else, right after the member asked for a reminder:
+    that reminder at the new time ("remind me friday at 9 to call the bank", then "no wait, tuesday"). An hour said
+    alone ("actually make that 6") is that hour: the reminder's half of the day keeps it (`_events.retimed`)."""
+    if not history.turns or history.turns[-1].route != "reminder":
+        return None
+    if only_retimed(text, grounding):
+        return text
+    if grounding.moments or grounding.money or len(_HOUR_ALONE.findall(text)) != 1:
+        return None
+    timed = _HOUR_ALONE.sub(r"\1:00", text)
+    said = ground(timed, run.deps.clock.now(), run.timezone, [member.name for member in run.members])
+    return timed if only_retimed(timed, said) else None
 
 
 def _answered_by(route: str | None) -> str | None:

@@ -75,6 +75,7 @@ class Reading:
     grounding: Grounding
     question: bool  # the words ask something ("how much…", "…?", "吗")
     reminder_just_sent: bool  # FAA sent the member a reminder moments ago ("done" is said of it)
+    quoted: str = ""  # words quoted from someone else, which `text` is read without
 
 
 class Capability:

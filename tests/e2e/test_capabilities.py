@@ -225,6 +225,8 @@ async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_t
         ("remind me tomorrow at 9 to call the bank", "no wait, the day after tomorrow", (2, "09:00")),
         ("erinner mich morgen um 15 uhr an den elternsprechtag", "mach lieber ne halbe stunde später", (1, "15:30")),
         ("明天下午三点提醒我取快递", "不对，是四点", (1, "16:00")),
+        ("remind me tomorrow at 5pm to pick up the dry cleaning", "actually make that 6", (1, "18:00")),
+        ("erinner mich morgen um 8 an den müll", "lieber 9", (1, "09:00")),
     ],
 )
 async def test_a_new_time_right_after_a_reminder_moves_that_reminder(
