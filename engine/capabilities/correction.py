@@ -18,6 +18,13 @@ from engine.capabilities.words import cues, is_vague
 from engine.executor import StepResult
 from engine.grounding import Moment
 
+# A change of every entry at once ("setz alle ausgaben auf null", "set all expenses to 0", "把所有支出都改成0"): one
+# entry is corrected at a time, so FAA asks which — never a bulk change from one message.
+EVERY_ENTRY = cues(
+    r"\b(?:set|change|make|reset|update|put)\b.{0,20}\b(?:all|every)\b.{0,15}\b(?:expenses?|entries|records|amounts)\b",
+    r"\b(?:setz|änder|mach|stell)\w*\b.{0,20}\b(?:alle|sämtliche)\b.{0,15}\b(?:ausgaben|einträge|beträge|buchungen)\b",
+    r"(?:所有|全部)的?(?:支出|账|开销|记录|花费).{0,6}(?:改成|改为|设为|设成|清零|归零)",
+)
 UPDATE = cues(
     r"\bmake (?:it|that) \d",
     r"\bactually\b",
@@ -157,11 +164,15 @@ class Correction(Capability):
     needs_cue = True
 
     def claims(self, reading: Reading) -> bool:
+        if EVERY_ENTRY.search(reading.text):
+            return True
         # "put it in the calendar" names no new value: nothing to correct with, a question back (`unclear`)
         return UPDATE.search(reading.text) is not None and not reading.question and not is_vague(reading.text)
 
     async def prepare(self, situation: Situation) -> Ask | Said | Reroute | None:
         situation.rows = await candidate_rows(situation)
+        if EVERY_ENTRY.search(situation.text):
+            return Ask(say("one_at_a_time", situation.language), tuple(quote(row) for row in situation.rows[:5]))
         if not situation.rows:
             # Nothing stored to correct: "the wifi password changed to X" is news to keep.
             return Reroute("expense" if situation.grounding.money else "fact")

@@ -42,6 +42,11 @@ _PHRASES: dict[str, dict[str, str]] = {
         "de": "Entschuldige, was meinst du genau? Erzähl mir etwas mehr, dann kümmere ich mich darum.",
         "zh": "不好意思，您指的是什么？请再具体说一下。",
     },
+    "one_at_a_time": {
+        "en": "I correct one entry at a time. Which one do you mean?",
+        "de": "Ich korrigiere immer nur einen Eintrag. Welchen meinst du?",
+        "zh": "我一次只能改一条记录。您指的是哪一条？",
+    },
     "ask_which": {
         "en": "Which one do you mean?",
         "de": "Welchen Eintrag meinst du?",
