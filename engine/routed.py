@@ -250,7 +250,7 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
 # The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样".
 _SAME = re.compile(r"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是", re.IGNORECASE)
 # Whom a reminder is asked for, when it is the writer: "remind me", "erinner mich", "提醒我", "七点叫我".
-_FOR_ME = re.compile(rf"(?<![A-Za-z])({TELLING}|叫)\s*(?:me|mich|我)(?![A-Za-z])", re.IGNORECASE)
+_FOR_ME = re.compile(rf"(?<![A-Za-z])({TELLING})\s*(?:me|mich|我)(?![A-Za-z])", re.IGNORECASE)
 # A short message that goes on from the last question: "and last month?", "und im September?", "那上个月呢？".
 _GOES_ON = re.compile(
     r"^\W*(?:and|what about|how about|same for|und|was ist mit|wie ist es mit|wie sieht'?s aus mit|那|还有)\b"

@@ -228,7 +228,7 @@ _ASKING = re.compile(
     r"^\W*(?:(?:please|pls|hey|can you|could you|would you|kannst du|könntest du|bitte)\s+)*"
     r"(?:(?:remind|remnid|rmnd|ping|nudge|tell|erinnere?)\s+(?:me|us|him|her|them|mich|uns|ihn|sie|@?\w+)"
     r"(?:\s+(?:bitte|daran))*(?:\s*,?\s*(?:to|that|about|of|dass|an|zu)\b)?"
-    r"|(?:请)?(?:提醒|叫)(?:我|我们|他|她|\w{1,8}?)(?=\S))",
+    r"|(?:请)?(?:提醒|叫)(?:我们|我|他|她|[A-Za-z]+|\w{1,8}?)(?=\S))",  # a Latin name whole: "叫Ben带上"
     re.IGNORECASE,
 )
 

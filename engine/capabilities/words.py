@@ -20,7 +20,7 @@ _I = re.IGNORECASE
 INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|login|details|电话|号码|密码|地址)"
 
 # The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我").
-TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊"
+TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊|叫"
 
 # Words that take back or correct what was just asked, saying nothing of their own: "no wait, tuesday", "actually
 # make it 8", "ne, lieber um 9", "不对，是八点吧".
