@@ -59,6 +59,32 @@ async def test_money_received_is_income_whatever_the_model_says(routed: System) 
     assert request.schema is not None and request.schema["properties"]["kind"]["enum"] == ["income"]
 
 
+async def test_money_given_back_in_chinese_words_is_income(routed: System) -> None:  # noqa: F811
+    """ "房东把押金退回来了，一共八百": a deposit given back, its sum in number words with no unit, is income of 800
+    (it had been stored as a note without an amount)."""
+    family = await make_family(routed.admin, "Caps deposit", {"Anna": "Asia/Shanghai"})
+    routed.llm.script(answers(expense=lambda r: {"kind": "expense", "category": "housing", "merchant": None}))
+    body = await send(routed, family, "房东把押金退回来了，一共八百")
+    assert body["outcome"] in ("answered", "degraded"), body
+    [memory] = await live_memories(routed, family)
+    assert (memory["kind"], str(memory["amount"])) == ("income", "800.00")
+
+
+async def test_a_member_told_in_chinese_at_a_time_gets_the_reminder(routed: System) -> None:  # noqa: F811
+    """ "后天早上七点半叫Ben带上游泳的东西" is a reminder for Ben, in the message's words with his name whole (it had
+    been a note and an event; then a reminder for the writer reading "en带上游泳的东西")."""
+    family = await make_family(routed.admin, "Caps jiao", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "叫Ben带上游泳的东西", "time": "t1"}))
+    body = await send(routed, family, "后天早上七点半叫Ben带上游泳的东西")
+    assert body["outcome"] == "answered", body
+    rows = await routed.admin.fetch(
+        "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING recipient_ids, text",
+        family.household_id,
+    )  # cancelled once read: no other test's sweeper fires it
+    assert [(row["recipient_ids"], row["text"]) for row in rows] == [([family.user_ids["Ben"]], "带上游泳的东西")]
+    assert await live_memories(routed, family) == []
+
+
 async def test_money_is_filed_in_the_taxonomy_by_its_words_or_the_models_word(routed: System) -> None:  # noqa: F811
     family = await make_family(routed.admin, "Caps categories", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(expense={"kind": "expense", "category": "transport", "merchant": None}))
