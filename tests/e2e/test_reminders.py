@@ -28,6 +28,14 @@ BERLIN = ZoneInfo("Europe/Berlin")
 reminder_model = routed_model(reminder={"text": "Call the dentist"})
 
 
+async def fire_times_then_cancel(system: System, household_id: int) -> list[datetime]:
+    """When the household's reminders would fire; cancelled once read, so no other test's sweeper fires them."""
+    rows = await system.admin.fetch(
+        "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at", household_id
+    )
+    return [row["next_fire_at"] for row in rows]
+
+
 @pytest.fixture
 async def clock() -> ManualClock:
     # The start of the next minute: a reminder "in a minute" is then in the future of the real clock as well.
@@ -160,11 +168,8 @@ async def test_a_morning_hour_gone_by_today_is_the_evenings(
         system.llm.script(reminder_model)
         family = await make_family(system.admin, "Evening", {"Anna": "Europe/Berlin"})
         body = await send(system, family.auth("Anna"), text)
-        due = await system.admin.fetchval(
-            "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at",
-            family.household_id,
-        )  # cancelled once read: no other test's sweeper fires it
-    assert due == ten.replace(hour=hour, minute=minute), body["reply"]
+        due = await fire_times_then_cancel(system, family.household_id)
+    assert due == [ten.replace(hour=hour, minute=minute)], body["reply"]
 
 
 @pytest.mark.parametrize(
@@ -186,16 +191,13 @@ async def test_a_reminder_moved_by_its_words_alone_is_moved_not_noted(
         auth = family.auth("Anna")
         await send(system, auth, "erinner mich heute um 18 uhr oma anzurufen")
         body = await send(system, auth, text)
-        reminders = await system.admin.fetch(
-            "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at",
-            family.household_id,
-        )  # cancelled once read: no other test's sweeper fires them
+        due = await fire_times_then_cancel(system, family.household_id)
         written = await system.admin.fetchval(
             "SELECT (SELECT count(*) FROM memories WHERE household_id = $1)"
             " + (SELECT count(*) FROM events WHERE household_id = $1)",
             family.household_id,
         )
-    assert [r["next_fire_at"] for r in reminders] == [ten.replace(hour=19)], body
+    assert due == [ten.replace(hour=19)], body
     assert written == 0
 
 
@@ -244,8 +246,5 @@ async def test_a_reminder_asked_for_beside_a_rule_about_deleting_is_set(
         system.llm.script(routed_model(reminder={"text": "water the plants"}))
         family = await make_family(system.admin, "Plants", {"Anna": "Europe/Berlin"})
         body = await send(system, family.auth("Anna"), text)
-        reminders = await system.admin.fetch(
-            "UPDATE reminders SET status = 'cancelled' WHERE household_id = $1 RETURNING next_fire_at",
-            family.household_id,
-        )  # cancelled once read: no other test's sweeper fires them
-    assert [r["next_fire_at"] for r in reminders] == [ten.replace(hour=18)], body
+        due = await fire_times_then_cancel(system, family.household_id)
+    assert due == [ten.replace(hour=18)], body
