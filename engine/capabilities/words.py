@@ -19,7 +19,7 @@ _I = re.IGNORECASE
 # A piece of information rather than a thing: asked for ("need the home insurance policy number"), never bought.
 INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|login|details|电话|号码|密码|地址)"
 
-# The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我").
+# The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我", "叫Ben").
 TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊|叫"
 
 # Words that take back or correct what was just asked, saying nothing of their own: "no wait, tuesday", "actually
