@@ -24,7 +24,7 @@ from engine.capabilities.capability import constrained_schema
 from engine.capabilities.phrases import say
 from engine.capabilities.reminder import REMIND
 from engine.capabilities.shared_list import one_more, told_bought
-from engine.capabilities.words import FILLER, TELLING, VAGUE, says_what
+from engine.capabilities.words import FILLER, TELLING, THEN, VAGUE, says_what
 from engine.context import History
 from engine.domain import Reply
 from engine.errors import AnalysisError
@@ -247,8 +247,13 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
     return combined, None if route == UNCLEAR else route
 
 
-# The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样".
-_SAME = re.compile(r"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是", re.IGNORECASE)
+# The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样", "给Ben也设一个一样的".
+_SAME = re.compile(
+    r"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是|(?:一样|同样)的", re.IGNORECASE
+)
+# Words that ask for the same again without saying anything of its own: "do one for ben too", "mach ben auch eins",
+# "给Ben也设一个一样的".
+_SET_UP = re.compile(r"\b(?:do|set|make|add|one)\b|\b(?:mach\w*|eins|einen)\b|给|也|设|弄|加|来|一个", re.IGNORECASE)
 # Whom a reminder is asked for, when it is the writer: "remind me", "erinner mich", "提醒我", "七点叫我".
 _FOR_ME = re.compile(rf"(?<![A-Za-z])({TELLING})\s*(?:me|mich|我)(?![A-Za-z])", re.IGNORECASE)
 # A short message that goes on from the last question: "and last month?", "und im September?", "那上个月呢？".
@@ -311,16 +316,10 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
     return re.sub(re.escape(asked.span.text), period, last.user_text, count=1, flags=re.IGNORECASE)
 
 
-# "At that time", said instead of a time: "到时候提醒我一下", "remind me then", "erinner mich dann dran".
-_THEN = re.compile(
-    r"\b(?:then|at that time|when it'?s time|dann|da|zu der zeit|rechtzeitig)\b|到时候?|那时候?|届时", re.IGNORECASE
-)
-
-
 def _when_said_before(text: str, history: History, grounding: Grounding, run: Run) -> str | None:
     """A reminder asked for "then", at the time the member's last message named: that message and this one, read
     together ("明天上午十点要去交水费", then "到时候提醒我一下"); None otherwise."""
-    if grounding.moments or not history.turns or not (REMIND.search(text) and _THEN.search(text)):
+    if grounding.moments or not history.turns or not (REMIND.search(text) and THEN.search(text)):
         return None
     last = history.turns[-1].user_text
     said = ground(last, run.deps.clock.now(), run.timezone, [member.name for member in run.members])
@@ -380,7 +379,7 @@ def _for_another(asked: str, text: str, members: list[str]) -> str | None:
     if len(named) != 1 or not _SAME.search(text) or not _FOR_ME.search(asked):
         return None
     [name] = named
-    if says_what(name_pattern(name).sub(" ", text), []):
+    if says_what(_SET_UP.sub(" ", _SAME.sub(" ", name_pattern(name).sub(" ", text))), []):
         return None  # it says more than whom: "Ben hat auch Fieber" is news of its own
     return _FOR_ME.sub(lambda told: _telling(told.group(1), name), asked, count=1)
 

@@ -179,9 +179,15 @@ class RemovedItem(ClearedItems):
 
 
 def kinds_named(text: str) -> set[str]:
-    """The kinds of list a message names by their words ("auf die einkaufsliste": shopping; "die liste": none)."""
-    lowered = text.lower()
+    """The kinds of list a message names by their words ("auf die einkaufsliste": shopping; "die liste": none; "auf
+    die liste packen" puts things on a list: "pack" is a verb there, and names the packing list only as a list's
+    name)."""
+    lowered = _PUT.sub(r"\1", text.lower())
     return {kind for kind, words in _KIND_WORDS.items() if any(word in lowered for word in words)}
+
+
+# Putting things on a list, said with the verb that also names a packing list: "auf die liste packen", "pack it on".
+_PUT = re.compile(r"(?<=\blist)(e?\s+)pack\w*")
 
 
 def canonical_name(name: str) -> tuple[str, Kind]:

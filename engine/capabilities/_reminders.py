@@ -12,6 +12,7 @@ from engine.capabilities.phrases import say, when_text
 from engine.capabilities.topics import shares_topic
 from engine.capabilities.words import CORRECTING, FILLER, TELLING, cues, has_substance
 from engine.grounding import Grounding
+from engine.grounding.spelling import normalised
 
 # "alle"/"jeden" alone also mean "every" ("alle 2 Wochen", "jeden Freitag"): only the unambiguous forms count.
 _HOUSEHOLD = re.compile(
@@ -98,7 +99,7 @@ def only_retimed(text: str, grounding: Grounding) -> bool:
     tuesday", "mach lieber ne halbe stunde später", "不对，是八点" — said of what was just asked."""
     if not (grounding.moments or shift(text, grounding)):
         return False
-    rest = text
+    rest = normalised(text, grounding.language)  # the words the moments were read in: "halb vier" is "halb 4"
     for moment in grounding.moments:
         if len(moment.text.split()) <= _FEW:  # a day and a time read as one may hold the thing between them
             rest = rest.replace(moment.text, " ")

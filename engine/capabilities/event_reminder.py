@@ -21,7 +21,7 @@ from engine.capabilities._reminders import recipient, whom_text
 from engine.capabilities.capability import Ask, Capability, Reading, Reroute, Said, Situation
 from engine.capabilities.phrases import say, when_text
 from engine.capabilities.reminder import REMIND, TELL, asks_to_be_told
-from engine.capabilities.words import DOING, VAGUE, cues
+from engine.capabilities.words import DOING, FILLER, THEN, VAGUE, cues
 from engine.executor import StepResult
 from engine.grounding.days import find_days
 
@@ -166,12 +166,13 @@ def _day_before(situation: Situation, start: datetime) -> int:
 
 def _told_last(situation: Situation, rows: list[dict[str, Any]]) -> list[int]:
     """The events the member's last message named, for a message that names nothing but when to be reminded: "ben's
-    got the orthodontist wed at 3:40" then "ping me half an hour before that" (not "… before the guests arrive")."""
+    got the orthodontist wed at 3:40" then "ping me half an hour before that", "周四下午三点带妈妈去医院复查" then
+    "到时候提前一小时提醒我一下" (not "… before the guests arrive")."""
     turns = situation.history.turns
     if not turns:
         return []
-    rest = situation.text
-    for said in (_SPAN, BEFORE, DAY_BEFORE, REMIND, TELL, VAGUE, DOING):
+    rest = situation.text  # "到时候提前一小时提醒我一下": when, how long before and whom, nothing named
+    for said in (_SPAN, BEFORE, DAY_BEFORE, REMIND, TELL, VAGUE, DOING, THEN, FILLER):
         rest = said.sub(" ", rest)
     return [] if words_of(rest) else named_events(turns[-1].user_text, rows)
 

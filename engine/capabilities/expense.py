@@ -22,7 +22,7 @@ from tools.storage import memories as stored
 # Money that came in: the words of receiving it (the grounding names salaries, refunds and the like by category).
 RECEIVED = cues(
     r"\b(?:received|got paid|earned|sold|refund(?:ed)?|reimbursed)\b|\bgot (?:\S+ ){0,3}back\b|\bgot [€$£]?\d",
-    r"\b(?:bekommen|erhalten|verdient|verkauft|zurückbekommen|erstattet)\b",
+    r"\b(?:bekommen|erhalten|verdient|eingenommen|verkauft|zurückbekommen|erstattet)\b",
     r"收到|卖了|退款|退回|退还|退钱|报销|进账|到账",
 )
 # Words of money paid out: a category that is also income ("birthday present", "Geschenk") does not make a sum the

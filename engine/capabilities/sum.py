@@ -317,6 +317,8 @@ class Sum(Capability):
         assert isinstance(answer, SumAnswer)
         if answer.whose == "other":
             return []
+        if answer.whose != "household" and not _of_one(answer.whose, situation.text):
+            answer.whose = "household"  # "wie viel ging diesen monat für essen drauf" asks of no one member's spending
         if "group_by" in situation.choices:  # a breakdown was asked for, whatever categories the model named
             answer.categories = []
         if answer.op in ("max", "min"):  # "which purchase cost the most": a category only where the words name one
@@ -414,6 +416,16 @@ def _number(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return 0.0
+
+
+# The writer asking of their own spending: "what did i spend on coffee", "was hab ich für sprit ausgegeben",
+# "我这个月花了多少".
+_MINE = re.compile(r"\b(?:i|i'?ve|i'?d|me|my|ich|mir|mich|mein\w*)\b|我(?!们)", re.IGNORECASE)
+
+
+def _of_one(name: str, text: str) -> bool:
+    """Whether the question asks of one member's spending: it names them, or the writer asks of their own."""
+    return _says_name(name, text.lower()) or _MINE.search(text) is not None
 
 
 def _says_name(name: str, lowered: str) -> bool:

@@ -34,15 +34,17 @@ UNDO = cues(
     r"\bdas wollte ich (?:so )?nicht\b|\bso war das nicht gemeint\b|\bwar ein versehen\b",
 )
 # The request just made taken back, the whole message, maybe with its reason after a comma ("actually never mind,
-# cancel that", "ach lass mal, brauch ich doch nicht", "ach doch nicht, haben noch welche"): the member's last message,
-# if it changed something.
-_WHY = r"(?:\s*[,;–-]\s*[^.!?\n]{0,40})?\W*$"
+# cancel that", "never mind, he just rang", "ach lass mal, brauch ich doch nicht", "ach doch nicht, haben noch
+# welche", "算了，他已经打过来了"): the member's last message, if it changed something. A reason is no command of its
+# own ("算了，取消这个提醒" cancels the reminder it names).
+_COMMAND = r"cancel|delete|remove|change|move|lösch|streich|verschieb|取消|删|改|提醒"
+_WHY = rf"(?:\s*[,;–-]\s*(?:(?!{_COMMAND})[^.!?\n]){{0,40}})?\W*$"
 TAKE_BACK = cues(
     r"^\W*(?:(?:actually|oh|ah|wait|hmm|oops|sorry|never ?mind|nvm)\W+)*cancel (?:that|it)\W*$",
-    r"^\W*(?:(?:actually|oh|ah|wait|hmm|oops|sorry)\W+)*(?:never ?mind|nvm)\s*[,;–-]\s*(?:we|i)(?:'ve| have)? "
-    r"(?:still )?(?:have|got)\b[^.!?\n]{0,30}\W*$",
+    rf"^\W*(?:(?:actually|oh|ah|wait|hmm|oops|sorry)\W+)*(?:never ?mind|nvm|no need){_WHY}",
     r"^\W*(?:(?:ach|och|nee|ne|hm+)\W+)*(?:lass (?:mal|es)\W+)?(?:brauch\w* (?:ich|wir) (?:das |es )?doch nicht|"
     rf"doch nicht){_WHY}",
+    rf"^\W*(?:(?:哦|啊|呃|诶)\W*)?(?:算了|不用了|不要了)(?:\W*(?:(?!{_COMMAND})[^。！？?!\n]){{0,20}})?\W*$",
 )
 
 

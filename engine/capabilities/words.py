@@ -19,7 +19,13 @@ _I = re.IGNORECASE
 # A piece of information rather than a thing: asked for ("need the home insurance policy number"), never bought.
 INFORMATION = r"(?:number|nummer|code|password|passwort|pw|pin|address|adresse|login|details|电话|号码|密码|地址)"
 
-# The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我", "叫Ben").
+# "At that time", said instead of a time: "到时候提醒我一下", "remind me then", "erinner mich dann dran".
+THEN = re.compile(
+    r"\b(?:then|at that time|when it'?s time|dann|da|zu der zeit|rechtzeitig)\b|到时候?|那时候?|届时", re.IGNORECASE
+)
+
+# The words that ask for someone to be told, before whom ("remind Ben", "nudge me", "sag Ben", "提醒Ben", "喊我",
+# "叫Ben").
 TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w*|提醒|喊|叫"
 
 # Words that take back or correct what was just asked, saying nothing of their own: "no wait, tuesday", "actually
@@ -27,7 +33,8 @@ TELLING = r"remind|ping|nudge|buzz|tell|erinnere?|sag(?:e|st)?|stups\w*|schubs\w
 CORRECTING = cues(
     r"\b(?:no|nope|nah|wait|hang on|actually|sorry|oops|i mean|i meant|meant|make (?:it|that)|rather|instead|not|"
     r"please|pls|ok|oh|then)\b",
-    r"\b(?:nein|ne|nee|doch|lieber|eher|ach|äh|ähm|mach|machs|mach's|statt|stattdessen|nicht|bitte|dann|oder)\b",
+    r"\b(?:nein|ne|nee|doch|lieber|eher|ach|äh|ähm|mach|machs|mach's|draus|daraus|statt|stattdessen|nicht|bitte|dann|"
+    r"oder)\b",
     r"不对|不是|等等|等一下|改成|改到|还是|算了吧|吧|是|哦|呃",
 )
 
@@ -398,11 +405,20 @@ def has_substance(rest: str) -> bool:
     return _SUBSTANCE.search(rest) is not None
 
 
+# Words that ask for something to be noted down ("jot down", "bitte eintragen", "记一下"): beside a number alone they
+# say nothing of what it is.
+NOTING = cues(
+    r"\b(?:add|put|stick|pop|jot|write|note|save|record|log)\b",
+    r"\b(?:notier\w*|merk\w*|schreib\w*|aufschreiben|eintragen|einschreiben|trag\w*|ein|vermerk\w*)\b",
+    r"记",
+)
+
+
 def is_vague(text: str) -> bool:
     """The message says nothing of its own: a reference without content ("the thing", "that"), with at most words
     of doing and of when (`DOING`), or only words of asking and noting ("write it down", "帮我记一下"), or a change
-    with no value ("the thing from this morning, change it", "改一下"). A number beside a reference is no content
-    either: "add 15 for it" does not say what for."""
+    with no value ("the thing from this morning, change it", "改一下"). A number beside a reference or beside words of
+    noting alone is no content either: "add 15 for it" and "12,50 bitte eintragen" do not say what for."""
     short = len(text.split()) <= 5 and len(text.strip()) <= 30
     referring = VAGUE.search(text) is not None
     if not (referring or short):
@@ -412,7 +428,8 @@ def is_vague(text: str) -> bool:
     rest = FILLER.sub(" ", VAGUE.sub(" ", rest))
     if referring:
         rest = DOING.sub(" ", rest)
-    return not has_substance(rest) and (referring or not re.search(r"\d", rest))
+    rest = NOTING.sub(" ", rest)
+    return not has_substance(rest) and (referring or NOTING.search(text) is not None or not re.search(r"\d", rest))
 
 
 _CN_SUM = re.compile(r"[零〇一二两三四五六七八九十百千万]+(?:块钱?|元|毛|欧元|美元|英镑)")

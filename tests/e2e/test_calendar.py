@@ -63,6 +63,29 @@ async def test_a_plan_becomes_an_event_is_listed_and_gets_a_reminder_before_it(r
     assert len(routed.llm.requests) == calls  # one event named: no model call to pick it
 
 
+@pytest.mark.parametrize(
+    ("told", "asked"),
+    [
+        ("周四下午三点带妈妈去医院复查", "到时候提前一小时提醒我一下"),  # "then", how long before: the event told
+        ("ben's got the orthodontist thursday at 3pm", "ping me an hour before then"),
+    ],
+)
+async def test_a_reminder_before_the_event_just_told_hangs_off_it(routed: System, told: str, asked: str) -> None:
+    family = await make_family(routed.admin, f"Calendar then {asked}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "health"}))
+    await send(routed, family, told)
+
+    body = await send(routed, family, asked)
+
+    assert body["outcome"] == "answered", body
+    event = await routed.admin.fetchrow("SELECT id FROM events WHERE household_id = $1", family.household_id)
+    [reminder] = await routed.admin.fetch(
+        "SELECT event_id, minutes_before, next_fire_at FROM reminders WHERE household_id = $1", family.household_id
+    )
+    assert (reminder["event_id"], reminder["minutes_before"]) == (event["id"], 60)
+    assert reminder["next_fire_at"] == datetime(2031, 3, 13, 14, 0, tzinfo=BERLIN)
+
+
 async def test_a_long_message_names_its_event_by_the_sentence_that_says_when(routed: System) -> None:
     family = await make_family(routed.admin, "Long title e2e", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(fact={"kind": "plan", "person": None, "category": "school"}))

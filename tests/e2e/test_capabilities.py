@@ -221,6 +221,8 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
         ("明天早上七点提醒我吃维生素", "Ben也一样"),
         ("nudge me tomorrow at 7am to water the plants", "ben as well"),
         ("明天早上七点叫我起床", "Ben也一样"),
+        ("明天早上八点提醒我带伞", "给Ben也设一个一样的"),  # the same, asked for with words of setting one up
+        ("remind me tomorrow at 7am to take my vitamins", "do one for ben too"),
     ],
 )
 async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_time(
@@ -253,6 +255,7 @@ async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_t
         ("明天下午三点提醒我取快递", "不对，是四点", (1, "16:00")),
         ("remind me tomorrow at 5pm to pick up the dry cleaning", "actually make that 6", (1, "18:00")),
         ("erinner mich morgen um 8 an den müll", "lieber 9", (1, "09:00")),
+        ("erinner mich morgen um 15 uhr an den friseurtermin", "mach lieber halb vier draus", (1, "15:30")),  # in words
     ],
 )
 async def test_a_new_time_right_after_a_reminder_moves_that_reminder(
@@ -342,6 +345,37 @@ async def test_a_sum_question_offers_the_model_only_the_operations_its_words_ask
     assert body["outcome"] == "answered", body
     [request] = [r for r in routed.llm.requests if r.schema_name == "route_sum"]
     assert request.schema is not None and request.schema["properties"]["op"]["enum"] == ops
+
+
+@pytest.mark.parametrize(
+    ("question", "whose"),
+    [
+        ("wie viel ging diesen monat für essen einkaufen drauf", "household"),  # no one member's spending: all of it
+        ("what did i spend on groceries this month", "Anna"),  # the writer's own
+        ("how much did ben spend on groceries this month", "Ben"),
+    ],
+)
+async def test_a_sum_is_of_one_members_spending_only_when_the_question_says_so(
+    routed: System,  # noqa: F811
+    question: str,
+    whose: str,
+) -> None:
+    family = await make_family(
+        routed.admin, f"Caps whose {question}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"}
+    )
+    routed.llm.script(answers(expense={"kind": "expense", "category": "groceries", "merchant": None}))
+    await send(routed, family, "groceries 35.50 EUR at Lidl")
+    await send(routed, family, "groceries 22.70 EUR at Rewe", member="Ben")
+    routed.llm.reset()  # the model names a member whatever the words: "Anna", who asks, unless Ben is asked of
+    named = "Ben" if "ben" in question else "Anna"
+    routed.llm.script(
+        answers(sum={"op": "sum", "categories": ["groceries"], "whose": named, "group_by": "none", "period": None})
+    )
+
+    body = await send(routed, family, question)
+
+    expected = {"household": "58.20", "Anna": "35.50", "Ben": "22.70"}[whose]
+    assert expected in body["reply"], body["reply"]
 
 
 async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811

@@ -420,7 +420,15 @@ async def test_a_repeating_reminder_moved_from_now_on_is_the_same_reminder_and_u
     assert await routed.admin.fetch(query, family.household_id) == before
 
 
-@pytest.mark.parametrize("take_back", ["actually never mind, cancel that", "ach lass mal, brauch ich doch nicht"])
+@pytest.mark.parametrize(
+    "take_back",
+    [
+        "actually never mind, cancel that",
+        "ach lass mal, brauch ich doch nicht",
+        "never mind, he just rang",  # with its reason
+        "算了，他已经打过来了",
+    ],
+)
 async def test_a_request_taken_back_right_after_it_was_done_is_undone(routed: System, take_back: str) -> None:
     family = await make_family(routed.admin, f"Routed take back {take_back[:8]}", {"Anna": "Europe/Berlin"})
     routed.llm.script(answers(reminder={"text": "Call the vet", "time": "t1"}))

@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from tools.errors import ToolRetry
-from tools.lists import canonical_name
+from tools.lists import canonical_name, kinds_named
 from tools.storage.database import Database
 
 from . import REGISTRY, call, make_family, tool_context
@@ -32,6 +32,19 @@ from . import REGISTRY, call, make_family, tool_context
 )
 def test_common_list_names_reach_one_list(said: str, name: str, kind: str) -> None:
     assert canonical_name(said) == (name, kind)
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("kannst du noch klopapier und spüli auf die liste packen", set()),  # "packen" puts them on a list
+        ("sonnencreme auf die packliste", {"packing"}),
+        ("add sunscreen to the packing list", {"packing"}),
+        ("milch auf die einkaufsliste", {"shopping"}),
+    ],
+)
+def test_a_message_names_a_list_by_its_words_not_by_a_verb_of_putting(text: str, kinds: set[str]) -> None:
+    assert kinds_named(text) == kinds
 
 
 async def test_add_show_tick_assign_and_clear(db: Database, admin_conn: asyncpg.Connection) -> None:
