@@ -247,9 +247,11 @@ def _resume(text: str, history: History, grounding: Grounding) -> tuple[str, str
     return combined, None if route == UNCLEAR else route
 
 
-# The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样", "给Ben也设一个一样的".
+# The last request again, for someone else: "same for ben pls", "ben bitte auch", "Ben也一样", "给Ben也设一个一样的",
+# "也提醒一下Ben".
 _SAME = re.compile(
-    r"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是|(?:一样|同样)的", re.IGNORECASE
+    rf"\bsame for\b|\b(?:too|as well)\W*$|\bauch\b|\bebenfalls\b|也一样|也要|也是|(?:一样|同样)的|也(?:{TELLING})",
+    re.IGNORECASE,
 )
 # Words that ask for the same again without saying anything of its own: "do one for ben too", "mach ben auch eins",
 # "给Ben也设一个一样的".

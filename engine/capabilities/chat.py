@@ -130,12 +130,12 @@ PLEASANTRIES = cues(
     r"hallo|tschüss|"
     r"bis später|du bist super|ihr lieben|ihr|all|everyone|guys|folks|leute|zusammen|love you|hab dich lieb|merci|"
     r"prima|top|spitze|supi|gerne|geht klar|sounds good|will do|np|sweet|ta|alright|all right|right|righto|yep|yup|"
-    r"yeah|sure|fine|k|kk|jo|jep|jup|klar|gut|okidoki|okey ?dokey)\b",
+    r"yeah|sure|fine|k|kk|jo|jep|jup|klar|gut|okidoki|okey ?dokey|love (?:it|that|this)|find ich (?:gut|super|toll))\b",
     # farewells: "night night, talk tomorrow", "schlaf gut, bis morgen", "明天见"
     r"\b(?:(?:talk|speak|see|catch) (?:to )?(?:you|ya|u) ?|(?:talk|speak) )(?:tomorrow|tmrw|later|soon)\b|"
     r"\b(?:night night|nighty night|sleep (?:well|tight)|sweet dreams|gn|bis (?:morgen|dann|bald|später)|"
     r"schlaf (?:gut|schön)|träum (?:was )?süß|gute nacht)\b",
-    r"明天见|回头见|再见|谢谢|谢了|多谢|晚安|早安|早上好|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜|哈+|呵呵|嘿嘿|知道了|明白了?|没问题|行|"
+    r"明天见|回头见|再见|谢谢|谢了|多谢|晚安|早安|早上好|好的|好|嗯|收到|辛苦了|太棒了|棒|拜拜|哈+|呵呵|嘿嘿|知道了|明白了?|没问题|行|爱了|"
     r"太好了|[啦呀哦噢吧呢]",  # and the particles around them: "太好了 谢谢啦" ("好了" alone says a thing is done)
 )
 

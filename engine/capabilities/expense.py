@@ -15,7 +15,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sit
 from engine.capabilities.phrases import say
 from engine.capabilities.words import SPEND, UNPAID, cues, says_what
 from engine.executor import StepResult
-from engine.grounding.categories import OTHER, categories, category_of
+from engine.grounding.categories import OTHER, categories, category_of, label
 from engine.grounding.money import answered_amount, home_currency
 from tools.storage import memories as stored
 
@@ -268,5 +268,5 @@ def _words_category(situation: Situation, kind: str) -> str | None:
 
 
 def _what(item: OneAmount, situation: Situation) -> str:
-    category = _filed(item, situation)
+    category = label(_filed(item, situation), situation.language)  # "Lebensmittel" to a German member
     return f"{category} ({item.merchant})" if item.merchant else category

@@ -32,7 +32,7 @@ REMIND = cues(
     r"\brmnd\b",
     r"提醒",
     r"\berinner",
-    r"\bwecke? mich",
+    r"\bwecke? mich|\bwecken\b",  # "morgen früh um halb sieben wecken bitte"
     r"\b(?:set|an) alarm\b|\balarm (?:at|for|clock)\b",
     r"\bwake me\b",
     r"闹钟",

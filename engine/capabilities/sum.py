@@ -15,7 +15,7 @@ from engine.capabilities.capability import Ask, Capability, Picked, Reading, Sit
 from engine.capabilities.phrases import say
 from engine.capabilities.words import GONE_ON, UNPAID, cues
 from engine.executor import StepResult
-from engine.grounding.categories import Kind, categories_named, category_of
+from engine.grounding.categories import Kind, categories_named, category_of, label
 from engine.grounding.language import CJK
 from tools.infra.periods import PERIODS
 from tools.storage import memories as stored
@@ -69,6 +69,7 @@ SUM = cues(
     r"\bam meisten\b",
     GONE_ON,
     r"(?:交|付|花)了?多少",  # "这个月电费交了多少来着"
+    r"(?:费|开销|花销|支出)(?:一共|总共|加起来)?(?:是|有)?多少",  # "这个月油费多少"
 )
 
 
@@ -381,23 +382,26 @@ class Sum(Capability):
             found = results[0].result.get("memories", [])
             if not found:
                 return say("no_records", language, span=f" {span}" if language != "zh" else span)
-            label = _OPS[answer.op].get(language, _OPS[answer.op]["en"])
-            return f"{label} {span}: {quote(found[0])}".replace("  ", " ")
+            op_named = _OPS[answer.op].get(language, _OPS[answer.op]["en"])
+            return f"{op_named} {span}: {quote(found[0])}".replace("  ", " ")
         return describe_aggregate(results[0].result, answer, language, span)
 
 
 def describe_aggregate(result: dict[str, Any], answer: SumAnswer, language: str, span: str) -> str:
     groups = [g for g in result.get("groups", []) if int(g.get("count") or 0) > 0]
-    subject = ", ".join(answer.categories)
+    subject = ", ".join(label(category, language) for category in answer.categories)
     if not groups:
         where = f" ({subject})" if subject else ""
         return say("no_records", language, span=f" {span}{where}" if language != "zh" else f"{span}{subject}")
-    label = _OPS[answer.op].get(language, _OPS[answer.op]["en"])
-    head = " ".join(part for part in (label, subject, span) if part)
+    named = _OPS[answer.op].get(language, _OPS[answer.op]["en"])
+    head = " ".join(part for part in (named, subject, span) if part)
     if answer.group_by != "none":
         ranked = sorted(groups, key=lambda g: _number(g.get("value")), reverse=True)[:8]
+        keys = [str(g.get("key") or "?") for g in ranked]
+        if answer.group_by == "category":
+            keys = [label(key, language) for key in keys]
         lines = [f"{head}:"]
-        lines += [f"- {g.get('key') or '?'}: {_value(g, answer.op)}" for g in ranked]
+        lines += [f"- {key}: {_value(g, answer.op)}" for key, g in zip(keys, ranked, strict=True)]
         return "\n".join(lines)
     values = "; ".join(_value(g, answer.op) for g in groups)
     count = sum(int(g.get("count") or 0) for g in groups)

@@ -110,6 +110,11 @@ VAGUE = cues(  # the longer forms first: "das übliche" is one reference, not "d
     r"\b(?:wie immer|wie (?:letztes|beim letzten) mal|wie gehabt|das übliche|dasselbe|das gleiche)\b",
     r"老样子|按上次的?|跟上次一样|和上次一样|照旧",
     r"\b(?:the|that|this) (?:thing|stuff|one)\b",
+    # what was said before, pointed at by its having been said: "the thing we talked about", "das, was wir besprochen
+    # haben", "我们说好的那个"
+    r"\b(?:we|i|you) (?:talked about|discussed|mentioned|agreed(?: on)?)\b|\bwie besprochen\b"
+    r"|\bwas wir (?:besprochen|beredet|ausgemacht)\b|(?:说好|说过|聊过|提过)的",
+    r"\banother one\b|\bnoch (?:eins|einen|eine)\W*$|再来一个|再加一个",  # one more of nothing named
     r"\b(?:it|that|this|those|them)\b",
     r"那个事",  # before "那个": "Ben那个事怎么样了" names no thing
     r"这个事",
@@ -123,9 +128,9 @@ VAGUE = cues(  # the longer forms first: "das übliche" is one reference, not "d
     r"\bda(?:mit|von|für|rüber|zu|nach|bei|ran)\b",  # "was ist jetzt damit": of what?
     r"\bes\b",
     # left to FAA, with nothing named: "up to you", "mach wie du meinst", "你看着办吧"
-    r"\b(?:up to you|whatever you think|your call)\b",
-    r"\b(?:wie du (?:meinst|willst|denkst)|wie du es für richtig hältst)\b",
-    r"看着办|你决定吧?",
+    r"\b(?:up to you|what(?:ever)? you think(?: is (?:best|right|good))?|your call|you decide)\b",
+    r"\b(?:wie du (?:meinst|willst|denkst)|wie du es für richtig hältst|entscheide du|du entscheidest)\b",
+    r"看着办|你决定吧?|你定吧?|随你",
     # what was said before, for someone else too: "same for ben", "ben bitte auch", "Ben也一样"
     r"\b(?:same|too|also|as well)\b",
     r"\b(?:auch|ebenso|ebenfalls|genauso)\b",
@@ -367,7 +372,7 @@ DOING = cues(
     r"\b(?:sort(?:ed)?|handle[ds]?|deal|dealt|done|finish(?:ed)?|fix(?:ed)?|calendar|diary|list|schedule|remind|"
     r"forget|don'?t|dont|in|on|into|by|till|until|tomorrow|tonight|later|morning|evening|let|know)\b",
     r"\b(?:mach\w*|erledig\w*|trag\w*|ein|kalender|liste|bis|morgen|später|nachher|vergiss|nicht|kümmer\w*|"
-    r"sich|mal|drum|um|erinner\w*|dran|daran)\b",
+    r"sich|mal|drum|um|erinner\w*|dran|daran|vorhin|eben|grad|gerade)\b",
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|\b(?:mon|diens|donners|frei|sams|sonn)tags?\b|\bmittwochs?\b",
     r"别忘了?|加上|加|处理|弄|搞|安排|日历|日程|清单|明天|今天|晚上|早上|下午|上午|提醒|好|来|(?:周|星期)[一二三四五六日天]",
 )

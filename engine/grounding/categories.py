@@ -294,3 +294,48 @@ def categories_named(text: str, kind: Kind = "expense") -> frozenset[str]:
     """Every category a synonym in `text` names ("groceries and fuel": both)."""
     table = _TABLES[kind]
     return frozenset(table.category[m.group("w").lower()] for pattern in table.patterns for m in pattern.finditer(text))
+
+
+# How a reply names a category to a member who writes German or Chinese (English replies use the names themselves).
+_LABELS: dict[str, tuple[str, str]] = {
+    "groceries": ("Lebensmittel", "买菜"),
+    "restaurants": ("Essen gehen", "餐饮"),
+    "drinks": ("Getränke", "饮品"),
+    "fuel": ("Tanken", "加油"),
+    "transport": ("Verkehr", "交通"),
+    "travel": ("Reisen", "旅行"),
+    "rent": ("Miete", "房租"),
+    "utilities": ("Nebenkosten", "水电网"),
+    "health": ("Gesundheit", "医疗"),
+    "pharmacy": ("Apotheke", "药店"),
+    "clothing": ("Kleidung", "服装"),
+    "kids": ("Kinder", "孩子"),
+    "education": ("Bildung", "教育"),
+    "sports": ("Sport", "运动"),
+    "books": ("Bücher", "书籍"),
+    "gifts": ("Geschenke", "礼物"),
+    "entertainment": ("Freizeit", "娱乐"),
+    "household": ("Haushalt", "家居"),
+    "electronics": ("Elektronik", "电子产品"),
+    "car": ("Auto", "汽车"),
+    "subscriptions": ("Abos", "订阅"),
+    "beauty": ("Körperpflege", "美容"),
+    "pets": ("Haustiere", "宠物"),
+    "insurance": ("Versicherungen", "保险"),
+    "salary": ("Gehalt", "工资"),
+    "bonus": ("Bonus", "奖金"),
+    "refund": ("Erstattungen", "退款"),
+    "benefits": ("Leistungen", "补贴"),
+    "sales": ("Verkäufe", "卖东西"),
+    "interest": ("Zinsen", "利息"),
+    "other": ("Sonstiges", "其他"),
+}
+
+
+def label(category: str, language: str) -> str:
+    """The category as a reply in `language` names it: "groceries" is "Lebensmittel" to a German member and "买菜"
+    to a Chinese one; a household's own category is named as it is."""
+    labels = _LABELS.get(category)
+    if labels is None or language not in ("de", "zh"):
+        return category
+    return labels[0] if language == "de" else labels[1]

@@ -161,15 +161,22 @@ def _half_of_day(hour: int, text: str, match: re.Match[str]) -> int:
     around = text[max(0, match.start() - 24) : match.end() + 30]
     part = part_of_day(around)
     if part is not None:
-        default, afternoon = part
-        if afternoon and not (default == _NIGHT and hour in (12, 1, 2, 3, 4)):  # "2 at night" is 02:00
-            return hour % 12 + 12
-        return hour % 12
+        return in_part(hour, part)
     if hour == 12:
         return 12
     if 1 <= hour <= 6 or (hour <= 11 and _EVENING_THINGS.search(text[max(0, match.start() - 48) : match.end() + 30])):
         return hour + 12
     return hour
+
+
+def in_part(hour: int, part: tuple[int, bool]) -> int:
+    """The 24-hour hour of a 12-hour `hour` in the part of the day `part` (`part_of_day`): 9 in the evening is 21,
+    7 in the morning 7, "2 at night" 02:00."""
+    hour = hour % 12 or 12
+    default, afternoon = part
+    if afternoon and not (default == _NIGHT and hour in (12, 1, 2, 3, 4)):
+        return hour % 12 + 12
+    return hour % 12
 
 
 def _part_around(text: str, match: re.Match[str]) -> tuple[int, bool] | None:

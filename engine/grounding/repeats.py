@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrulestr
 
-from engine.grounding.clocks import find_clocks, part_of_day
+from engine.grounding.clocks import find_clocks, in_part, part_of_day
 from engine.grounding.days import WEEKDAY_NAMES
 from engine.grounding.language import CJK, language_of
 from engine.grounding.moments import find_moments, jionlp_times
@@ -142,8 +142,10 @@ def _anchor(rest: str, part: tuple[int, bool] | None, now: datetime, tz: ZoneInf
     clocks = find_clocks(rest)
     days = [m for m in find_moments(re.sub(rf"\b(?:{_DAY})s?\b", " ", rest), now, tz) if m.at.date() != now.date()]
     day = days[0].at if days else None
-    if clocks:
-        return _Anchor(day, clocks[0].hour, clocks[0].minute, True)
+    if clocks:  # "every night at 9": the part of the day the rule's own words name says the half of an open hour
+        clock = clocks[0]
+        hour = in_part(clock.hour, part) if part is not None and not clock.half_said else clock.hour
+        return _Anchor(day, hour, clock.minute, True)
     if part is not None:
         return _Anchor(day, part[0], 0, True)
     return _Anchor(day, 9, 0, False)

@@ -223,6 +223,7 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
         ("明天早上七点叫我起床", "Ben也一样"),
         ("明天早上八点提醒我带伞", "给Ben也设一个一样的"),  # the same, asked for with words of setting one up
         ("remind me tomorrow at 7am to take my vitamins", "do one for ben too"),
+        ("明天早上七点提醒我吃维生素", "也提醒一下Ben"),
     ],
 )
 async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_time(
@@ -376,6 +377,35 @@ async def test_a_sum_is_of_one_members_spending_only_when_the_question_says_so(
 
     expected = {"household": "58.20", "Anna": "35.50", "Ben": "22.70"}[whose]
     assert expected in body["reply"], body["reply"]
+
+
+@pytest.mark.parametrize(
+    ("told", "asked", "named"),
+    [
+        ("71,40 € bei Rewe", "was haben wir diesen monat für lebensmittel ausgegeben", "Lebensmittel"),
+        ("超市买菜花了71.40", "这个月买菜花了多少", "买菜"),
+    ],
+)
+async def test_replies_name_the_category_in_the_members_language(
+    routed: System,  # noqa: F811
+    told: str,
+    asked: str,
+    named: str,
+) -> None:
+    family = await make_family(routed.admin, f"Caps label {told}", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(
+            expense={"kind": "expense", "category": "groceries", "merchant": None},
+            sum={"op": "sum", "categories": ["groceries"], "whose": "household", "group_by": "none", "period": None},
+        )
+    )
+
+    saved = await send(routed, family, told)
+    summed = await send(routed, family, asked)
+
+    for body in (saved, summed):
+        assert named in body["reply"] and "groceries" not in body["reply"], body["reply"]
+    assert "71.40" in summed["reply"]
 
 
 async def test_forgetting_one_of_two_alike_rows_asks_which_and_forgets_the_one_picked(routed: System) -> None:  # noqa: F811

@@ -103,3 +103,14 @@ def test_every_category_a_message_names() -> None:
     assert categories_named("how much on groceries and fuel this month") == {"groceries", "fuel"}
     assert categories_named("how much have we blown on eating out this month") == {"restaurants"}
     assert categories_named("what did we spend last week") == frozenset()
+
+
+def test_a_reply_names_every_category_in_the_members_language() -> None:
+    from engine.grounding.categories import categories, label
+
+    for category in {*categories("expense"), *categories("income")}:
+        assert label(category, "en") == category
+        assert label(category, "de") != category or category == "bonus"  # "Bonus" is German too
+        assert label(category, "zh") != category
+    assert (label("groceries", "de"), label("groceries", "zh")) == ("Lebensmittel", "买菜")
+    assert label("Kita", "de") == "Kita"  # a household's own category, as it is

@@ -168,6 +168,11 @@ def test_the_half_of_the_day_of_a_bare_hour(text: str, hour: str) -> None:
         ("the gp is closed on wednesday afternoons", "FREQ=WEEKLY;BYDAY=WE", "2026-11-25T15:00"),
         # German writes the day's hours: "6:45" is the morning's
         ("werktags um 6:45 erinnere ben ans pausenbrot", "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", "2026-11-24T06:45"),
+        # the part of the day the rule names says the half of an hour said alone
+        ("every night at 9 remind ben to brush his teeth", "FREQ=DAILY", "2026-11-23T21:00"),
+        ("jeden abend um 9 erinnern, tabletten", "FREQ=DAILY", "2026-11-23T21:00"),
+        ("every morning at 7 walk the dog", "FREQ=DAILY", "2026-11-24T07:00"),
+        ("every night at 2 check the baby monitor", "FREQ=DAILY", "2026-11-24T02:00"),
     ],
 )  # fmt: skip
 def test_repetitions(text: str, rrule: str, first: str) -> None:
