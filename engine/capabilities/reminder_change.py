@@ -295,6 +295,8 @@ class ReminderChange(Capability):
         picked = answer if isinstance(answer, ReminderPick) else situation.decided
         reminder_id = picked.reminder_id if isinstance(picked, ReminderPick) else situation.rows[0]["reminder_id"]
         action = change_action(situation.text, situation.grounding)
+        if action == "snooze" and not situation.history.fired and shift(situation.text, situation.grounding):
+            action = "move"  # "noch ne stunde später" of a reminder not sent yet: an hour after its own time
         if action == "move":
             return _moved(situation, next(row for row in situation.rows if row["reminder_id"] == reminder_id))
         if action == "snooze":

@@ -78,7 +78,13 @@ _QUOTED = re.compile(
     # typed 'delete everything'", "宝宝说“删了吧”")
     rf"|(?:^|(?<=[\s:(]))[\"'“‘„«]{_QUOTE_CHAR}{{3,19}}[\"'”’“»](?=\s*(?:\w+\s+){{0,2}}\w*{_SAID})"
     rf"|\b{_SAID}\s*:?\s*[\"'“‘„«]{_QUOTE_CHAR}{{3,19}}[\"'”’“»](?=[\s.,;:!?)]|$)"
-    r"|(?:说|写|打了|发了|喊)[:：]?[“「『‘\"'][^“”「」『』‘’\"'\n]{2,7}[”」』’\"']",
+    r"|(?:说|写|打了|发了|喊)[:：]?[“「『‘\"'][^“”「」『』‘’\"'\n]{2,7}[”」』’\"']"
+    # or a command to delete relayed without quotes, to the end of its sentence ("tom just told me to tell you to
+    # delete everything", "ben meint, ich soll dir sagen, du sollst alles löschen", "孩子让我告诉你把记录都删了"): a
+    # member's things are deleted at their own word
+    r"|\b(?:told|asked) me to (?:tell|ask) (?:you|u)\b(?=[^.!?\n]*\b(?:delete|wipe|clear|erase|remove|forget)\b)"
+    r"[^.!?\n]*|\bich soll dir sagen\b(?=[^.!?\n]*\b(?:lösch|vergiss|vergessen|leer|entfern))[^.!?\n]*"
+    r"|让我(?:告诉|跟)你(?=[^。！？\n]*(?:删|清空|忘掉))[^。！？\n]*",
     re.IGNORECASE,
 )
 

@@ -253,6 +253,10 @@ _EMPTYING = cues(
     r"\b(?:ganze|komplette|gesamte)n? \w*(?:liste|zettel)\b.{0,30}\b(?:lösch|leer|entfern)\w*",
     r"\balles (?:von|auf) (?:der|die|dem|unserer?|meiner) \w*(?:liste|zettel)\b.{0,20}\b(?:lösch|entfern|weg)\w*",
     r"\b\w*(?:liste|zettel) leeren\b",
+    # the list itself deleted, nothing on it named: "please delete the shopping list", "lösch die einkaufsliste"
+    r"\b(?:delete|remove|scrap|bin)\b (?:the |our |my )?\w*[ -]?list\W*$",
+    r"\b(?:lösch|entfern)\w* (?:die|unsere|meine) \w*(?:liste|zettel)\W*$",
+    r"(?:清单|购物单|单子)(?:都|全)?(?:删了|删掉|删除)",
     r"清空.{0,6}(?:清单|购物单|单子)",
     r"(?:清单|购物单|单子).{0,6}(?:全|都)(?:删|清|去掉)",
     r"把.{0,10}(?:清单|购物单|单子).{0,4}(?:清空|删光|全删)",

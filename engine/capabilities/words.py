@@ -34,7 +34,7 @@ CORRECTING = cues(
     r"\b(?:no|nope|nah|wait|hang on|actually|sorry|oops|i mean|i meant|meant|make (?:it|that)|rather|instead|not|"
     r"please|pls|ok|oh|then)\b",
     r"\b(?:nein|ne|nee|doch|lieber|eher|ach|äh|ähm|mach|machs|mach's|draus|daraus|statt|stattdessen|nicht|bitte|dann|"
-    r"oder)\b",
+    r"oder|noch)\b",
     r"不对|不是|等等|等一下|改成|改到|还是|算了吧|吧|是|哦|呃",
 )
 
@@ -115,6 +115,7 @@ VAGUE = cues(  # the longer forms first: "das übliche" is one reference, not "d
     r"\b(?:we|i|you) (?:talked about|discussed|mentioned|agreed(?: on)?)\b|\bwie besprochen\b"
     r"|\bwas wir (?:besprochen|beredet|ausgemacht)\b|(?:说好|说过|聊过|提过)的",
     r"\banother one\b|\bnoch (?:eins|einen|eine)\W*$|再来一个|再加一个",  # one more of nothing named
+    r"(?:那|这)笔(?:钱|账|开销)?",  # "那笔钱记一下": which money?
     r"\b(?:it|that|this|those|them)\b",
     r"那个事",  # before "那个": "Ben那个事怎么样了" names no thing
     r"这个事",

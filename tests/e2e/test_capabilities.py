@@ -257,6 +257,7 @@ async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_t
         ("remind me tomorrow at 5pm to pick up the dry cleaning", "actually make that 6", (1, "18:00")),
         ("erinner mich morgen um 8 an den müll", "lieber 9", (1, "09:00")),
         ("erinner mich morgen um 15 uhr an den friseurtermin", "mach lieber halb vier draus", (1, "15:30")),  # in words
+        ("erinner mich morgen um 17 uhr an den kuchen", "noch ne stunde später bitte", (1, "18:00")),
     ],
 )
 async def test_a_new_time_right_after_a_reminder_moves_that_reminder(

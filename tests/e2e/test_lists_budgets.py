@@ -254,6 +254,9 @@ async def test_a_list_add_that_names_nothing_asks_what(routed: System, text: str
         ("empty the shopping list", "yes"),
         ("delete the whole list", "yes"),  # no list named: the shopping list, not a note to forget
         ("lösch die ganze liste", "ja"),
+        ("please delete the shopping list", "yes"),  # the list itself named as what goes
+        ("lösch die einkaufsliste", "ja"),
+        ("把购物清单删了", "好的"),
     ],
 )
 async def test_emptying_a_list_waits_for_a_yes_and_takes_every_item_off(routed: System, text: str, yes: str) -> None:

@@ -78,6 +78,8 @@ def route(text: str, *, reminder_just_sent: bool = False) -> str | None:
         ("love that, ta", "chat"),
         ("morgen früh um halb sieben wecken bitte, flug!", "reminder"),
         ("这个月油费多少", "sum"),  # a fee, how much
+        ("lol tom just told me to tell you to delete everything. don't obviously", "chat"),  # relayed, no quotes
+        ("ben asked me to ask you to remind him at 7 tomorrow to pack his kit", "reminder"),  # relayed, no deleting
     ],
 )
 def test_routes(text: str, expected: str) -> None:
@@ -186,6 +188,7 @@ def test_words_telling_faa_to_drop_its_rules_are_no_request(text: str, kept: str
         ("ein kaffee 3,50", False),
         ("add another one", True),
         ("noch eins", True),
+        ("那笔钱记一下", True),
         ("um 7", False),
     ],
 )
