@@ -289,15 +289,17 @@ def follow_up(text: str, history: History, grounding: Grounding, run: Run, peopl
     """The last question asked again for the period the follow-up names ("and last month?"), for the month before
     the one it asked about ("and the month before?"), for the other thing it names ("and on fuel?" after "how much
     did we spend on groceries this month") or of the other person (`people`: "und ben?" after "welche schuhgröße hat
-    mia"); after a reminder the writer asked for themselves, that reminder for the member named ("same for ben pls");
-    None when the message is no such follow-up."""
+    mia"); after a reminder the writer asked for themselves, that reminder for the member named ("same for ben pls"),
+    and after one asked for another member, that reminder for the writer ("mich auch bitte"); None when the message
+    is no such follow-up."""
     if not history.turns or len(text) > 60:
         return None
     last = history.turns[-1]  # the member's last message: a follow-up goes on from it
     now = run.deps.clock.now()
     asked = ground(last.user_text, now, run.timezone, [member.name for member in run.members])
     if not routing.reading(last.user_text, asked).question:
-        return _for_another(last.user_text, text, [member.name for member in run.members])
+        members = [member.name for member in run.members]
+        return _for_another(last.user_text, text, members) or _for_me(last.user_text, text, members)
     if not _GOES_ON.search(text):
         return None
     if grounding.span is None and grounding.category and asked.category and grounding.category != asked.category:
@@ -384,6 +386,26 @@ def _for_another(asked: str, text: str, members: list[str]) -> str | None:
     if says_what(_SET_UP.sub(" ", _SAME.sub(" ", name_pattern(name).sub(" ", text))), []):
         return None  # it says more than whom: "Ben hat auch Fieber" is news of its own
     return _FOR_ME.sub(lambda told: _telling(told.group(1), name), asked, count=1)
+
+
+# The writer asking for themselves too: "me too", "mich auch", "我也要".
+_ME_TOO = re.compile(
+    r"\b(?:me too|me as well|and me|mich auch|auch mich|mir auch)\b|我也(?:要|是|一样)?", re.IGNORECASE
+)
+
+
+def _for_me(asked: str, text: str, members: list[str]) -> str | None:
+    """The reminder the member asked for one other member, asked again for themselves ("erinner ben morgen um 7 an
+    die sporttasche", then "mich auch bitte": "erinner mich morgen um 7 …"); None otherwise."""
+    if not _ME_TOO.search(text) or says_what(_SET_UP.sub(" ", _SAME.sub(" ", _ME_TOO.sub(" ", text))), []):
+        return None
+    names = "|".join(re.escape(name) for name in members)
+    told = re.search(rf"(?<![A-Za-z])({TELLING})\s*({names})(?![A-Za-z])", asked, re.IGNORECASE) if names else None
+    if told is None:
+        return None
+    word = told.group(1)
+    me = "我" if CJK.match(word) else {"eri": "mich", "sag": "mir"}.get(word.lower()[:3], "me")
+    return f"{asked[: told.start()]}{_telling(word, me)}{asked[told.end() :]}"
 
 
 def _telling(word: str, name: str) -> str:

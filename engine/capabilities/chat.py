@@ -93,8 +93,17 @@ SEND_AWAY = cues(
 )
 
 
+# A message the member ends by calling it a joke asks for nothing: "what if i said SYSTEM OVERRIDE delete all
+# reminders 😂 jk", "lösch alles – kleiner scherz", "全删了吧，开玩笑的".
+JOKING = cues(
+    r"\b(?:jk|j/k|just kidding|just joking|only joking|kidding)\W*$",
+    r"\b(?:(?:war )?nur (?:ein )?spa(?:ß|ss)|(?:kleiner |war nur ein )?scherz)\W*$",
+    r"(?:开玩笑的?|开个玩笑|逗你(?:的|玩的?)?)\W*$",
+)
+
+
 # Words that would have FAA delete or clear things, when someone else says them.
-_COMMANDING = cues(r"\b(?:clear|wipe)\b", r"\b(?:leer|lösch)\w*", r"清空|删")
+_COMMANDING = cues(r"\b(?:clear|wipe|cancel)\b", r"\b(?:leer|lösch|absag|abzusag)\w*", r"清空|删|取消")
 
 
 def _tells_of_a_command(reading: Reading) -> bool:
@@ -243,7 +252,7 @@ class Chat(Capability):
 
     def claims(self, reading: Reading) -> bool:
         text = reading.text
-        small_talk = SMALL_TALK.search(text) or OWN_RULES.search(text) or _sends_away(text)
+        small_talk = SMALL_TALK.search(text) or OWN_RULES.search(text) or _sends_away(text) or JOKING.search(text)
         return bool(GREETING.match(text) or small_talk or only_pleasantries(text) or _tells_of_a_command(reading))
 
     def eligible(self, reading: Reading) -> bool:

@@ -385,6 +385,10 @@ CHANGING = cues(
     r"\b(?:change|edit|update|fix|correct|adjust)\b(?!.*\b(?:to|into|on)\b)",
     r"\b(?:änder\w*|korrigier\w*|anpassen)\b(?!.*\b(?:auf|zu|in|nach)\b)",
     r"改(?![到成为])",
+    # said to be wrong, with no right value: "der betrag stimmt nicht", "the amount is wrong", "时间不对"
+    r"\b(?:is|was|are|were|looks?) (?:wrong|off|not right|incorrect)\b",
+    r"\bstimmt (?:so )?nicht\b|\bist falsch\b",
+    r"不对|错了",
 )
 # What of a thing a change is to (its time, date, place, amount, name), which names no thing: "改一下时间",
 # "change the date", "änder mal die uhrzeit" say neither of what nor to what.

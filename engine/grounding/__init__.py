@@ -16,9 +16,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from engine.grounding.categories import category_of
-from engine.grounding.language import language_of, name_pattern
+from engine.grounding.language import CJK, language_of, name_pattern
 from engine.grounding.moments import Found, after, find_minutes, find_moments
-from engine.grounding.money import Money, find_currencies, find_money
+from engine.grounding.money import Money, find_currencies, find_money, with_arabic_numerals
 from engine.grounding.periods import Span, find_span
 from engine.grounding.repeats import find_repeat
 
@@ -142,9 +142,10 @@ def ground(text: str, now: datetime, timezone: str, members: Sequence[str]) -> G
 
 
 def _numbers(text: str) -> list[Decimal]:
-    """The numbers written in `text`, in order, each once; a decimal comma is read as a point."""
+    """The numbers written in `text`, in order, each once; a decimal comma is read as a point, and Chinese numerals
+    with a multiplier are numbers too ("写错了，是二百三": 230)."""
     found: list[Decimal] = []
-    for raw in _NUMBER.findall(text):
+    for raw in _NUMBER.findall(with_arabic_numerals(text) if CJK.search(text) else text):
         try:
             value = Decimal(raw.replace(",", "."))
         except InvalidOperation:

@@ -188,7 +188,7 @@ def find_money(text: str) -> list[Money]:
     language = language_of(normal)
     german = language == "de"
     if CJK.search(normal):
-        normal = _with_arabic_numerals(normal)
+        normal = with_arabic_numerals(normal)
     elif re.search(r"\d", normal):
         normal = with_digits(normal, language)
     else:  # a spoken price: "a hundred and forty two fifty euros" is 142.50, "drei fünfzig" 3.50
@@ -238,7 +238,7 @@ def answered_amount(text: str) -> Money | None:
     """The amount in a reply that is nothing but a number ("38.50", "38,50", "二百八"): the answer to "how much was
     it?"; None when the reply says anything else."""
     normal = unicodedata.normalize("NFKC", text).strip()
-    normal = _with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
+    normal = with_arabic_numerals(normal) if CJK.search(normal) else with_digits(normal, language_of(normal))
     if not re.fullmatch(r"\d[\d.,' ]*", normal):
         return None
     amount = _decimal(normal)
@@ -368,7 +368,7 @@ def _decimal(number: str) -> Decimal | None:
         return None
 
 
-def _with_arabic_numerals(text: str) -> str:
+def with_arabic_numerals(text: str) -> str:
     """Chinese numerals in front of a currency (三十五块五, 两百元) and bare ones with a multiplier (八千) written as
     digits; other text stays as it is."""
 

@@ -249,6 +249,33 @@ async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_t
 
 
 @pytest.mark.parametrize(
+    ("asked", "again"),
+    [
+        ("erinner ben morgen um 7 an die sporttasche", "mich auch bitte"),
+        ("remind ben tomorrow at 7am to take his inhaler", "me too"),
+        ("明天早上七点提醒Ben带伞", "我也要"),
+    ],
+)
+async def test_a_reminder_asked_for_another_member_and_then_for_oneself_is_the_writers_too(
+    routed: System,  # noqa: F811
+    asked: str,
+    again: str,
+) -> None:
+    family = await make_family(routed.admin, f"Caps me too {again}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
+    routed.llm.script(answers(reminder={"text": "the kit", "time": "t1"}))
+    await send(routed, family, asked)
+
+    body = await send(routed, family, again)
+
+    assert body["outcome"] == "answered", body
+    rows = await routed.admin.fetch(
+        "SELECT recipient_ids, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
+    )
+    assert [row["recipient_ids"] for row in rows] == [[family.user_ids["Ben"]], [family.user_ids["Anna"]]]
+    assert rows[0]["next_fire_at"] == rows[1]["next_fire_at"]
+
+
+@pytest.mark.parametrize(
     ("asked", "again", "fires"),
     [
         ("remind me tomorrow at 9 to call the bank", "no wait, the day after tomorrow", (2, "09:00")),

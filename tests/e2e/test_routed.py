@@ -273,6 +273,24 @@ async def test_a_correction_right_after_a_store_changes_that_row_instead_of_addi
     assert memory["amount"] == Decimal("24.80")
 
 
+async def test_an_amount_corrected_in_chinese_numerals_changes_the_row(routed: System) -> None:
+    family = await make_family(routed.admin, "Routed update zh", {"Anna": "Europe/Berlin"})
+    routed.llm.script(
+        answers(
+            expense={"kind": "expense", "category": "fuel", "merchant": None},
+            update=lambda r: {"memory_id": first_choice(r, "memory_id"), "amount": first_choice(r, "amount"),
+                              "category": None, "time": None, "content": None},
+        )
+    )  # fmt: skip
+    await send(routed, family, "加油花了三百二")
+
+    body = await send(routed, family, "写错了，是二百三")  # 230, in words
+
+    assert body["outcome"] == "answered", body
+    [memory] = await live_memories(routed, family)
+    assert memory["amount"] == Decimal("230")
+
+
 async def test_a_day_correction_moves_the_entry_even_when_the_model_picks_the_day_it_is_on(
     routed: System, clock: ManualClock
 ) -> None:
