@@ -214,25 +214,30 @@ async def test_a_follow_up_asks_the_last_question_again_for_what_it_names(
 
 
 @pytest.mark.parametrize(
-    ("asked", "again"),
+    ("asked", "again", "whom"),
     [
-        ("remind me tomorrow at 7am to take my vitamins", "same for ben pls"),
-        ("erinner mich morgen um 7 an meine vitamine", "ben bitte auch"),
-        ("明天早上七点提醒我吃维生素", "Ben也一样"),
-        ("nudge me tomorrow at 7am to water the plants", "ben as well"),
-        ("明天早上七点叫我起床", "Ben也一样"),
-        ("明天早上八点提醒我带伞", "给Ben也设一个一样的"),  # the same, asked for with words of setting one up
-        ("remind me tomorrow at 7am to take my vitamins", "do one for ben too"),
-        ("明天早上七点提醒我吃维生素", "也提醒一下Ben"),
+        ("remind me tomorrow at 7am to take my vitamins", "same for ben pls", ("Anna", "Ben")),
+        ("erinner mich morgen um 7 an meine vitamine", "ben bitte auch", ("Anna", "Ben")),
+        ("明天早上七点提醒我吃维生素", "Ben也一样", ("Anna", "Ben")),
+        ("nudge me tomorrow at 7am to water the plants", "ben as well", ("Anna", "Ben")),
+        ("明天早上七点叫我起床", "Ben也一样", ("Anna", "Ben")),
+        ("明天早上八点提醒我带伞", "给Ben也设一个一样的", ("Anna", "Ben")),  # the same, with words of setting one up
+        ("remind me tomorrow at 7am to take my vitamins", "do one for ben too", ("Anna", "Ben")),
+        ("明天早上七点提醒我吃维生素", "也提醒一下Ben", ("Anna", "Ben")),
+        # asked for another member, then for the writer too
+        ("erinner ben morgen um 7 an die sporttasche", "mich auch bitte", ("Ben", "Anna")),
+        ("remind ben tomorrow at 7am to take his inhaler", "me too", ("Ben", "Anna")),
+        ("明天早上七点提醒Ben带伞", "我也要", ("Ben", "Anna")),
     ],
 )
 async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_time(
     routed: System,  # noqa: F811
     asked: str,
     again: str,
+    whom: tuple[str, str],
 ) -> None:
     family = await make_family(
-        routed.admin, f"Caps same for {again}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"}
+        routed.admin, f"Caps same for {asked} {again}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"}
     )
     routed.llm.script(answers(reminder={"text": "vitamins", "time": "t1"}))
     await send(routed, family, asked)
@@ -243,36 +248,9 @@ async def test_a_reminder_asked_again_for_another_member_is_theirs_at_the_same_t
     rows = await routed.admin.fetch(
         "SELECT recipient_ids, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
     )
-    assert [row["recipient_ids"] for row in rows] == [[family.user_ids["Anna"]], [family.user_ids["Ben"]]]
+    assert [row["recipient_ids"] for row in rows] == [[family.user_ids[name]] for name in whom]
     assert rows[0]["next_fire_at"] == rows[1]["next_fire_at"]
     assert await live_memories(routed, family) == []
-
-
-@pytest.mark.parametrize(
-    ("asked", "again"),
-    [
-        ("erinner ben morgen um 7 an die sporttasche", "mich auch bitte"),
-        ("remind ben tomorrow at 7am to take his inhaler", "me too"),
-        ("明天早上七点提醒Ben带伞", "我也要"),
-    ],
-)
-async def test_a_reminder_asked_for_another_member_and_then_for_oneself_is_the_writers_too(
-    routed: System,  # noqa: F811
-    asked: str,
-    again: str,
-) -> None:
-    family = await make_family(routed.admin, f"Caps me too {again}", {"Anna": "Europe/Berlin", "Ben": "Europe/Berlin"})
-    routed.llm.script(answers(reminder={"text": "the kit", "time": "t1"}))
-    await send(routed, family, asked)
-
-    body = await send(routed, family, again)
-
-    assert body["outcome"] == "answered", body
-    rows = await routed.admin.fetch(
-        "SELECT recipient_ids, next_fire_at FROM reminders WHERE household_id = $1 ORDER BY id", family.household_id
-    )
-    assert [row["recipient_ids"] for row in rows] == [[family.user_ids["Ben"]], [family.user_ids["Anna"]]]
-    assert rows[0]["next_fire_at"] == rows[1]["next_fire_at"]
 
 
 @pytest.mark.parametrize(
